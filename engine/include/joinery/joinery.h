@@ -1,0 +1,249 @@
+/* joinery/joinery.h — the engine's public C API.
+ *
+ * Life cycle: an environment (allocator + part registry) -> a system (the builder: parts,
+ * glue, initial values) -> an immutable compiled model -> any number of simulations.
+ *
+ * Ownership: the creator frees; every *_destroy accepts NULL. A model must outlive its
+ * simulations, an environment must outlive its systems and models. Strings returned by the
+ * library stay valid until the next mutating call on the object that returned them.
+ * Errors are values: a jyStatus, plus a message on the object (jy_*_error) that names the
+ * part, glue, parameter or coordinate involved and, while simulating, the time.
+ */
+#ifndef JOINERY_JOINERY_H
+#define JOINERY_JOINERY_H
+
+#include <stddef.h>
+
+#include "joinery/part.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(JY_BUILDING_LIBRARY) && defined(__GNUC__)
+#define JY_API __attribute__((visibility("default")))
+#else
+#define JY_API
+#endif
+
+#define JY_STATUS_LIST(X)                                                   \
+  X(JY_OK, "ok")                                                            \
+  X(JY_ERR_NOMEM, "out of memory")                                          \
+  X(JY_ERR_INVALID, "invalid argument")                                     \
+  X(JY_ERR_UNKNOWN_TYPE, "unknown part type")                               \
+  X(JY_ERR_UNKNOWN_NAME, "unknown name")                                    \
+  X(JY_ERR_PARAM, "bad parameter value")                                    \
+  X(JY_ERR_PROTOCOL, "part type built for another protocol version")      \
+  X(JY_ERR_DIMENSION, "terminal dimensions differ")                         \
+  X(JY_ERR_PART, "a part function failed")                                  \
+  X(JY_ERR_NOT_UNIQUE, "acceleration not unique")                           \
+  X(JY_ERR_INCONSISTENT, "inconsistent constraints")                        \
+  X(JY_ERR_INTEGRATOR, "integrator failure")                                \
+  X(JY_ERR_IO, "input/output error")
+
+typedef enum jyStatus {
+#define JY_STATUS_ENUM(code, text) code,
+  JY_STATUS_LIST(JY_STATUS_ENUM)
+#undef JY_STATUS_ENUM
+} jyStatus;
+
+/* A short fixed text for a status ("inconsistent constraints"). */
+JY_API const char *jy_status_text(jyStatus status);
+
+/* ---- environment ------------------------------------------------------------------- */
+
+/* Memory comes from here; NULL fields mean the C library's malloc/realloc/free. */
+typedef struct jyAllocator {
+  void *(*alloc)(void *ud, size_t size);
+  void *(*realloc)(void *ud, void *ptr, size_t size);
+  void (*free)(void *ud, void *ptr);
+  void *ud;
+} jyAllocator;
+
+typedef struct jyEnv jyEnv;
+
+/* alloc may be NULL. The registry starts empty: see jy_components_register(). */
+JY_API jyEnv *jy_env_create(const jyAllocator *alloc);
+JY_API void jy_env_destroy(jyEnv *env);
+/* Registers a part type (kept by pointer; it must outlive the environment). Fails with
+ * JY_ERR_PROTOCOL when type->version != JY_PART_PROTOCOL_VERSION, JY_ERR_INVALID when a
+ * type of that name exists. */
+JY_API jyStatus jy_env_register(jyEnv *env, const jyPartType *type);
+JY_API const jyPartType *jy_env_find_type(const jyEnv *env, const char *name);
+JY_API int jy_env_num_types(const jyEnv *env);
+JY_API const jyPartType *jy_env_type(const jyEnv *env, int index);
+JY_API const char *jy_env_error(const jyEnv *env);
+
+/* Registers every built-in part of components/ (ground, mass, spring, ...). */
+JY_API jyStatus jy_components_register(jyEnv *env);
+
+/* ---- system (builder) -------------------------------------------------------------- */
+
+typedef struct jySystem jySystem;
+typedef struct jyPartId {
+  int index;
+} jyPartId; /* index < 0: invalid */
+typedef struct jyTerminalId {
+  int part, terminal;
+} jyTerminalId;
+
+typedef struct jyParamSetting {
+  const char *name;
+  double value;
+} jyParamSetting;
+
+JY_API jySystem *jy_system_create(jyEnv *env);
+JY_API void jy_system_destroy(jySystem *sys);
+JY_API const char *jy_system_error(const jySystem *sys);
+
+/* Uniform gravity field, m/s^2 (3 components; default 0). */
+JY_API void jy_system_set_gravity(jySystem *sys, const double gravity[3]);
+
+/* Adds an instance of a registered type. Every setting must name a parameter of the type
+ * (an unknown one fails with JY_ERR_UNKNOWN_NAME and suggests the nearest name) and lie in
+ * its domain (JY_ERR_PARAM). Part names are unique and contain no '.'. Returns the new id,
+ * or an id with index < 0 (see jy_system_error). */
+JY_API jyPartId jy_system_add_part(jySystem *sys, const char *type_name, const char *name,
+                                   const jyParamSetting *settings, int nsettings);
+JY_API jyPartId jy_system_find_part(const jySystem *sys, const char *name);
+JY_API int jy_system_num_parts(const jySystem *sys);
+JY_API const char *jy_system_part_name(const jySystem *sys, jyPartId part);
+/* The shape the part's type gave this instance (valid while the system lives). */
+JY_API const jyPartShape *jy_system_part_shape(const jySystem *sys, jyPartId part);
+
+/* Finds terminal `name` of a part; index < 0 when there is none. */
+JY_API jyTerminalId jy_system_terminal(const jySystem *sys, jyPartId part, const char *name);
+
+/* Initial value of one coordinate (and its velocity). A coordinate set here is held fixed
+ * while the compiler makes the initial state consistent, unless the constraints make that
+ * impossible. */
+JY_API jyStatus jy_system_set_coord(jySystem *sys, jyPartId part, const char *coord,
+                                    double value);
+JY_API jyStatus jy_system_set_velocity(jySystem *sys, jyPartId part, const char *coord,
+                                       double value);
+
+/* Glue: p_a(q) - p_b(q) = 0 for two terminals of equal dimension. name may be NULL
+ * ("glue<k>"). Its force channel, "force.<name>", is the force the glue applies to
+ * terminal a (the force on b is its negative). */
+JY_API jyStatus jy_system_glue(jySystem *sys, jyTerminalId a, jyTerminalId b,
+                               const char *name);
+
+/* ---- model (compiled, immutable) ---------------------------------------------------- */
+
+typedef struct jyModel jyModel;
+
+/* Solver settings that belong to the model: how the acceleration is computed. */
+typedef struct jySolverDef {
+  double rank_rcond;       /* relative singular-value cut for rank decisions (1e-10) */
+  double augment_scale;    /* s in M + s*alpha A^T A, alpha from M's diagonal (1) */
+  double consistency_tol;  /* relative residual of A q'' = b above which b is inconsistent
+                              (1e-8) */
+  double assembly_tol;     /* position residual the initial assembly must reach, m (1e-12) */
+} jySolverDef;
+
+JY_API jySolverDef jy_default_solver_def(void);
+
+/* Compiles the system: numbers coordinates and constraint rows, names output channels,
+ * and makes the initial state consistent (positions by a minimum-norm Gauss-Newton that
+ * moves unset coordinates first, velocities by a minimum-norm projection). Fails with
+ * JY_ERR_INCONSISTENT naming the rows that cannot be met, or JY_ERR_NOT_UNIQUE naming the
+ * massless coordinates no constraint determines; the message is on the system. */
+JY_API jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out);
+JY_API void jy_model_destroy(jyModel *model);
+
+JY_API int jy_model_num_coords(const jyModel *model);
+JY_API int jy_model_num_rows(const jyModel *model);
+/* "part.coord" */
+JY_API const char *jy_model_coord_name(const jyModel *model, int i);
+/* Index of "part.coord", or -1. */
+JY_API int jy_model_find_coord(const jyModel *model, const char *name);
+/* "glue-or-part.row" name of constraint row i. */
+JY_API const char *jy_model_row_name(const jyModel *model, int i);
+/* Consistent initial state (n each). */
+JY_API const double *jy_model_initial_q(const jyModel *model);
+JY_API const double *jy_model_initial_v(const jyModel *model);
+/* One line per coordinate the initial assembly moved ("p2.px: 0 -> 0.909 (moved 0.909)"),
+ * and the dependent (redundant) rows found at the initial state; "" when there is nothing
+ * to say. */
+JY_API const char *jy_model_report(const jyModel *model);
+
+/* Output channels, in CSV column order: "t", every coordinate "part.coord", every
+ * velocity "der(part.coord)", then "energy", "kinetic", "potential", "residual.pos",
+ * "residual.vel", the glue forces "force.<glue>[.x|.y|.z]", and the parts' own outputs
+ * "<part>.<output>". */
+JY_API int jy_model_num_channels(const jyModel *model);
+JY_API const char *jy_model_channel_name(const jyModel *model, int i);
+JY_API int jy_model_find_channel(const jyModel *model, const char *name);
+
+/* ---- evaluation of one state (no integrator) --------------------------------------- */
+
+/* Acceleration q'' (n) at (q, v, t), through the same path the integrator uses. Allocates
+ * nothing after jy_eval_create. Errors as jy_sim_error reports them. */
+typedef struct jyEval jyEval;
+JY_API jyEval *jy_eval_create(const jyModel *model);
+JY_API void jy_eval_destroy(jyEval *eval);
+JY_API jyStatus jy_eval_acceleration(jyEval *eval, const double *q, const double *v,
+                                     double t, double *acc);
+/* All output channels at (q, v, t) into out (jy_model_num_channels values). */
+JY_API jyStatus jy_eval_channels(jyEval *eval, const double *q, const double *v, double t,
+                                 double *out);
+JY_API const char *jy_eval_error(const jyEval *eval);
+
+/* ---- simulation -------------------------------------------------------------------- */
+
+typedef enum jyMethod {
+  JY_METHOD_ADAMS, /* CVODE Adams-Moulton with fixed-point iteration: non-stiff */
+  JY_METHOD_BDF    /* CVODE BDF with Newton and a dense difference-quotient Jacobian */
+} jyMethod;
+
+typedef struct jySimDef {
+  jyMethod method; /* JY_METHOD_ADAMS */
+  double rtol;     /* 1e-8 */
+  double atol;     /* 1e-10, on coordinates and velocities */
+  double t_start;  /* 0 */
+  double t_end;    /* 10 s */
+  double dt_out;   /* 0.01 s */
+  double max_step; /* 0: no limit */
+  long max_steps;  /* 100000 internal steps between two outputs */
+} jySimDef;
+
+JY_API jySimDef jy_default_sim_def(void);
+
+typedef struct jySim jySim;
+
+/* A simulation of a model from its initial state (or from jy_sim_set_state). Validates the
+ * settings (JY_ERR_INVALID with a message naming the setting, on *status). */
+JY_API jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status);
+JY_API void jy_sim_destroy(jySim *sim);
+JY_API const char *jy_sim_error(const jySim *sim);
+JY_API jyStatus jy_sim_set_state(jySim *sim, double t, const double *q, const double *v);
+JY_API double jy_sim_time(const jySim *sim);
+JY_API const double *jy_sim_q(const jySim *sim);
+JY_API const double *jy_sim_v(const jySim *sim);
+
+/* Integrates to time t_out (>= the current time). An integrator failure names the time and
+ * CVODE's reason; a part failure names the part and the time. */
+JY_API jyStatus jy_sim_advance(jySim *sim, double t_out);
+/* The output channels at the current state (jy_model_num_channels values). */
+JY_API jyStatus jy_sim_channels(jySim *sim, double *out);
+
+/* Called with each output row (t_start, t_start + dt_out, ..., t_end). Return non-zero to
+ * stop early (jy_sim_run then returns JY_ERR_IO with the callback's reason "stopped"). */
+typedef int (*jyRowSink)(void *ud, const double *row, int nchannels);
+JY_API jyStatus jy_sim_run(jySim *sim, jyRowSink sink, void *ud);
+
+/* Runs and writes every output row as CSV with a header. The file is written under a
+ * temporary name and renamed into place only when the run succeeded, so a failed run never
+ * leaves a file that looks complete. */
+JY_API jyStatus jy_sim_write_csv(jySim *sim, const char *path);
+
+/* Integrator counters since creation. */
+typedef struct jySimStats {
+  long steps, rhs_evals, error_test_fails, nonlinear_fails;
+} jySimStats;
+JY_API jySimStats jy_sim_stats(const jySim *sim);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

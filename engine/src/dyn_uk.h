@@ -1,0 +1,58 @@
+/* The acceleration solve (Udwadia–Kalaba with the auxiliary-mass form), on dense matrices.
+ * Internal: tested alone by tests/engine/t_dyn_uk.c. */
+#ifndef JY_DYN_UK_H
+#define JY_DYN_UK_H
+
+#include "joinery/joinery.h"
+
+/* One acceleration problem: M q'' = Q + C + (ideal constraint force), A q'' = b.
+ * Matrices are column-major: M is n x n (ld n), A is m x n (ld m). */
+typedef struct jyUkProblem {
+  int n, m;
+  const double *mass;    /* M, symmetric positive semi-definite */
+  const double *force;   /* Q (n) */
+  const double *nonideal;/* C (n), or NULL for ideal constraints */
+  const double *jac;     /* A (m x n) */
+  const double *rhs;     /* b (m) */
+} jyUkProblem;
+
+typedef struct jyUkOptions {
+  double rank_rcond;      /* relative cut for the rank of the (row-scaled) constraint matrix */
+  double augment_scale;   /* scales alpha in M + alpha A^T A */
+  double consistency_tol; /* relative residual of A q'' = b that counts as inconsistent */
+} jyUkOptions;
+
+typedef enum jyUkOutcome {
+  JY_UK_OK,
+  JY_UK_NOT_UNIQUE,   /* M + alpha A^T A not positive definite: see jy_uk_free_directions */
+  JY_UK_INCONSISTENT  /* b outside range(A): see jyUkResult.row_residual */
+} jyUkOutcome;
+
+typedef struct jyUkResult {
+  jyUkOutcome outcome;
+  int rank;                   /* numerical rank of A */
+  double residual;            /* max_i |(A q'' - b)_i| / scale_i after the solve (relative) */
+  const double *row_residual; /* m values (inside the work), meaningful when INCONSISTENT */
+} jyUkResult;
+
+typedef struct jyUkWork jyUkWork;
+
+/* Workspace for problems of size up to n x m; all memory is taken here, none in solve. */
+jyUkWork *jy_uk_create(const jyAllocator *alloc, int n, int m);
+void jy_uk_destroy(jyUkWork *work);
+
+/* q'' = u + L^-T (A L^-T)^+ (b - A u), u = M_a^-1 (Q + C + alpha A^T b),
+ * M_a = M + alpha A^T A = L L^T. Writes acc (n). */
+jyUkOutcome jy_uk_solve(jyUkWork *work, const jyUkProblem *p, const jyUkOptions *opt,
+                        double *acc, jyUkResult *result);
+
+/* Minimum-norm multipliers mu (m) with A^T mu = M acc - Q - C (the ideal constraint force),
+ * and the norm of what that equation leaves unexplained (0 for an exact acceleration). */
+int jy_uk_multipliers(jyUkWork *work, const jyUkProblem *p, const double *acc, double *mu,
+                      double *unexplained);
+
+/* After JY_UK_NOT_UNIQUE: marks in `free_dir` (n flags) the coordinates that take part in a
+ * direction that is both massless and unconstrained ([M; A] x = 0). Returns how many. */
+int jy_uk_free_directions(jyUkWork *work, const jyUkProblem *p, double rcond, int *free_dir);
+
+#endif
