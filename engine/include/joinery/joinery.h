@@ -240,6 +240,7 @@ JY_API jyStatus jy_sim_write_csv(jySim *sim, const char *path);
 /* Integrator counters since creation. */
 typedef struct jySimStats {
   long steps, rhs_evals, error_test_fails, nonlinear_fails;
+  long jac_evals; /* BDF: difference-quotient Jacobians of the whole right-hand side */
 } jySimStats;
 JY_API jySimStats jy_sim_stats(const jySim *sim);
 

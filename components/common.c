@@ -1,0 +1,74 @@
+/* components/common.c — helpers the built-in parts share. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "parts.h"
+
+const char *const jy_names_xyz[3] = {"x", "y", "z"};
+const char *const jy_names_a[3] = {"ax", "ay", "az"};
+const char *const jy_names_b[3] = {"bx", "by", "bz"};
+
+int jy_part_fail(char *error, size_t error_len, const char *fmt, ...) {
+  if (error && error_len > 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(error, error_len, fmt, ap);
+    va_end(ap);
+  }
+  return 1;
+}
+
+int jy_part_dim(const double *params) { return (int)params[0]; }
+
+void jy_point_terminal(int dim, int offset, int ncoords, const double *q, double *value,
+                       double *jac) {
+  (void)ncoords; /* the block is dim x ncoords with leading dimension dim */
+  for (int i = 0; i < dim; i++) {
+    value[i] = q[offset + i];
+    if (jac) jac[i + (offset + i) * dim] = 1.0;
+  }
+}
+
+void jy_ends_shape(jyPartShape *shape, int dim, double b_x) {
+  shape->ncoords = 2 * dim;
+  for (int i = 0; i < dim; i++) {
+    shape->coord_names[i] = jy_names_a[i];
+    shape->coord_names[dim + i] = jy_names_b[i];
+  }
+  shape->coord_defaults[dim] = b_x;
+  shape->nterminals = 2;
+  shape->terminals[0] = (jyTerminalSpec){"a", dim};
+  shape->terminals[1] = (jyTerminalSpec){"b", dim};
+  shape->flags = JY_PART_CONSTANT_MASS; /* massless ends: M = 0 */
+}
+
+int jy_ends_terminal(const jyPartInstance *self, const jyPartState *state, int k, double *value,
+                     double *jac) {
+  int dim = self->ncoords / 2;
+  if (k != 0 && k != 1)
+    return jy_part_fail(state->error, state->error_len, "no terminal %d (it has a and b)", k);
+  jy_point_terminal(dim, k * dim, self->ncoords, state->q, value, jac);
+  return 0;
+}
+
+void jy_ends_eval(jyEnds *e, int dim, const double *q, const double *v) {
+  double sq = 0.0;
+  for (int i = 0; i < 3; i++) e->d[i] = e->rate[i] = e->u[i] = 0.0;
+  for (int i = 0; i < dim; i++) {
+    e->d[i] = q[dim + i] - q[i];
+    e->rate[i] = v[dim + i] - v[i];
+    sq += e->d[i] * e->d[i];
+  }
+  if (dim == 1) {
+    /* A 1-D spring may pass through itself: keep the sign so the force stays smooth. */
+    e->len = e->d[0];
+    e->u[0] = 1.0;
+  } else {
+    e->len = sqrt(sq);
+    if (e->len > 0.0)
+      for (int i = 0; i < dim; i++) e->u[i] = e->d[i] / e->len;
+  }
+  e->len_rate = 0.0;
+  for (int i = 0; i < dim; i++) e->len_rate += e->u[i] * e->rate[i];
+}

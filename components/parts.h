@@ -1,0 +1,59 @@
+/* components/parts.h — the built-in part types and the helpers they share.
+ * Internal to the library: registry.c lists the types, the parts use the helpers. */
+#ifndef JY_COMPONENTS_PARTS_H
+#define JY_COMPONENTS_PARTS_H
+
+#include <stddef.h>
+
+#include "joinery/part.h"
+
+/* One accessor per built-in type; each type is a static table in its own file. */
+const jyPartType *jy_part_ground(void);
+const jyPartType *jy_part_mass(void);
+const jyPartType *jy_part_spring(void);
+const jyPartType *jy_part_damper(void);
+const jyPartType *jy_part_rod(void);
+const jyPartType *jy_part_spring_mass(void);
+const jyPartType *jy_part_pendulum(void);
+const jyPartType *jy_part_guide(void);
+
+/* Writes the formatted message into error (when there is room) and returns 1, so a part
+ * function can say `return jy_part_fail(...)`. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+int jy_part_fail(char *error, size_t error_len, const char *fmt, ...);
+
+/* The dimension a part's `dim` parameter (always params[0] in our schemas) asks for. */
+int jy_part_dim(const double *params);
+
+/* Coordinate names of a point and of the two ends of a two-terminal part, by component. */
+extern const char *const jy_names_xyz[3];
+extern const char *const jy_names_a[3];
+extern const char *const jy_names_b[3];
+
+/* A terminal that is a block of the part's own coordinates, q[offset .. offset + dim - 1]:
+ * value, J = [0 I 0] (dim x ncoords); both biases stay 0. jac may be NULL. */
+void jy_point_terminal(int dim, int offset, int ncoords, const double *q, double *value,
+                       double *jac);
+
+/* Shape of a part with two point ends a, b of dimension dim: coordinates ax.. then bx..,
+ * terminals "a" and "b", b's first coordinate defaulting to b_x so the ends start apart. */
+void jy_ends_shape(jyPartShape *shape, int dim, double b_x);
+
+/* Terminal k (0: a, 1: b) of a two-ended part; fails for any other k. */
+int jy_ends_terminal(const jyPartInstance *self, const jyPartState *state, int k, double *value,
+                     double *jac);
+
+/* The geometry of two ends, q = (a, b), v = (a', b'). */
+typedef struct jyEnds {
+  double d[3];     /* b - a (dim) */
+  double rate[3];  /* b' - a' (dim) */
+  double len;      /* |d|; in 1-D the signed b - a */
+  double u[3];     /* d / len; 1 in 1-D; 0 when len == 0 */
+  double len_rate; /* len' = u . rate */
+} jyEnds;
+
+void jy_ends_eval(jyEnds *ends, int dim, const double *q, const double *v);
+
+#endif

@@ -1,0 +1,16 @@
+/* components/registry.c — registers the built-in part types, from one list. */
+#include "joinery/joinery.h"
+#include "parts.h"
+
+static const jyPartType *(*const builtins[])(void) = {
+  jy_part_ground,  jy_part_mass,        jy_part_spring,   jy_part_damper,
+  jy_part_rod,     jy_part_spring_mass, jy_part_pendulum, jy_part_guide,
+};
+
+JY_API jyStatus jy_components_register(jyEnv *env) {
+  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
+    jyStatus status = jy_env_register(env, builtins[i]());
+    if (status != JY_OK) return status;
+  }
+  return JY_OK;
+}

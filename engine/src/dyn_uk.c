@@ -1,0 +1,291 @@
+/* The acceleration solve: Udwadia–Kalaba through the auxiliary-mass form.
+ *
+ *   M_a = M + alpha A^T A = L L^T,  u = M_a^-1 (Q + C + alpha A^T b),
+ *   q'' = u + L^-T (A L^-T)^+ (b - A u).
+ *
+ * For every w with A w = 0 the conditions A q'' = b and w^T (M q'' - Q - C) = 0 are those
+ * of the original system, so q'' does not depend on alpha (exact, not a penalty), and M_a
+ * is positive definite exactly when the acceleration is unique (rank [M; A] = n). Rows of
+ * A are scaled to unit length first so that rank decisions and alpha see comparable rows.
+ */
+#include "dyn_uk.h"
+
+#include <cblas.h>
+#include <float.h>
+#include <lapacke.h>
+#include <math.h>
+#include <string.h>
+
+#include "mem.h"
+
+struct jyUkWork {
+  jyAllocator alloc;
+  int n_max, m_max;
+  double *scaled_jac;  /* A with unit rows (m x n) */
+  double *scaled_rhs;  /* b scaled likewise (m) */
+  double *row_scale;   /* 1/|A_i|, 0 for zero rows (m) */
+  double *factor;      /* M_a, then its Cholesky factor L (n x n) */
+  double *b_mat;       /* A L^-T, overwritten by dgelsy (m x n) */
+  double *b_copy;      /* A L^-T kept for the residual (m x n) */
+  double *solution;    /* right side, then minimum-norm solution (max(m, n)) */
+  double *row_residual;/* (m) */
+  double *at_mat;      /* A^T for the multipliers (n x m) */
+  double *at_rhs;      /* (max(m, n)) */
+  double *lapack_work;
+  lapack_int lwork;
+  lapack_int *pivots;  /* (max(m, n)) */
+};
+
+static int imax(int a, int b) { return a > b ? a : b; }
+
+jyUkWork *jy_uk_create(const jyAllocator *alloc, int n, int m) {
+  if (n < 0 || m < 0) return NULL;
+  jyAllocator a = alloc ? *alloc : (jyAllocator){0};
+  jyUkWork *w = jy_calloc(&a, 1, sizeof *w);
+  if (!w) return NULL;
+  w->alloc = a;
+  w->n_max = n;
+  w->m_max = m;
+  size_t nn = (size_t)n, mm = (size_t)m, big = (size_t)imax(imax(n, m), 1);
+  w->scaled_jac = jy_calloc(&a, mm * nn + 1, sizeof(double));
+  w->scaled_rhs = jy_calloc(&a, mm + 1, sizeof(double));
+  w->row_scale = jy_calloc(&a, mm + 1, sizeof(double));
+  w->factor = jy_calloc(&a, nn * nn + 1, sizeof(double));
+  w->b_mat = jy_calloc(&a, mm * nn + 1, sizeof(double));
+  w->b_copy = jy_calloc(&a, mm * nn + 1, sizeof(double));
+  w->solution = jy_calloc(&a, big, sizeof(double));
+  w->row_residual = jy_calloc(&a, mm + 1, sizeof(double));
+  w->at_mat = jy_calloc(&a, mm * nn + 1, sizeof(double));
+  w->at_rhs = jy_calloc(&a, big, sizeof(double));
+  w->pivots = jy_calloc(&a, big, sizeof(lapack_int));
+  if (!w->scaled_jac || !w->scaled_rhs || !w->row_scale || !w->factor || !w->b_mat ||
+      !w->b_copy || !w->solution || !w->row_residual || !w->at_mat || !w->at_rhs ||
+      !w->pivots) {
+    jy_uk_destroy(w);
+    return NULL;
+  }
+  /* One workspace large enough for both minimum-norm solves (m x n and n x m). */
+  lapack_int lwork = 1;
+  if (n > 0 && m > 0) {
+    double query = 0;
+    lapack_int rank = 0, ld = imax(imax(m, n), 1);
+    if (LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, m, n, 1, w->b_mat, m, w->solution, ld,
+                            w->pivots, 1e-10, &rank, &query, -1) == 0)
+      lwork = (lapack_int)query;
+    if (LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, n, m, 1, w->at_mat, n, w->at_rhs, ld,
+                            w->pivots, 1e-10, &rank, &query, -1) == 0 &&
+        (lapack_int)query > lwork)
+      lwork = (lapack_int)query;
+  }
+  w->lwork = lwork;
+  w->lapack_work = jy_calloc(&a, (size_t)lwork, sizeof(double));
+  if (!w->lapack_work) {
+    jy_uk_destroy(w);
+    return NULL;
+  }
+  return w;
+}
+
+void jy_uk_destroy(jyUkWork *w) {
+  if (!w) return;
+  jyAllocator a = w->alloc;
+  jy_free(&a, w->scaled_jac);
+  jy_free(&a, w->scaled_rhs);
+  jy_free(&a, w->row_scale);
+  jy_free(&a, w->factor);
+  jy_free(&a, w->b_mat);
+  jy_free(&a, w->b_copy);
+  jy_free(&a, w->solution);
+  jy_free(&a, w->row_residual);
+  jy_free(&a, w->at_mat);
+  jy_free(&a, w->at_rhs);
+  jy_free(&a, w->lapack_work);
+  jy_free(&a, w->pivots);
+  jy_free(&a, w);
+}
+
+/* Scales each row of A and b to unit length; zero rows get scale 0. */
+static void scale_rows(jyUkWork *w, const jyUkProblem *p) {
+  int n = p->n, m = p->m;
+  for (int i = 0; i < m; i++) {
+    double norm = 0;
+    for (int j = 0; j < n; j++) norm = hypot(norm, p->jac[i + (size_t)j * m]);
+    double s = norm > 0 ? 1.0 / norm : 0.0;
+    w->row_scale[i] = s;
+    for (int j = 0; j < n; j++) w->scaled_jac[i + (size_t)j * m] = s * p->jac[i + (size_t)j * m];
+    w->scaled_rhs[i] = s * p->rhs[i];
+  }
+}
+
+/* alpha: the mean diagonal mass, so that alpha A^T A (unit rows) is on M's scale. */
+static double augmentation(const jyUkProblem *p, const jyUkOptions *opt) {
+  double trace = 0;
+  for (int j = 0; j < p->n; j++) trace += p->mass[j + (size_t)j * p->n];
+  double alpha = p->n > 0 ? trace / p->n : 1.0;
+  if (!(alpha > 0)) alpha = 1.0;
+  return alpha * (opt->augment_scale > 0 ? opt->augment_scale : 1.0);
+}
+
+/* M_a = M + alpha As^T As in the lower triangle, then its Cholesky factor. Returns 0 when
+ * positive definite (to working precision). */
+static int factor_augmented(jyUkWork *w, const jyUkProblem *p, double alpha) {
+  int n = p->n, m = p->m;
+  memcpy(w->factor, p->mass, sizeof(double) * (size_t)n * n);
+  if (m > 0)
+    cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, m, alpha, w->scaled_jac, m, 1.0,
+                w->factor, n);
+  double max_diag = 0;
+  for (int j = 0; j < n; j++) max_diag = fmax(max_diag, w->factor[j + (size_t)j * n]);
+  if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, w->factor, n) != 0) return -1;
+  /* A pivot this small relative to the largest diagonal means a direction that is massless
+   * and unconstrained up to rounding: the acceleration along it is not determined. */
+  for (int j = 0; j < n; j++) {
+    double d = w->factor[j + (size_t)j * n];
+    if (!(d * d > 1e-13 * max_diag)) return -1;
+  }
+  return 0;
+}
+
+jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *opt,
+                        double *acc, jyUkResult *result) {
+  int n = p->n, m = p->m;
+  jyUkResult local;
+  if (!result) result = &local;
+  result->outcome = JY_UK_OK;
+  result->rank = 0;
+  result->residual = 0;
+  result->row_residual = w->row_residual;
+  if (n > w->n_max || m > w->m_max) {
+    result->outcome = JY_UK_NOT_UNIQUE;
+    return result->outcome;
+  }
+  scale_rows(w, p);
+  double alpha = m > 0 ? augmentation(p, opt) : 0.0;
+
+  if (factor_augmented(w, p, alpha) != 0) {
+    result->outcome = JY_UK_NOT_UNIQUE;
+    return result->outcome;
+  }
+  /* u = M_a^-1 (Q + C + alpha As^T bs) */
+  for (int j = 0; j < n; j++) acc[j] = p->force[j] + (p->nonideal ? p->nonideal[j] : 0.0);
+  if (m > 0)
+    cblas_dgemv(CblasColMajor, CblasTrans, m, n, alpha, w->scaled_jac, m, w->scaled_rhs, 1, 1.0,
+                acc, 1);
+  LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, 1, w->factor, n, acc, n);
+  if (m == 0) return result->outcome;
+
+  /* B = As L^-T; r = bs - As u */
+  memcpy(w->b_mat, w->scaled_jac, sizeof(double) * (size_t)m * n);
+  cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0,
+              w->factor, n, w->b_mat, m);
+  memcpy(w->b_copy, w->b_mat, sizeof(double) * (size_t)m * n);
+  memcpy(w->solution, w->scaled_rhs, sizeof(double) * (size_t)m);
+  cblas_dgemv(CblasColMajor, CblasNoTrans, m, n, -1.0, w->scaled_jac, m, acc, 1, 1.0,
+              w->solution, 1);
+  double scale = 0;
+  for (int i = 0; i < m; i++) {
+    w->row_residual[i] = w->solution[i];
+    scale = fmax(scale, fabs(w->scaled_rhs[i]));
+    scale = fmax(scale, fabs(w->scaled_rhs[i] - w->solution[i]));
+  }
+  if (!(scale > 0)) scale = 1;
+
+  /* y = B^+ r, minimum norm, by complete orthogonal factorization */
+  memset(w->pivots, 0, sizeof(lapack_int) * (size_t)imax(m, n));
+  lapack_int rank = 0;
+  LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, m, n, 1, w->b_mat, m, w->solution, imax(m, n),
+                      w->pivots, opt->rank_rcond, &rank, w->lapack_work, w->lwork);
+  result->rank = (int)rank;
+
+  /* What B y leaves of r: zero when b is in range(A). Zero rows of A must have b = 0. */
+  cblas_dgemv(CblasColMajor, CblasNoTrans, m, n, -1.0, w->b_copy, m, w->solution, 1, 1.0,
+              w->row_residual, 1);
+  double worst = 0;
+  for (int i = 0; i < m; i++) {
+    if (w->row_scale[i] == 0) w->row_residual[i] = p->rhs[i];
+    w->row_residual[i] /= scale;
+    worst = fmax(worst, fabs(w->row_residual[i]));
+  }
+  result->residual = worst;
+  if (!(worst <= opt->consistency_tol)) result->outcome = JY_UK_INCONSISTENT;
+
+  /* q'' = u + L^-T y */
+  cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, n, w->factor, n,
+              w->solution, 1);
+  for (int j = 0; j < n; j++) acc[j] += w->solution[j];
+  return result->outcome;
+}
+
+int jy_uk_multipliers(jyUkWork *w, const jyUkProblem *p, const double *acc, double *mu,
+                      double *unexplained) {
+  int n = p->n, m = p->m;
+  if (n > w->n_max || m > w->m_max) return -1;
+  if (m == 0) {
+    if (unexplained) *unexplained = 0;
+    return 0;
+  }
+  scale_rows(w, p);
+  /* f = M acc - Q - C, the constraint force the ideal rows must explain */
+  double *f = w->at_rhs;
+  for (int j = 0; j < n; j++) f[j] = -p->force[j] - (p->nonideal ? p->nonideal[j] : 0.0);
+  cblas_dsymv(CblasColMajor, CblasLower, n, 1.0, p->mass, n, acc, 1, 1.0, f, 1);
+  memcpy(w->solution, f, sizeof(double) * (size_t)n);
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < n; j++) w->at_mat[j + (size_t)i * n] = w->scaled_jac[i + (size_t)j * m];
+  memset(w->pivots, 0, sizeof(lapack_int) * (size_t)imax(m, n));
+  lapack_int rank = 0;
+  /* Scaled multipliers mu_s solve As^T mu_s = f with minimum norm; mu = diag(s) mu_s. */
+  LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, n, m, 1, w->at_mat, n, w->at_rhs, imax(m, n),
+                      w->pivots, 1e-10, &rank, w->lapack_work, w->lwork);
+  for (int i = 0; i < m; i++) mu[i] = w->at_rhs[i] * w->row_scale[i];
+  if (unexplained) {
+    /* |A^T mu - f| with f still in w->solution */
+    double sq = 0;
+    for (int j = 0; j < n; j++) {
+      double s = -w->solution[j];
+      for (int i = 0; i < m; i++) s += p->jac[i + (size_t)j * m] * mu[i];
+      sq += s * s;
+    }
+    *unexplained = sqrt(sq);
+  }
+  return 0;
+}
+
+int jy_uk_free_directions(jyUkWork *w, const jyUkProblem *p, double rcond, int *free_dir) {
+  int n = p->n, m = p->m, rows = n + m;
+  for (int j = 0; j < n; j++) free_dir[j] = 0;
+  if (n == 0) return 0;
+  scale_rows(w, p);
+  /* [M / mean diag; As]: both blocks on a unit scale, then its null space by SVD. */
+  double alpha = augmentation(p, &(jyUkOptions){.augment_scale = 1});
+  double *stack = jy_calloc(&w->alloc, (size_t)rows * n, sizeof(double));
+  double *sv = jy_calloc(&w->alloc, (size_t)n, sizeof(double));
+  double *vt = jy_calloc(&w->alloc, (size_t)n * n, sizeof(double));
+  double *superb = jy_calloc(&w->alloc, (size_t)n, sizeof(double));
+  int count = -1;
+  if (stack && sv && vt && superb) {
+    for (int j = 0; j < n; j++) {
+      for (int i = 0; i < n; i++) stack[i + (size_t)j * rows] = p->mass[i + (size_t)j * n] / alpha;
+      for (int i = 0; i < m; i++) stack[n + i + (size_t)j * rows] = w->scaled_jac[i + (size_t)j * m];
+    }
+    if (LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'A', rows, n, stack, rows, sv, NULL, 1, vt, n,
+                       superb) == 0) {
+      double cut = (rcond > 0 ? rcond : 1e-10) * fmax(sv[0], DBL_MIN);
+      count = 0;
+      for (int k = 0; k < n; k++) {
+        if (sv[k] > cut) continue;
+        /* Row k of V^T is a null direction: flag coordinates that move noticeably in it. */
+        for (int j = 0; j < n; j++)
+          if (fabs(vt[k + (size_t)j * n]) > 1e-3 && !free_dir[j]) {
+            free_dir[j] = 1;
+            count++;
+          }
+      }
+    }
+  }
+  jy_free(&w->alloc, stack);
+  jy_free(&w->alloc, sv);
+  jy_free(&w->alloc, vt);
+  jy_free(&w->alloc, superb);
+  return count;
+}

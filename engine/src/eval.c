@@ -1,0 +1,179 @@
+/* Evaluating one state: assembly, the acceleration solve, output channels. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+jyEval *jy_eval_create(const jyModel *model) {
+  if (!model) return NULL;
+  const jyAllocator *a = &model->alloc;
+  jyEval *e = jy_calloc(a, 1, sizeof *e);
+  if (!e) return NULL;
+  e->model = model;
+  e->alloc = model->alloc;
+  size_t n = (size_t)model->n, m = (size_t)model->m;
+  size_t pc = (size_t)model->max_part_coords + 1, pr = (size_t)model->max_part_rows + 1;
+  e->mass = jy_calloc(a, n * n + 1, sizeof(double));
+  e->force = jy_calloc(a, n + 1, sizeof(double));
+  e->nonideal = jy_calloc(a, n + 1, sizeof(double));
+  e->jac = jy_calloc(a, m * n + 1, sizeof(double));
+  e->rhs = jy_calloc(a, m + 1, sizeof(double));
+  e->residual = jy_calloc(a, m + 1, sizeof(double));
+  e->rate = jy_calloc(a, m + 1, sizeof(double));
+  e->multipliers = jy_calloc(a, m + 1, sizeof(double));
+  e->local_mass = jy_calloc(a, pc * pc, sizeof(double));
+  e->local_vec = jy_calloc(a, pc, sizeof(double));
+  e->local_jac = jy_calloc(a, pr * pc, sizeof(double));
+  e->local_rhs = jy_calloc(a, pr, sizeof(double));
+  e->local_res = jy_calloc(a, pr, sizeof(double));
+  e->local_rate = jy_calloc(a, pr, sizeof(double));
+  e->term_jac_a = jy_calloc(a, JY_TERMINAL_MAX_DIM * pc, sizeof(double));
+  e->term_jac_b = jy_calloc(a, JY_TERMINAL_MAX_DIM * pc, sizeof(double));
+  e->flags = jy_calloc(a, n + 1, sizeof(int));
+  e->channel_scratch = jy_calloc(a, n + 1, sizeof(double));
+  e->uk = jy_uk_create(a, model->n, model->m);
+  if (!e->mass || !e->force || !e->nonideal || !e->jac || !e->rhs || !e->residual || !e->rate ||
+      !e->multipliers || !e->local_mass || !e->local_vec || !e->local_jac || !e->local_rhs ||
+      !e->local_res || !e->local_rate || !e->term_jac_a || !e->term_jac_b || !e->flags ||
+      !e->channel_scratch || !e->uk) {
+    jy_eval_destroy(e);
+    return NULL;
+  }
+  return e;
+}
+
+void jy_eval_destroy(jyEval *e) {
+  if (!e) return;
+  jyAllocator a = e->alloc;
+  double *buffers[] = {e->mass, e->force, e->nonideal, e->jac, e->rhs, e->residual, e->rate,
+                       e->multipliers, e->local_mass, e->local_vec, e->local_jac, e->local_rhs,
+                       e->local_res, e->local_rate, e->term_jac_a, e->term_jac_b,
+                       e->channel_scratch};
+  for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) jy_free(&a, buffers[i]);
+  jy_free(&a, e->flags);
+  jy_uk_destroy(e->uk);
+  jy_free(&a, e);
+}
+
+const char *jy_eval_error(const jyEval *e) { return e ? e->error : ""; }
+
+static jyUkProblem problem(const jyEval *e) {
+  const jyModel *m = e->model;
+  return (jyUkProblem){m->n, m->m, e->mass, e->force, e->nonideal, e->jac, e->rhs};
+}
+
+/* Appends s to buf (bounded). */
+static void append(char *buf, size_t len, const char *s) {
+  size_t used = strlen(buf);
+  if (used + 1 < len) snprintf(buf + used, len - used, "%s", s);
+}
+
+jyStatus jy_eval_solve(jyEval *e, double t, double *acc) {
+  const jyModel *m = e->model;
+  jyUkProblem p = problem(e);
+  jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, m->solver.consistency_tol};
+  jyUkResult res;
+  jyUkOutcome outcome = jy_uk_solve(e->uk, &p, &opt, acc, &res);
+  if (outcome == JY_UK_OK) {
+    for (int j = 0; j < m->n; j++)
+      if (!isfinite(acc[j])) {
+        jy_set_error(e->error, "acceleration of %s is not finite at t = %.9g",
+                     m->coord_names[j], t);
+        return JY_ERR_NOT_UNIQUE;
+      }
+    return JY_OK;
+  }
+  if (outcome == JY_UK_NOT_UNIQUE) {
+    /* Not the hot path: naming the coordinates may allocate. */
+    jy_uk_free_directions(e->uk, &p, 1e-6, e->flags);
+    jy_set_error(e->error, "acceleration not unique at t = %.9g: massless coordinates that no "
+                 "constraint determines: ", t);
+    int listed = 0;
+    for (int j = 0; j < m->n; j++)
+      if (e->flags[j]) {
+        if (listed++) append(e->error, JY_ERROR_LEN, ", ");
+        append(e->error, JY_ERROR_LEN, m->coord_names[j]);
+      }
+    if (!listed) append(e->error, JY_ERROR_LEN, "(a combination of coordinates)");
+    append(e->error, JY_ERROR_LEN, "; give them mass or glue them to something");
+    return JY_ERR_NOT_UNIQUE;
+  }
+  jy_set_error(e->error, "inconsistent constraints at t = %.9g (relative residual %.3g, rank "
+               "%d of %d rows): these rows cannot all hold: ", t, res.residual, res.rank, m->m);
+  int listed = 0;
+  for (int i = 0; i < m->m; i++)
+    if (fabs(res.row_residual[i]) > m->solver.consistency_tol) {
+      if (listed++) append(e->error, JY_ERROR_LEN, ", ");
+      append(e->error, JY_ERROR_LEN, m->row_names[i]);
+    }
+  return JY_ERR_INCONSISTENT;
+}
+
+jyStatus jy_eval_acceleration(jyEval *e, const double *q, const double *v, double t,
+                              double *acc) {
+  if (!e || !q || !v || !acc) return JY_ERR_INVALID;
+  jyStatus st = jy_assemble(e, q, v, t,
+                            JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS);
+  if (st != JY_OK) return st;
+  return jy_eval_solve(e, t, acc);
+}
+
+jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t, double *out) {
+  if (!e || !q || !v || !out) return JY_ERR_INVALID;
+  const jyModel *m = e->model;
+  int n = m->n;
+  double *acc = e->channel_scratch;
+  jyStatus st = jy_assemble(e, q, v, t, JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL |
+                                            JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS);
+  if (st == JY_OK) st = jy_eval_solve(e, t, acc);
+  if (st != JY_OK) return st;
+  jyUkProblem p = problem(e);
+  jy_uk_multipliers(e->uk, &p, acc, e->multipliers, NULL);
+
+  out[0] = t;
+  memcpy(out + 1, q, sizeof(double) * (size_t)n);
+  memcpy(out + 1 + n, v, sizeof(double) * (size_t)n);
+  double kinetic = 0, potential = 0;
+  for (int i = 0; i < m->nparts; i++) {
+    const jyModelPart *part = &m->parts[i];
+    int nc = part->inst.ncoords, off = part->coord_offset;
+    e->part_error[0] = '\0';
+    jyPartState s = {q + off, v + off, t, m->gravity, e->part_error, sizeof e->part_error};
+    if (part->inst.type->energy) {
+      double tk = 0, vp = 0;
+      if (part->inst.type->energy(&part->inst, &s, &tk, &vp) != 0) {
+        jy_set_error(e->error, "part '%s' (%s), energy: %s at t = %.9g", part->inst.name,
+                     part->inst.type->name, e->part_error, t);
+        return JY_ERR_PART;
+      }
+      kinetic += tk;
+      potential += vp;
+    } else {
+      for (int a = 0; a < nc; a++)
+        for (int b = 0; b < nc; b++)
+          kinetic += 0.5 * v[off + a] * e->mass[(off + a) + (size_t)(off + b) * n] * v[off + b];
+    }
+    if (part->shape.noutputs > 0 && part->inst.type->outputs) {
+      double *dst = out + part->output_channel;
+      memset(dst, 0, sizeof(double) * (size_t)part->shape.noutputs);
+      if (part->inst.type->outputs(&part->inst, &s, e->multipliers + part->row_offset, dst) !=
+          0) {
+        jy_set_error(e->error, "part '%s' (%s), outputs: %s at t = %.9g", part->inst.name,
+                     part->inst.type->name, e->part_error, t);
+        return JY_ERR_PART;
+      }
+    }
+  }
+  double *derived = out + m->ch_energy;
+  derived[0] = kinetic + potential;
+  derived[1] = kinetic;
+  derived[2] = potential;
+  jy_residual_norms(e, &derived[3], &derived[4]);
+  for (int g = 0; g < m->nglues; g++) {
+    const jyModelGlue *glue = &m->glues[g];
+    for (int k = 0; k < glue->dim; k++)
+      out[glue->force_channel + k] = e->multipliers[glue->row_offset + k];
+  }
+  return JY_OK;
+}

@@ -1,0 +1,244 @@
+/* Integration with SUNDIALS CVODE: state y = [q; v], y' = [v; q''(q, v, t)]. */
+#include <cvode/cvode.h>
+#include <cvode/cvode_ls.h>
+#include <math.h>
+#include <nvector/nvector_serial.h>
+#include <stdio.h>
+#include <string.h>
+#include <sundials/sundials_config.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunmatrix/sunmatrix_dense.h>
+#include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
+
+#include "internal.h"
+#include "sim.h"
+
+#if SUNDIALS_VERSION_MAJOR >= 7
+#define JY_SUN_COMM SUN_COMM_NULL
+#else
+#define JY_SUN_COMM NULL
+#endif
+
+jySimDef jy_default_sim_def(void) {
+  return (jySimDef){
+      .method = JY_METHOD_ADAMS,
+      .rtol = 1e-8,
+      .atol = 1e-10,
+      .t_start = 0,
+      .t_end = 10,
+      .dt_out = 0.01,
+      .max_step = 0,
+      .max_steps = 100000,
+  };
+}
+
+/* CVODE reports through this; SUNDIALS 6.4 crashes on a NULL handler, so always set one. */
+static void on_cvode_error(int code, const char *module, const char *function, char *msg,
+                           void *ud) {
+  jySim *sim = ud;
+  (void)code;
+  snprintf(sim->cvode_message, sizeof sim->cvode_message, "%s/%s: %s", module, function, msg);
+}
+
+static int rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *ud) {
+  jySim *sim = ud;
+  /* Failures are sticky: the fixed-point solver of SUNDIALS 6 treats -1 as recoverable. */
+  if (sim->failure != JY_OK) return -1;
+  int n = sim->model->n;
+  const double *yv = N_VGetArrayPointer(y);
+  double *dy = N_VGetArrayPointer(ydot);
+  memcpy(dy, yv + n, sizeof(double) * (size_t)n);
+  jyStatus st = jy_eval_acceleration(sim->eval, yv, yv + n, t, dy + n);
+  if (st == JY_OK) return 0;
+  if (st == JY_ERR_PART || st == JY_ERR_NOMEM) {
+    sim->failure = st;
+    jy_set_error(sim->error, "%s", jy_eval_error(sim->eval));
+    return -1;
+  }
+  /* A trial state off the solution may be singular or inconsistent; let CVODE retry with
+   * a smaller step and keep the reason in case it gives up. */
+  jy_set_error(sim->rhs_message, "%s", jy_eval_error(sim->eval));
+  sim->rhs_status = st;
+  return 1;
+}
+
+static jyStatus invalid(jySim *sim, const char *fmt, double value) {
+  jy_set_error(sim->error, fmt, value);
+  return JY_ERR_INVALID;
+}
+
+static jyStatus check_def(jySim *sim, const jySimDef *d) {
+  if (d->method != JY_METHOD_ADAMS && d->method != JY_METHOD_BDF)
+    return invalid(sim, "method %g is neither adams nor bdf", (double)d->method);
+  if (!(d->rtol > 0 && isfinite(d->rtol))) return invalid(sim, "rtol = %g must be > 0", d->rtol);
+  if (!(d->atol > 0 && isfinite(d->atol))) return invalid(sim, "atol = %g must be > 0", d->atol);
+  if (!isfinite(d->t_start)) return invalid(sim, "t_start = %g must be finite", d->t_start);
+  if (!(d->t_end > d->t_start && isfinite(d->t_end)))
+    return invalid(sim, "t_end = %g must be finite and after t_start", d->t_end);
+  if (!(d->dt_out > 0 && isfinite(d->dt_out)))
+    return invalid(sim, "dt_out = %g must be > 0", d->dt_out);
+  if (!(d->max_step >= 0)) return invalid(sim, "max_step = %g must be >= 0", d->max_step);
+  if (d->max_steps <= 0) return invalid(sim, "max_steps = %g must be > 0", (double)d->max_steps);
+  return JY_OK;
+}
+
+static jyStatus setup_cvode(jySim *sim) {
+  int n2 = 2 * sim->model->n;
+  if (SUNContext_Create(JY_SUN_COMM, &sim->ctx) != 0) return JY_ERR_NOMEM;
+  sim->y = N_VNew_Serial(n2 > 0 ? n2 : 1, sim->ctx);
+  if (!sim->y) return JY_ERR_NOMEM;
+  sim->cvode = CVodeCreate(sim->def.method == JY_METHOD_BDF ? CV_BDF : CV_ADAMS, sim->ctx);
+  if (!sim->cvode) return JY_ERR_NOMEM;
+  if (CVodeSetErrHandlerFn(sim->cvode, on_cvode_error, sim) != CV_SUCCESS) return JY_ERR_INTEGRATOR;
+  double *y = N_VGetArrayPointer(sim->y);
+  memcpy(y, sim->q, sizeof(double) * (size_t)sim->model->n);
+  memcpy(y + sim->model->n, sim->v, sizeof(double) * (size_t)sim->model->n);
+  if (CVodeInit(sim->cvode, rhs, sim->t, sim->y) != CV_SUCCESS) return JY_ERR_INTEGRATOR;
+  CVodeSetUserData(sim->cvode, sim);
+  CVodeSStolerances(sim->cvode, sim->def.rtol, sim->def.atol);
+  CVodeSetMaxNumSteps(sim->cvode, sim->def.max_steps);
+  if (sim->def.max_step > 0) CVodeSetMaxStep(sim->cvode, sim->def.max_step);
+  CVodeSetStopTime(sim->cvode, sim->def.t_end);
+  if (sim->def.method == JY_METHOD_ADAMS) {
+    sim->nls = SUNNonlinSol_FixedPoint(sim->y, 0, sim->ctx);
+    if (!sim->nls || CVodeSetNonlinearSolver(sim->cvode, sim->nls) != CV_SUCCESS)
+      return JY_ERR_INTEGRATOR;
+  } else {
+    sim->jac = SUNDenseMatrix(n2 > 0 ? n2 : 1, n2 > 0 ? n2 : 1, sim->ctx);
+    sim->ls = sim->jac ? SUNLinSol_Dense(sim->y, sim->jac, sim->ctx) : NULL;
+    if (!sim->ls || CVodeSetLinearSolver(sim->cvode, sim->ls, sim->jac) != CV_SUCCESS)
+      return JY_ERR_INTEGRATOR;
+  }
+  return JY_OK;
+}
+
+jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status) {
+  jyStatus dummy;
+  if (!status) status = &dummy;
+  *status = JY_ERR_INVALID;
+  if (!model) return NULL;
+  jySim *sim = jy_calloc(&model->alloc, 1, sizeof *sim);
+  *status = JY_ERR_NOMEM;
+  if (!sim) return NULL;
+  sim->model = model;
+  sim->def = def ? *def : jy_default_sim_def();
+  sim->q = jy_calloc(&model->alloc, (size_t)model->n + 1, sizeof(double));
+  sim->v = jy_calloc(&model->alloc, (size_t)model->n + 1, sizeof(double));
+  sim->row = jy_calloc(&model->alloc, (size_t)model->nchannels, sizeof(double));
+  sim->eval = jy_eval_create(model);
+  if (!sim->q || !sim->v || !sim->row || !sim->eval) return sim;
+  *status = check_def(sim, &sim->def);
+  if (*status != JY_OK) return sim;
+  memcpy(sim->q, model->q0, sizeof(double) * (size_t)model->n);
+  memcpy(sim->v, model->v0, sizeof(double) * (size_t)model->n);
+  sim->t = sim->def.t_start;
+  *status = setup_cvode(sim);
+  if (*status != JY_OK && !sim->error[0])
+    jy_set_error(sim->error, "could not set up CVODE: %s", sim->cvode_message);
+  return sim;
+}
+
+void jy_sim_destroy(jySim *sim) {
+  if (!sim) return;
+  if (sim->cvode) CVodeFree(&sim->cvode);
+  if (sim->nls) SUNNonlinSolFree(sim->nls);
+  if (sim->ls) SUNLinSolFree(sim->ls);
+  if (sim->jac) SUNMatDestroy(sim->jac);
+  if (sim->y) N_VDestroy(sim->y);
+  if (sim->ctx) SUNContext_Free(&sim->ctx);
+  const jyAllocator *a = &sim->model->alloc;
+  jy_eval_destroy(sim->eval);
+  jy_free(a, sim->q);
+  jy_free(a, sim->v);
+  jy_free(a, sim->row);
+  jy_free(a, sim);
+}
+
+const char *jy_sim_error(const jySim *sim) { return sim ? sim->error : ""; }
+double jy_sim_time(const jySim *sim) { return sim ? sim->t : NAN; }
+const double *jy_sim_q(const jySim *sim) { return sim ? sim->q : NULL; }
+const double *jy_sim_v(const jySim *sim) { return sim ? sim->v : NULL; }
+
+jyStatus jy_sim_set_state(jySim *sim, double t, const double *q, const double *v) {
+  if (!sim || !sim->cvode || !q || !v || !isfinite(t)) return JY_ERR_INVALID;
+  int n = sim->model->n;
+  memcpy(sim->q, q, sizeof(double) * (size_t)n);
+  memcpy(sim->v, v, sizeof(double) * (size_t)n);
+  sim->t = t;
+  double *y = N_VGetArrayPointer(sim->y);
+  memcpy(y, q, sizeof(double) * (size_t)n);
+  memcpy(y + n, v, sizeof(double) * (size_t)n);
+  sim->failure = JY_OK;
+  return CVodeReInit(sim->cvode, t, sim->y) == CV_SUCCESS ? JY_OK : JY_ERR_INTEGRATOR;
+}
+
+jyStatus jy_sim_advance(jySim *sim, double t_out) {
+  if (!sim || !sim->cvode) return JY_ERR_INVALID;
+  if (sim->failure != JY_OK) return sim->failure;
+  if (!(t_out >= sim->t)) {
+    jy_set_error(sim->error, "cannot integrate back from t = %.9g to %.9g",
+             sim->t, t_out);
+    return JY_ERR_INVALID;
+  }
+  if (t_out == sim->t) return JY_OK;
+  sunrealtype t_reached = sim->t;
+  sim->rhs_message[0] = '\0';
+  int flag = CVode(sim->cvode, t_out, sim->y, &t_reached, CV_NORMAL);
+  if (sim->failure != JY_OK) return sim->failure; /* message already in sim->error */
+  if (flag < 0) {
+    char *name = CVodeGetReturnFlagName(flag); /* malloc'ed in SUNDIALS 6 */
+    sunrealtype t_cur = t_reached;
+    CVodeGetCurrentTime(sim->cvode, &t_cur);
+    jy_set_error(sim->error,
+             "integrator failure at t = %.9g: %s (%s)%s%s", (double)t_cur,
+             name ? name : "?", sim->cvode_message[0] ? sim->cvode_message : "no detail",
+             sim->rhs_message[0] ? "; last trouble: " : "", sim->rhs_message);
+    free(name);
+    sim->failure = JY_ERR_INTEGRATOR;
+    return sim->failure;
+  }
+  int n = sim->model->n;
+  const double *y = N_VGetArrayPointer(sim->y);
+  memcpy(sim->q, y, sizeof(double) * (size_t)n);
+  memcpy(sim->v, y + n, sizeof(double) * (size_t)n);
+  sim->t = t_reached;
+  return JY_OK;
+}
+
+jyStatus jy_sim_channels(jySim *sim, double *out) {
+  if (!sim || !out) return JY_ERR_INVALID;
+  jyStatus st = jy_eval_channels(sim->eval, sim->q, sim->v, sim->t, out);
+  if (st != JY_OK) jy_set_error(sim->error, "%s", jy_eval_error(sim->eval));
+  return st;
+}
+
+jyStatus jy_sim_run(jySim *sim, jyRowSink sink, void *ud) {
+  if (!sim || !sim->cvode) return JY_ERR_INVALID;
+  const jySimDef *d = &sim->def;
+  /* Output times t_start + k dt_out; the last one is t_end itself. */
+  double span = d->t_end - d->t_start;
+  long count = (long)ceil(span / d->dt_out - 1e-9);
+  for (long k = 0; k <= count; k++) {
+    double t_out = k == count ? d->t_end : d->t_start + (double)k * d->dt_out;
+    if (t_out < sim->t) continue;
+    jyStatus st = jy_sim_advance(sim, t_out);
+    if (st == JY_OK) st = jy_sim_channels(sim, sim->row);
+    if (st != JY_OK) return st;
+    if (sink && sink(ud, sim->row, sim->model->nchannels) != 0) {
+      jy_set_error(sim->error, "stopped by the output sink at t = %.9g", sim->t);
+      return JY_ERR_IO;
+    }
+  }
+  return JY_OK;
+}
+
+jySimStats jy_sim_stats(const jySim *sim) {
+  jySimStats s = {0};
+  if (!sim || !sim->cvode) return s;
+  CVodeGetNumSteps(sim->cvode, &s.steps);
+  CVodeGetNumRhsEvals(sim->cvode, &s.rhs_evals);
+  CVodeGetNumErrTestFails(sim->cvode, &s.error_test_fails);
+  CVodeGetNumNonlinSolvConvFails(sim->cvode, &s.nonlinear_fails);
+  if (sim->def.method == JY_METHOD_BDF) CVodeGetNumJacEvals(sim->cvode, &s.jac_evals);
+  return s;
+}

@@ -1,0 +1,120 @@
+/* Internal structures shared by the engine's stages. Not API. */
+#ifndef JY_INTERNAL_H
+#define JY_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "dyn_uk.h"
+#include "joinery/joinery.h"
+#include "mem.h"
+
+#define JY_ERROR_LEN 1024
+
+/* printf into a fixed error buffer (truncating). */
+void jy_set_error(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+struct jyEnv {
+  jyAllocator alloc;
+  const jyPartType **types;
+  int ntypes, cap;
+  char error[JY_ERROR_LEN];
+};
+
+/* One part as the builder holds it; the shape's names are owned copies. */
+typedef struct jySysPart {
+  char *name;
+  const jyPartType *type;
+  double *params;          /* type->nparams */
+  jyPartShape shape;       /* names point to owned strings */
+  double *q0, *v0;         /* ncoords */
+  unsigned char *q_set, *v_set;
+} jySysPart;
+
+typedef struct jySysGlue {
+  char *name;
+  jyTerminalId a, b;
+  int dim;
+} jySysGlue;
+
+struct jySystem {
+  jyEnv *env;
+  jySysPart *parts;
+  int nparts, parts_cap;
+  jySysGlue *glues;
+  int nglues, glues_cap;
+  double gravity[3];
+  char error[JY_ERROR_LEN];
+};
+
+/* A part of a compiled model. */
+typedef struct jyModelPart {
+  jyPartInstance inst; /* name, params, data owned by the model */
+  jyPartShape shape;   /* names point into the model's own strings */
+  int coord_offset;    /* first global coordinate */
+  int row_offset;      /* first global constraint row of its internal rows */
+  int output_channel;  /* channel index of its first output */
+} jyModelPart;
+
+typedef struct jyModelGlue {
+  char *name;
+  int part_a, terminal_a, part_b, terminal_b, dim;
+  int row_offset;
+  int force_channel; /* channel of the first force component */
+} jyModelGlue;
+
+struct jyModel {
+  jyAllocator alloc;
+  int n;             /* coordinates */
+  int m;             /* constraint rows: parts' internal rows first, then glue rows */
+  int nparts, nglues;
+  jyModelPart *parts;
+  jyModelGlue *glues;
+  double gravity[3];
+  char **coord_names;   /* n, "part.coord" */
+  char **row_names;     /* m */
+  jyRowKind *row_kinds; /* m */
+  int *row_part;        /* m: owning part, or -1 for glue rows */
+  int nchannels;
+  char **channel_names;
+  int ch_energy;        /* index of "energy"; kinetic, potential, residual.pos, residual.vel follow */
+  double *q0, *v0;      /* consistent initial state */
+  char *report;
+  jySolverDef solver;
+  int max_part_coords, max_part_rows;
+};
+
+/* What jy_assemble fills. */
+enum {
+  JY_ASM_MASS = 1u,
+  JY_ASM_FORCE = 2u,
+  JY_ASM_NONIDEAL = 4u,
+  JY_ASM_CONSTRAINTS = 8u, /* A and b */
+  JY_ASM_RESIDUALS = 16u   /* residual and rate per row */
+};
+
+struct jyEval {
+  const jyModel *model;
+  jyAllocator alloc;
+  double *mass, *force, *nonideal, *jac, *rhs, *residual, *rate; /* global, dense */
+  double *multipliers; /* m */
+  /* scratch for one part call */
+  double *local_mass, *local_vec, *local_jac, *local_rhs, *local_res, *local_rate;
+  double *term_jac_a, *term_jac_b;
+  jyUkWork *uk;
+  int *flags; /* n */
+  double *channel_scratch;
+  char part_error[512];
+  char error[JY_ERROR_LEN];
+};
+
+/* Fills the global arrays of `what` at (q, v, t). On a part failure returns JY_ERR_PART
+ * with the message (part, function, time) in e->error. Never allocates. */
+jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsigned what);
+
+/* Acceleration from already assembled M, Q, C, A, b; names rows/coordinates on failure. */
+jyStatus jy_eval_solve(jyEval *e, double t, double *acc);
+
+/* Norms of the position and velocity residuals from e->residual / e->rate. */
+void jy_residual_norms(const jyEval *e, double *pos, double *vel);
+
+#endif

@@ -1,0 +1,468 @@
+/* Compiling a system into an immutable model: numbering, names, a consistent initial state. */
+#include <lapacke.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+jySolverDef jy_default_solver_def(void) {
+  return (jySolverDef){
+      .rank_rcond = 1e-10,
+      .augment_scale = 1.0,
+      /* b may be off range(A) by rounding and by drift of redundant rows; 1e-6 relative
+       * is far above both and far below a genuine conflict. */
+      .consistency_tol = 1e-6,
+      .assembly_tol = 1e-12,
+  };
+}
+
+void jy_model_destroy(jyModel *model) {
+  if (!model) return;
+  jyAllocator a = model->alloc;
+  for (int i = 0; i < model->nparts; i++) {
+    jyModelPart *p = &model->parts[i];
+    jy_free(&a, (char *)p->inst.name);
+    jy_free(&a, (double *)p->inst.params);
+    jy_free(&a, (void *)p->inst.data);
+    for (int k = 0; k < p->shape.nterminals; k++) jy_free(&a, (char *)p->shape.terminals[k].name);
+  }
+  for (int i = 0; i < model->nglues; i++) jy_free(&a, model->glues[i].name);
+  if (model->coord_names)
+    for (int i = 0; i < model->n; i++) jy_free(&a, model->coord_names[i]);
+  if (model->row_names)
+    for (int i = 0; i < model->m; i++) jy_free(&a, model->row_names[i]);
+  if (model->channel_names)
+    for (int i = 0; i < model->nchannels; i++) jy_free(&a, model->channel_names[i]);
+  jy_free(&a, model->parts);
+  jy_free(&a, model->glues);
+  jy_free(&a, model->coord_names);
+  jy_free(&a, model->row_names);
+  jy_free(&a, model->row_kinds);
+  jy_free(&a, model->row_part);
+  jy_free(&a, model->channel_names);
+  jy_free(&a, model->q0);
+  jy_free(&a, model->v0);
+  jy_free(&a, model->report);
+  jy_free(&a, model);
+}
+
+static char *join_name(const jyAllocator *a, const char *prefix, const char *x, const char *y,
+                       const char *suffix) {
+  size_t len = strlen(prefix) + strlen(x) + strlen(y) + strlen(suffix) + 1;
+  char *s = jy_alloc(a, len);
+  if (s) snprintf(s, len, "%s%s%s%s", prefix, x, y, suffix);
+  return s;
+}
+
+static const char *const axis_suffix[3] = {".x", ".y", ".z"};
+
+/* Numbers coordinates, rows and channels, and copies everything the model keeps. */
+static jyStatus lay_out(jyModel *md, const jySystem *sys) {
+  const jyAllocator *a = &md->alloc;
+  memcpy(md->gravity, sys->gravity, sizeof md->gravity);
+  md->parts = jy_calloc(a, (size_t)sys->nparts + 1, sizeof *md->parts);
+  md->glues = jy_calloc(a, (size_t)sys->nglues + 1, sizeof *md->glues);
+  if (!md->parts || !md->glues) return JY_ERR_NOMEM;
+  md->nparts = sys->nparts;
+  md->nglues = sys->nglues;
+  int n = 0, m = 0, nforce = 0, nout = 0;
+  for (int i = 0; i < sys->nparts; i++) {
+    const jySysPart *sp = &sys->parts[i];
+    jyModelPart *p = &md->parts[i];
+    /* The model's shape must not point into the system, which may die first: terminal
+     * names are copied, the other names point into the model's own tables (set below). */
+    p->shape = sp->shape;
+    for (int k = 0; k < p->shape.nterminals; k++) p->shape.terminals[k].name = NULL;
+    for (int k = 0; k < p->shape.nterminals; k++)
+      if (!(p->shape.terminals[k].name = jy_strdup(a, sp->shape.terminals[k].name)))
+        return JY_ERR_NOMEM;
+    p->inst.type = sp->type;
+    p->inst.ncoords = sp->shape.ncoords;
+    p->inst.nrows = sp->shape.nrows;
+    p->coord_offset = n;
+    p->row_offset = m;
+    n += sp->shape.ncoords;
+    m += sp->shape.nrows;
+    nout += sp->shape.noutputs;
+    if (sp->shape.ncoords > md->max_part_coords) md->max_part_coords = sp->shape.ncoords;
+    if (sp->shape.nrows > md->max_part_rows) md->max_part_rows = sp->shape.nrows;
+    p->inst.name = jy_strdup(a, sp->name);
+    double *params = jy_calloc(a, (size_t)sp->type->nparams + 1, sizeof(double));
+    p->inst.params = params;
+    if (!p->inst.name || !params) return JY_ERR_NOMEM;
+    memcpy(params, sp->params, sizeof(double) * (size_t)sp->type->nparams);
+  }
+  for (int g = 0; g < sys->nglues; g++) {
+    const jySysGlue *sg = &sys->glues[g];
+    jyModelGlue *mg = &md->glues[g];
+    mg->name = jy_strdup(a, sg->name);
+    if (!mg->name) return JY_ERR_NOMEM;
+    mg->part_a = sg->a.part, mg->terminal_a = sg->a.terminal;
+    mg->part_b = sg->b.part, mg->terminal_b = sg->b.terminal;
+    mg->dim = sg->dim;
+    mg->row_offset = m;
+    m += sg->dim;
+    nforce += sg->dim;
+  }
+  md->n = n;
+  md->m = m;
+  md->coord_names = jy_calloc(a, (size_t)n + 1, sizeof(char *));
+  md->row_names = jy_calloc(a, (size_t)m + 1, sizeof(char *));
+  md->row_kinds = jy_calloc(a, (size_t)m + 1, sizeof(jyRowKind));
+  md->row_part = jy_calloc(a, (size_t)m + 1, sizeof(int));
+  md->nchannels = 1 + 2 * n + 5 + nforce + nout;
+  md->channel_names = jy_calloc(a, (size_t)md->nchannels, sizeof(char *));
+  md->q0 = jy_calloc(a, (size_t)n + 1, sizeof(double));
+  md->v0 = jy_calloc(a, (size_t)n + 1, sizeof(double));
+  if (!md->coord_names || !md->row_names || !md->row_kinds || !md->row_part ||
+      !md->channel_names || !md->q0 || !md->v0)
+    return JY_ERR_NOMEM;
+
+  int ch = 0;
+  char **chn = md->channel_names;
+  int bad = !(chn[ch++] = jy_strdup(a, "t"));
+  for (int i = 0; i < sys->nparts; i++) {
+    const jySysPart *sp = &sys->parts[i];
+    const jyModelPart *p = &md->parts[i];
+    for (int j = 0; j < sp->shape.ncoords; j++) {
+      int k = p->coord_offset + j;
+      bad |= !(md->coord_names[k] = join_name(a, sp->name, ".", sp->shape.coord_names[j], ""));
+      md->q0[k] = sp->q0[j];
+      md->v0[k] = sp->v0[j];
+    }
+    for (int r = 0; r < sp->shape.nrows; r++) {
+      int k = p->row_offset + r;
+      bad |= !(md->row_names[k] = join_name(a, sp->name, ".", sp->shape.row_names[r], ""));
+      md->row_kinds[k] = sp->shape.row_kinds[r];
+      md->row_part[k] = i;
+    }
+  }
+  for (int k = 0; k < n && !bad; k++) bad |= !(chn[ch++] = jy_strdup(a, md->coord_names[k]));
+  for (int k = 0; k < n && !bad; k++)
+    bad |= !(chn[ch++] = join_name(a, "der(", md->coord_names[k], ")", ""));
+  const char *derived[5] = {"energy", "kinetic", "potential", "residual.pos", "residual.vel"};
+  md->ch_energy = ch;
+  for (int k = 0; k < 5 && !bad; k++) bad |= !(chn[ch++] = jy_strdup(a, derived[k]));
+  for (int g = 0; g < md->nglues && !bad; g++) {
+    jyModelGlue *mg = &md->glues[g];
+    mg->force_channel = ch;
+    for (int k = 0; k < mg->dim; k++) {
+      const char *axis = mg->dim > 1 ? axis_suffix[k] : "";
+      int row = mg->row_offset + k;
+      bad |= !(md->row_names[row] = join_name(a, mg->name, axis, "", ""));
+      md->row_kinds[row] = JY_ROW_POSITION;
+      md->row_part[row] = -1;
+      bad |= !(chn[ch++] = join_name(a, "force.", mg->name, axis, ""));
+    }
+  }
+  for (int i = 0; i < md->nparts && !bad; i++) {
+    jyModelPart *p = &md->parts[i];
+    p->output_channel = ch;
+    for (int o = 0; o < p->shape.noutputs; o++)
+      bad |= !(chn[ch++] = join_name(a, p->inst.name, ".", p->shape.output_names[o], ""));
+  }
+  if (bad) return JY_ERR_NOMEM;
+  for (int i = 0; i < md->nparts; i++) {
+    jyModelPart *p = &md->parts[i];
+    size_t skip = strlen(p->inst.name) + 1; /* "part." */
+    for (int j = 0; j < p->shape.ncoords; j++)
+      p->shape.coord_names[j] = md->coord_names[p->coord_offset + j] + skip;
+    for (int r = 0; r < p->shape.nrows; r++)
+      p->shape.row_names[r] = md->row_names[p->row_offset + r] + skip;
+    for (int o = 0; o < p->shape.noutputs; o++)
+      p->shape.output_names[o] = md->channel_names[p->output_channel + o] + skip;
+  }
+  return JY_OK;
+}
+
+/* Lets each part fill its private data. */
+static jyStatus init_parts(jyModel *md, jySystem *sys) {
+  for (int i = 0; i < md->nparts; i++) {
+    jyModelPart *p = &md->parts[i];
+    if (p->shape.instance_size > 0) {
+      p->inst.data = jy_calloc(&md->alloc, 1, p->shape.instance_size);
+      if (!p->inst.data) return JY_ERR_NOMEM;
+    }
+    if (p->inst.type->init) {
+      char why[512] = "";
+      if (p->inst.type->init(&p->inst, (void *)p->inst.data, why, sizeof why) != 0) {
+        jy_set_error(sys->error, "part '%s' (%s), init: %s", p->inst.name, p->inst.type->name,
+                     why[0] ? why : "failed");
+        return JY_ERR_PART;
+      }
+    }
+  }
+  return JY_OK;
+}
+
+/* Grows a report string by one formatted line (bounded; allocation is fine at compile). */
+static void report_line(jyModel *md, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report_line(jyModel *md, const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  size_t old = md->report ? strlen(md->report) : 0, add = strlen(line);
+  char *grown = jy_alloc(&md->alloc, old + add + 2);
+  if (!grown) return;
+  if (old) memcpy(grown, md->report, old);
+  memcpy(grown + old, line, add);
+  grown[old + add] = '\n';
+  grown[old + add + 1] = '\0';
+  jy_free(&md->alloc, md->report);
+  md->report = grown;
+}
+
+/* Minimum-norm Newton on selected rows, moving only the columns in `cols`:
+ * J[rows, cols] dx = -r. x is q (position stage) or v (velocity stage). Returns the final
+ * max-norm residual over the rows. */
+typedef struct newton {
+  jyEval *e;
+  int position; /* 1: residual phi over position rows, move q; 0: rates, move v */
+  double t;
+  int *rows, nrows;
+  int *cols, ncols;
+  double *mat, *rhs, *sv;
+} newton;
+
+static double stage_residual(const jyModel *md, jyEval *e, int position, int row) {
+  if (position) return e->residual[row];
+  return md->row_kinds[row] == JY_ROW_POSITION ? e->rate[row] : e->residual[row];
+}
+
+static jyStatus newton_solve(newton *nw, double *q, double *v, double tol, int max_iter,
+                             double *final_residual) {
+  jyEval *e = nw->e;
+  const jyModel *md = e->model;
+  double *x = nw->position ? q : v;
+  double worst = INFINITY;
+  for (int it = 0; it <= max_iter; it++) {
+    jyStatus st = jy_assemble(e, q, v, nw->t, JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS);
+    if (st != JY_OK) return st;
+    worst = 0;
+    for (int k = 0; k < nw->nrows; k++)
+      worst = fmax(worst, fabs(stage_residual(md, e, nw->position, nw->rows[k])));
+    if (worst <= tol || it == max_iter || nw->ncols == 0) break;
+    int rows = nw->nrows, cols = nw->ncols, ld = rows > cols ? rows : cols;
+    for (int c = 0; c < cols; c++)
+      for (int k = 0; k < rows; k++)
+        nw->mat[k + (size_t)c * rows] = e->jac[nw->rows[k] + (size_t)nw->cols[c] * md->m];
+    memset(nw->rhs, 0, sizeof(double) * (size_t)ld);
+    for (int k = 0; k < rows; k++) nw->rhs[k] = -stage_residual(md, e, nw->position, nw->rows[k]);
+    lapack_int rank = 0;
+    if (LAPACKE_dgelsd(LAPACK_COL_MAJOR, rows, cols, 1, nw->mat, rows, nw->rhs, ld, nw->sv,
+                       1e-12, &rank) != 0)
+      break;
+    for (int c = 0; c < cols; c++) x[nw->cols[c]] += nw->rhs[c];
+  }
+  *final_residual = worst;
+  return JY_OK;
+}
+
+/* Makes (q0, v0) consistent: positions, then velocities; each first moving only what the
+ * script did not set, then everything. */
+static jyStatus assemble_initial(jyModel *md, jySystem *sys, jyEval *e) {
+  int n = md->n, m = md->m;
+  const jyAllocator *a = &md->alloc;
+  if (m == 0) return JY_OK;
+  unsigned char *q_set = jy_calloc(a, (size_t)n + 1, 1), *v_set = jy_calloc(a, (size_t)n + 1, 1);
+  newton nw = {.e = e, .t = 0};
+  nw.rows = jy_calloc(a, (size_t)m, sizeof(int));
+  nw.cols = jy_calloc(a, (size_t)n + 1, sizeof(int));
+  size_t big = (size_t)(m > n ? m : n) + 1;
+  nw.mat = jy_calloc(a, (size_t)m * n + 1, sizeof(double));
+  nw.rhs = jy_calloc(a, big, sizeof(double));
+  nw.sv = jy_calloc(a, big, sizeof(double));
+  double *q_before = jy_calloc(a, (size_t)n + 1, sizeof(double));
+  double *v_before = jy_calloc(a, (size_t)n + 1, sizeof(double));
+  jyStatus st = JY_ERR_NOMEM;
+  if (!q_set || !v_set || !nw.rows || !nw.cols || !nw.mat || !nw.rhs || !nw.sv || !q_before ||
+      !v_before)
+    goto out;
+  for (int i = 0; i < md->nparts; i++) {
+    const jySysPart *sp = &sys->parts[i];
+    for (int j = 0; j < sp->shape.ncoords; j++) {
+      q_set[md->parts[i].coord_offset + j] = sp->q_set[j];
+      v_set[md->parts[i].coord_offset + j] = sp->v_set[j];
+    }
+  }
+  memcpy(q_before, md->q0, sizeof(double) * (size_t)n);
+  memcpy(v_before, md->v0, sizeof(double) * (size_t)n);
+  for (int stage = 1; stage >= 0; stage--) {
+    nw.position = stage;
+    nw.nrows = 0;
+    for (int i = 0; i < m; i++)
+      if (!stage || md->row_kinds[i] == JY_ROW_POSITION) nw.rows[nw.nrows++] = i;
+    if (nw.nrows == 0) continue;
+    double scale = 1;
+    for (int j = 0; j < n; j++) scale = fmax(scale, fabs(stage ? md->q0[j] : md->v0[j]));
+    double tol = md->solver.assembly_tol * scale, residual = INFINITY;
+    for (int phase = 0; phase < 2 && !(residual <= tol); phase++) {
+      const unsigned char *set = stage ? q_set : v_set;
+      nw.ncols = 0;
+      for (int j = 0; j < n; j++)
+        if (phase == 1 || !set[j]) nw.cols[nw.ncols++] = j;
+      st = newton_solve(&nw, md->q0, md->v0, tol, 50, &residual);
+      if (st != JY_OK) {
+        jy_set_error(sys->error, "initial state: %s", e->error);
+        goto out;
+      }
+    }
+    if (!(residual <= tol)) {
+      jy_set_error(sys->error, "inconsistent constraints: no %s satisfies these rows at t = 0: ",
+                   stage ? "configuration" : "velocity");
+      int listed = 0;
+      for (int k = 0; k < nw.nrows; k++) {
+        int row = nw.rows[k];
+        double r = stage_residual(md, e, stage, row);
+        if (fabs(r) <= tol) continue;
+        char item[300];
+        snprintf(item, sizeof item, "%s%s (residual %.3g)", listed++ ? ", " : "",
+                 md->row_names[row], r);
+        size_t used = strlen(sys->error);
+        if (used + 1 < JY_ERROR_LEN) snprintf(sys->error + used, JY_ERROR_LEN - used, "%s", item);
+      }
+      st = JY_ERR_INCONSISTENT;
+      goto out;
+    }
+  }
+  int moved = 0;
+  for (int j = 0; j < n; j++) {
+    for (int which = 0; which < 2; which++) {
+      double before = which ? v_before[j] : q_before[j], after = which ? md->v0[j] : md->q0[j];
+      double scale = fmax(1.0, fabs(before));
+      if (fabs(after - before) <= 1e-12 * scale) continue;
+      if (++moved > 20) continue;
+      report_line(md, "initial %s %s: %.9g -> %.9g (by %.3g)%s", which ? "velocity" : "value",
+                  md->coord_names[j], before, after, after - before,
+                  (which ? v_set[j] : q_set[j]) ? " [set by the script]" : "");
+    }
+  }
+  if (moved > 20) report_line(md, "... and %d more initial values moved", moved - 20);
+  st = JY_OK;
+out:
+  jy_free(a, q_set);
+  jy_free(a, v_set);
+  jy_free(a, nw.rows);
+  jy_free(a, nw.cols);
+  jy_free(a, nw.mat);
+  jy_free(a, nw.rhs);
+  jy_free(a, nw.sv);
+  jy_free(a, q_before);
+  jy_free(a, v_before);
+  return st;
+}
+
+/* Names the rows that depend on others at the initial state (QR with column pivoting of
+ * the row-scaled A^T: the columns chosen last beyond the rank are the dependent rows). */
+static void report_dependent_rows(jyModel *md, jyEval *e) {
+  int n = md->n, m = md->m;
+  if (m == 0 || n == 0) return;
+  if (jy_assemble(e, md->q0, md->v0, 0, JY_ASM_CONSTRAINTS) != JY_OK) return;
+  double *at = jy_calloc(&md->alloc, (size_t)n * m, sizeof(double));
+  double *tau = jy_calloc(&md->alloc, (size_t)(m < n ? m : n) + 1, sizeof(double));
+  lapack_int *piv = jy_calloc(&md->alloc, (size_t)m, sizeof(lapack_int));
+  if (at && tau && piv) {
+    int zero_rows = 0;
+    for (int i = 0; i < m; i++) {
+      double norm = 0;
+      for (int j = 0; j < n; j++) norm = hypot(norm, e->jac[i + (size_t)j * m]);
+      zero_rows += norm == 0;
+      for (int j = 0; j < n; j++)
+        at[j + (size_t)i * n] = norm > 0 ? e->jac[i + (size_t)j * m] / norm : 0;
+    }
+    if (LAPACKE_dgeqp3(LAPACK_COL_MAJOR, n, m, at, n, piv, tau) == 0) {
+      int kmax = m < n ? m : n, rank = 0;
+      double r00 = fabs(at[0]);
+      for (int k = 0; k < kmax; k++)
+        if (fabs(at[k + (size_t)k * n]) > md->solver.rank_rcond * r00) rank = k + 1;
+      if (rank < m) {
+        char list[2048] = "";
+        for (int k = rank; k < m; k++) {
+          size_t used = strlen(list);
+          if (used + 1 < sizeof list)
+            snprintf(list + used, sizeof list - used, "%s%s", k > rank ? ", " : "",
+                     md->row_names[piv[k] - 1]);
+        }
+        report_line(md, "redundant constraints: rank %d of %d rows; dependent rows: %s", rank, m,
+                    list);
+      }
+    }
+    (void)zero_rows;
+  }
+  jy_free(&md->alloc, at);
+  jy_free(&md->alloc, tau);
+  jy_free(&md->alloc, piv);
+}
+
+jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) {
+  if (!sys || !out) return JY_ERR_INVALID;
+  *out = NULL;
+  jyModel *md = jy_calloc(&sys->env->alloc, 1, sizeof *md);
+  if (!md) return JY_ERR_NOMEM;
+  md->alloc = sys->env->alloc;
+  md->solver = def ? *def : jy_default_solver_def();
+  jyStatus st = lay_out(md, sys);
+  if (st == JY_OK) st = init_parts(md, sys);
+  jyEval *e = st == JY_OK ? jy_eval_create(md) : NULL;
+  if (st == JY_OK && !e) st = JY_ERR_NOMEM;
+  if (st == JY_OK) st = assemble_initial(md, sys, e);
+  if (st == JY_OK) {
+    double *acc = jy_calloc(&md->alloc, (size_t)md->n + 1, sizeof(double));
+    if (!acc) {
+      st = JY_ERR_NOMEM;
+    } else {
+      st = jy_eval_acceleration(e, md->q0, md->v0, 0, acc);
+      if (st != JY_OK) jy_set_error(sys->error, "%s", e->error);
+      jy_free(&md->alloc, acc);
+    }
+  }
+  if (st == JY_OK) report_dependent_rows(md, e);
+  jy_eval_destroy(e);
+  if (st != JY_OK) {
+    if (st == JY_ERR_NOMEM) jy_set_error(sys->error, "out of memory compiling the model");
+    jy_model_destroy(md);
+    return st;
+  }
+  *out = md;
+  return JY_OK;
+}
+
+int jy_model_num_coords(const jyModel *model) { return model ? model->n : 0; }
+int jy_model_num_rows(const jyModel *model) { return model ? model->m : 0; }
+
+const char *jy_model_coord_name(const jyModel *model, int i) {
+  return model && i >= 0 && i < model->n ? model->coord_names[i] : NULL;
+}
+
+int jy_model_find_coord(const jyModel *model, const char *name) {
+  if (model && name)
+    for (int i = 0; i < model->n; i++)
+      if (strcmp(model->coord_names[i], name) == 0) return i;
+  return -1;
+}
+
+const char *jy_model_row_name(const jyModel *model, int i) {
+  return model && i >= 0 && i < model->m ? model->row_names[i] : NULL;
+}
+
+const double *jy_model_initial_q(const jyModel *model) { return model ? model->q0 : NULL; }
+const double *jy_model_initial_v(const jyModel *model) { return model ? model->v0 : NULL; }
+const char *jy_model_report(const jyModel *model) {
+  return model && model->report ? model->report : "";
+}
+
+int jy_model_num_channels(const jyModel *model) { return model ? model->nchannels : 0; }
+
+const char *jy_model_channel_name(const jyModel *model, int i) {
+  return model && i >= 0 && i < model->nchannels ? model->channel_names[i] : NULL;
+}
+
+int jy_model_find_channel(const jyModel *model, const char *name) {
+  if (model && name)
+    for (int i = 0; i < model->nchannels; i++)
+      if (strcmp(model->channel_names[i], name) == 0) return i;
+  return -1;
+}

@@ -1,0 +1,33 @@
+/* The simulation object, shared by the integrator and the CSV writer. Internal. */
+#ifndef JY_SIM_H
+#define JY_SIM_H
+
+#include <nvector/nvector_serial.h>
+#include <sundials/sundials_context.h>
+#include <sundials/sundials_linearsolver.h>
+#include <sundials/sundials_matrix.h>
+#include <sundials/sundials_nonlinearsolver.h>
+
+#include "internal.h"
+
+struct jySim {
+  const jyModel *model;
+  jySimDef def;
+  jyEval *eval;
+  double t;
+  double *q, *v; /* state at t (n each) */
+  double *row;   /* one output row (nchannels) */
+  SUNContext ctx;
+  void *cvode;
+  N_Vector y;
+  SUNNonlinearSolver nls;
+  SUNMatrix jac;
+  SUNLinearSolver ls;
+  jyStatus failure;   /* sticky: once set, the right-hand side refuses to run */
+  jyStatus rhs_status;/* last recoverable trouble of the right-hand side */
+  char error[JY_ERROR_LEN];
+  char cvode_message[512];
+  char rhs_message[JY_ERROR_LEN];
+};
+
+#endif

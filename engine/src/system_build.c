@@ -1,0 +1,343 @@
+/* The system builder: parts with validated parameters, initial values, glue. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static void free_shape_names(const jyAllocator *a, jyPartShape *s) {
+  for (int i = 0; i < s->ncoords; i++) jy_free(a, (char *)s->coord_names[i]);
+  for (int i = 0; i < s->nterminals; i++) jy_free(a, (char *)s->terminals[i].name);
+  for (int i = 0; i < s->nrows; i++) jy_free(a, (char *)s->row_names[i]);
+  for (int i = 0; i < s->noutputs; i++) jy_free(a, (char *)s->output_names[i]);
+}
+
+static void free_part(const jyAllocator *a, jySysPart *p) {
+  jy_free(a, p->name);
+  jy_free(a, p->params);
+  free_shape_names(a, &p->shape);
+  jy_free(a, p->q0);
+  jy_free(a, p->v0);
+  jy_free(a, p->q_set);
+  jy_free(a, p->v_set);
+}
+
+jySystem *jy_system_create(jyEnv *env) {
+  if (!env) return NULL;
+  jySystem *sys = jy_calloc(&env->alloc, 1, sizeof *sys);
+  if (sys) sys->env = env;
+  return sys;
+}
+
+void jy_system_destroy(jySystem *sys) {
+  if (!sys) return;
+  const jyAllocator *a = &sys->env->alloc;
+  for (int i = 0; i < sys->nparts; i++) free_part(a, &sys->parts[i]);
+  for (int i = 0; i < sys->nglues; i++) jy_free(a, sys->glues[i].name);
+  jy_free(a, sys->parts);
+  jy_free(a, sys->glues);
+  jy_free(a, sys);
+}
+
+const char *jy_system_error(const jySystem *sys) { return sys ? sys->error : ""; }
+
+void jy_system_set_gravity(jySystem *sys, const double gravity[3]) {
+  if (sys && gravity)
+    for (int i = 0; i < 3; i++) sys->gravity[i] = gravity[i];
+}
+
+/* Edit distance, for "did you mean" suggestions (names are short). */
+static int edit_distance(const char *a, const char *b) {
+  int la = (int)strlen(a), lb = (int)strlen(b);
+  if (la > 63 || lb > 63) return 99;
+  int row[64];
+  for (int j = 0; j <= lb; j++) row[j] = j;
+  for (int i = 1; i <= la; i++) {
+    int diag = row[0];
+    row[0] = i;
+    for (int j = 1; j <= lb; j++) {
+      int up = row[j];
+      int best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+/* Writes " (did you mean 'x'?)" for the nearest candidate within reach, else a list. */
+static void suggest(char *out, size_t len, const char *name, const char *const *candidates,
+                    int count) {
+  int best = -1, best_d = 99;
+  for (int i = 0; i < count; i++) {
+    int d = edit_distance(name, candidates[i]);
+    if (d < best_d) best_d = d, best = i;
+  }
+  if (best >= 0 && best_d <= 2 && best_d < (int)strlen(name)) {
+    snprintf(out, len, " (did you mean '%s'?)", candidates[best]);
+    return;
+  }
+  size_t used = (size_t)snprintf(out, len, count ? "; valid: " : "; there are none");
+  for (int i = 0; i < count && used < len; i++)
+    used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", candidates[i]);
+}
+
+static const char *domain_text(jyParamDomain d) {
+  switch (d) {
+    case JY_PARAM_POSITIVE: return "must be > 0";
+    case JY_PARAM_NONNEGATIVE: return "must be >= 0";
+    case JY_PARAM_DIMENSION: return "must be 1, 2 or 3";
+    case JY_PARAM_REAL: break;
+  }
+  return "must be a finite number";
+}
+
+static int in_domain(jyParamDomain d, double x) {
+  if (!isfinite(x)) return 0;
+  switch (d) {
+    case JY_PARAM_POSITIVE: return x > 0;
+    case JY_PARAM_NONNEGATIVE: return x >= 0;
+    case JY_PARAM_DIMENSION: return x == 1 || x == 2 || x == 3;
+    case JY_PARAM_REAL: break;
+  }
+  return 1;
+}
+
+static int grow(const jyAllocator *a, void **array, int *cap, int count, size_t elem) {
+  if (count < *cap) return 0;
+  int ncap = *cap ? 2 * *cap : 8;
+  void *fresh = jy_calloc(a, (size_t)ncap, elem);
+  if (!fresh) return -1;
+  if (count) memcpy(fresh, *array, elem * (size_t)count);
+  jy_free(a, *array);
+  *array = fresh;
+  *cap = ncap;
+  return 0;
+}
+
+/* Copies the names of a shape into owned strings; a copy that fails leaves NULL, so the
+ * shape can always be freed with free_shape_names. */
+static int own_shape_names(const jyAllocator *a, jyPartShape *s) {
+  int bad = 0;
+  for (int i = 0; i < s->ncoords; i++)
+    bad |= !(s->coord_names[i] = jy_strdup(a, s->coord_names[i] ? s->coord_names[i] : "?"));
+  for (int i = 0; i < s->nterminals; i++)
+    bad |= !(s->terminals[i].name =
+                 jy_strdup(a, s->terminals[i].name ? s->terminals[i].name : "?"));
+  for (int i = 0; i < s->nrows; i++)
+    bad |= !(s->row_names[i] = jy_strdup(a, s->row_names[i] ? s->row_names[i] : "row"));
+  for (int i = 0; i < s->noutputs; i++)
+    bad |= !(s->output_names[i] = jy_strdup(a, s->output_names[i] ? s->output_names[i] : "?"));
+  return bad ? -1 : 0;
+}
+
+static int shape_in_limits(const jyPartShape *s) {
+  if (s->ncoords < 0 || s->ncoords > JY_PART_MAX_COORDS) return 0;
+  if (s->nterminals < 0 || s->nterminals > JY_PART_MAX_TERMINALS) return 0;
+  if (s->nrows < 0 || s->nrows > JY_PART_MAX_ROWS) return 0;
+  if (s->noutputs < 0 || s->noutputs > JY_PART_MAX_OUTPUTS) return 0;
+  for (int i = 0; i < s->nterminals; i++)
+    if (s->terminals[i].dim < 1 || s->terminals[i].dim > JY_TERMINAL_MAX_DIM) return 0;
+  return 1;
+}
+
+jyPartId jy_system_add_part(jySystem *sys, const char *type_name, const char *name,
+                            const jyParamSetting *settings, int nsettings) {
+  jyPartId bad = {-1};
+  if (!sys) return bad;
+  const jyAllocator *a = &sys->env->alloc;
+  const jyPartType *type = jy_env_find_type(sys->env, type_name ? type_name : "");
+  if (!type) {
+    char hint[512];
+    const char *names[256];
+    int count = sys->env->ntypes < 256 ? sys->env->ntypes : 256;
+    for (int i = 0; i < count; i++) names[i] = sys->env->types[i]->name;
+    suggest(hint, sizeof hint, type_name ? type_name : "", names, count);
+    jy_set_error(sys->error, "unknown part type '%s'%s", type_name ? type_name : "(null)", hint);
+    return bad;
+  }
+  if (!name || !*name || strchr(name, '.') || strchr(name, ',') || strlen(name) > 200) {
+    jy_set_error(sys->error, "part of type '%s': name '%s' must be non-empty, at most 200 "
+                 "characters, without '.' or ','", type->name, name ? name : "(null)");
+    return bad;
+  }
+  if (jy_system_find_part(sys, name).index >= 0) {
+    jy_set_error(sys->error, "a part named '%s' exists already", name);
+    return bad;
+  }
+  double params[256];
+  if (type->nparams > 256) {
+    jy_set_error(sys->error, "part type '%s' has more than 256 parameters", type->name);
+    return bad;
+  }
+  for (int i = 0; i < type->nparams; i++) params[i] = type->params[i].default_value;
+  for (int s = 0; s < nsettings; s++) {
+    int found = -1;
+    for (int i = 0; i < type->nparams; i++)
+      if (strcmp(type->params[i].name, settings[s].name) == 0) found = i;
+    if (found < 0) {
+      char hint[512];
+      const char *names[256];
+      for (int i = 0; i < type->nparams; i++) names[i] = type->params[i].name;
+      suggest(hint, sizeof hint, settings[s].name, names, type->nparams);
+      jy_set_error(sys->error, "part '%s' (%s): unknown parameter '%s'%s", name, type->name,
+                   settings[s].name, hint);
+      return bad;
+    }
+    params[found] = settings[s].value;
+  }
+  for (int i = 0; i < type->nparams; i++) {
+    const jyParamSpec *spec = &type->params[i];
+    if (!in_domain(spec->domain, params[i])) {
+      jy_set_error(sys->error, "part '%s' (%s): parameter %s = %g %s %s", name, type->name,
+                   spec->name, params[i], spec->unit ? spec->unit : "", domain_text(spec->domain));
+      return bad;
+    }
+  }
+  jySysPart part = {0};
+  char why[512] = "";
+  if (type->shape(type, params, &part.shape, why, sizeof why) != 0) {
+    jy_set_error(sys->error, "part '%s' (%s): %s", name, type->name, why[0] ? why : "bad shape");
+    return bad;
+  }
+  if (!shape_in_limits(&part.shape)) {
+    jy_set_error(sys->error, "part '%s' (%s): shape exceeds the protocol's limits", name,
+                 type->name);
+    return bad;
+  }
+  if (grow(a, (void **)&sys->parts, &sys->parts_cap, sys->nparts, sizeof *sys->parts) != 0)
+    return bad;
+  int nc = part.shape.ncoords;
+  part.name = jy_strdup(a, name);
+  part.type = type;
+  part.params = jy_calloc(a, (size_t)type->nparams + 1, sizeof(double));
+  part.q0 = jy_calloc(a, (size_t)nc + 1, sizeof(double));
+  part.v0 = jy_calloc(a, (size_t)nc + 1, sizeof(double));
+  part.q_set = jy_calloc(a, (size_t)nc + 1, 1);
+  part.v_set = jy_calloc(a, (size_t)nc + 1, 1);
+  int names_ok = own_shape_names(a, &part.shape) == 0;
+  if (!names_ok || !part.name || !part.params || !part.q0 || !part.v0 || !part.q_set ||
+      !part.v_set) {
+    free_part(a, &part);
+    jy_set_error(sys->error, "out of memory adding part '%s'", name);
+    return bad;
+  }
+  memcpy(part.params, params, sizeof(double) * (size_t)type->nparams);
+  for (int i = 0; i < nc; i++) part.q0[i] = part.shape.coord_defaults[i];
+  sys->parts[sys->nparts] = part;
+  return (jyPartId){sys->nparts++};
+}
+
+jyPartId jy_system_find_part(const jySystem *sys, const char *name) {
+  if (sys && name)
+    for (int i = 0; i < sys->nparts; i++)
+      if (strcmp(sys->parts[i].name, name) == 0) return (jyPartId){i};
+  return (jyPartId){-1};
+}
+
+int jy_system_num_parts(const jySystem *sys) { return sys ? sys->nparts : 0; }
+
+static const jySysPart *get_part(const jySystem *sys, jyPartId id) {
+  return sys && id.index >= 0 && id.index < sys->nparts ? &sys->parts[id.index] : NULL;
+}
+
+const char *jy_system_part_name(const jySystem *sys, jyPartId part) {
+  const jySysPart *p = get_part(sys, part);
+  return p ? p->name : NULL;
+}
+
+const jyPartShape *jy_system_part_shape(const jySystem *sys, jyPartId part) {
+  const jySysPart *p = get_part(sys, part);
+  return p ? &p->shape : NULL;
+}
+
+jyTerminalId jy_system_terminal(const jySystem *sys, jyPartId part, const char *name) {
+  const jySysPart *p = get_part(sys, part);
+  if (p && name)
+    for (int i = 0; i < p->shape.nterminals; i++)
+      if (strcmp(p->shape.terminals[i].name, name) == 0) return (jyTerminalId){part.index, i};
+  return (jyTerminalId){-1, -1};
+}
+
+static jyStatus set_initial(jySystem *sys, jyPartId part, const char *coord, double value,
+                            int velocity) {
+  if (!sys) return JY_ERR_INVALID;
+  jySysPart *p = (jySysPart *)get_part(sys, part);
+  if (!p) {
+    jy_set_error(sys->error, "no part with index %d", part.index);
+    return JY_ERR_INVALID;
+  }
+  for (int i = 0; i < p->shape.ncoords; i++) {
+    if (strcmp(p->shape.coord_names[i], coord ? coord : "") != 0) continue;
+    if (!isfinite(value)) {
+      jy_set_error(sys->error, "part '%s': initial %s of '%s' must be finite", p->name,
+                   velocity ? "velocity" : "value", coord);
+      return JY_ERR_PARAM;
+    }
+    if (velocity)
+      p->v0[i] = value, p->v_set[i] = 1;
+    else
+      p->q0[i] = value, p->q_set[i] = 1;
+    return JY_OK;
+  }
+  char hint[512];
+  suggest(hint, sizeof hint, coord ? coord : "", p->shape.coord_names, p->shape.ncoords);
+  jy_set_error(sys->error, "part '%s' (%s) has no coordinate '%s'%s", p->name, p->type->name,
+               coord ? coord : "(null)", hint);
+  return JY_ERR_UNKNOWN_NAME;
+}
+
+jyStatus jy_system_set_coord(jySystem *sys, jyPartId part, const char *coord, double value) {
+  return set_initial(sys, part, coord, value, 0);
+}
+
+jyStatus jy_system_set_velocity(jySystem *sys, jyPartId part, const char *coord, double value) {
+  return set_initial(sys, part, coord, value, 1);
+}
+
+jyStatus jy_system_glue(jySystem *sys, jyTerminalId a, jyTerminalId b, const char *name) {
+  if (!sys) return JY_ERR_INVALID;
+  const jySysPart *pa = get_part(sys, (jyPartId){a.part});
+  const jySysPart *pb = get_part(sys, (jyPartId){b.part});
+  if (!pa || !pb || a.terminal < 0 || a.terminal >= pa->shape.nterminals || b.terminal < 0 ||
+      b.terminal >= pb->shape.nterminals) {
+    jy_set_error(sys->error, "glue: no such terminal");
+    return JY_ERR_INVALID;
+  }
+  const jyTerminalSpec *ta = &pa->shape.terminals[a.terminal];
+  const jyTerminalSpec *tb = &pb->shape.terminals[b.terminal];
+  if (a.part == b.part && a.terminal == b.terminal) {
+    jy_set_error(sys->error, "glue: terminal %s.%s is glued to itself", pa->name, ta->name);
+    return JY_ERR_INVALID;
+  }
+  if (ta->dim != tb->dim) {
+    jy_set_error(sys->error,
+                 "glue: terminals %s.%s (%d-D) and %s.%s (%d-D) have different dimensions",
+                 pa->name, ta->name, ta->dim, pb->name, tb->name, tb->dim);
+    return JY_ERR_DIMENSION;
+  }
+  char auto_name[32];
+  if (!name) {
+    snprintf(auto_name, sizeof auto_name, "glue%d", sys->nglues + 1);
+    name = auto_name;
+  }
+  if (!*name || strchr(name, ',') || strlen(name) > 200) {
+    jy_set_error(sys->error, "glue name '%s' must be non-empty, at most 200 characters, "
+                 "without ','", name);
+    return JY_ERR_INVALID;
+  }
+  for (int i = 0; i < sys->nglues; i++)
+    if (strcmp(sys->glues[i].name, name) == 0) {
+      jy_set_error(sys->error, "a glue named '%s' exists already", name);
+      return JY_ERR_INVALID;
+    }
+  const jyAllocator *al = &sys->env->alloc;
+  if (grow(al, (void **)&sys->glues, &sys->glues_cap, sys->nglues, sizeof *sys->glues) != 0)
+    return JY_ERR_NOMEM;
+  char *owned = jy_strdup(al, name);
+  if (!owned) return JY_ERR_NOMEM;
+  sys->glues[sys->nglues++] = (jySysGlue){owned, a, b, ta->dim};
+  return JY_OK;
+}

@@ -1,0 +1,532 @@
+/* lua/main.c — the `joinery` command.
+ *
+ *   joinery SCRIPT [ARGS...]       runs a Lua script as lua5.4 would (global `arg`, `...`),
+ *                                  with the joinery module preloaded; an error prints the
+ *                                  message (file:line) and a traceback, exit status 1.
+ *   joinery run SCRIPT [OPTIONS] [-- ARGS...]
+ *                                  runs SCRIPT, which must return a system; compiles it,
+ *                                  prints the model's size and assembly report, simulates
+ *                                  with the script's settings overridden by the options,
+ *                                  writes the CSV (default: the script's base name with .csv,
+ *                                  in the current directory) and prints the first rows, the
+ *                                  last row, the run time and "wrote N rows x C columns to F".
+ *   joinery types                  lists the registered part types
+ *   joinery doc TYPE               parameters, terminals and coordinates of a part type
+ *   joinery --help | --version
+ *
+ * Exit status: 0 success, 1 error ("joinery: <message>" on stderr), 2 usage error.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include "binding.h"
+
+#ifndef JOINERY_VERSION
+#define JOINERY_VERSION "0.1.0"
+#endif
+
+static const char usage_text[] =
+  "usage: joinery SCRIPT [ARGS...]        run a Lua script (require \"joinery\" works)\n"
+  "       joinery run SCRIPT [OPTIONS] [-- ARGS...]\n"
+  "                                       simulate the system SCRIPT returns, write a CSV\n"
+  "       joinery types                   list the part types\n"
+  "       joinery doc TYPE                describe a part type\n"
+  "       joinery --help | --version\n"
+  "\n"
+  "options of run (override the script's sys:settings):\n"
+  "  --out FILE.csv    output file (default: the script's name with .csv, here)\n"
+  "  --t-end T         end time, s\n"
+  "  --dt-out DT       output interval, s\n"
+  "  --rtol R          relative tolerance\n"
+  "  --atol A          absolute tolerance\n"
+  "  --method M        adams (non-stiff) or bdf (stiff)\n";
+
+typedef struct Cli {
+  int argc;
+  char **argv;
+  int status; /* exit status */
+} Cli;
+
+static void print_error(const char *msg) {
+  fprintf(stderr, "joinery: %s\n", msg ? msg : "(no message)");
+  fflush(stderr);
+}
+
+/* Prints "joinery: <message>" and the usage to stderr; returns the usage exit status. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static int usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "joinery: ");
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n%s", usage_text);
+  va_end(ap);
+  return 2;
+}
+
+/* Adds a traceback to the error message (as lua.c does). */
+static int msghandler(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (!msg) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+/* Calls the function below narg arguments with the traceback handler. */
+static int docall(lua_State *L, int narg, int nres) {
+  int base = lua_gettop(L) - narg;
+  lua_pushcfunction(L, msghandler);
+  lua_insert(L, base);
+  int status = lua_pcall(L, narg, nres, base);
+  lua_remove(L, base);
+  return status;
+}
+
+/* The global `arg`: arg[-k..-1] the command words, arg[0] the script, arg[1..] its args. */
+static void set_arg_table(lua_State *L, char **argv, int script_at, int nbefore, int first,
+                          int nafter) {
+  lua_createtable(L, nafter, nbefore + 1);
+  for (int i = 0; i < nbefore; i++) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i - nbefore);
+  }
+  lua_pushstring(L, argv[script_at]);
+  lua_rawseti(L, -2, 0);
+  for (int i = 0; i < nafter; i++) {
+    lua_pushstring(L, argv[first + i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setglobal(L, "arg");
+}
+
+/* Loads and runs the script with nargs arguments argv[first..]; leaves nres results.
+ * Returns 0, or 1 after printing the error. */
+static int run_script(lua_State *L, const char *script, char **argv, int first, int nargs,
+                      int nres) {
+  if (luaL_loadfile(L, script) != LUA_OK) {
+    print_error(lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return 1;
+  }
+  luaL_checkstack(L, nargs, "too many arguments to the script");
+  for (int i = 0; i < nargs; i++) lua_pushstring(L, argv[first + i]);
+  if (docall(L, nargs, nres) != LUA_OK) {
+    print_error(lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return 1;
+  }
+  return 0;
+}
+
+/* Pushes the module table. */
+static void require_joinery(lua_State *L) {
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "joinery");
+  lua_call(L, 1, 1);
+}
+
+/* ---- joinery run ----------------------------------------------------------------------- */
+
+#define SHOW_COLS 6
+#define FIELD_LEN 40
+
+typedef struct CsvLine {
+  char field[SHOW_COLS][FIELD_LEN];
+  int nfields;
+} CsvLine;
+
+typedef struct CsvSummary {
+  CsvLine header, first[3], last;
+  long rows;
+  int cols;
+} CsvSummary;
+
+/* Reads the written file back: the header, the first three rows and the last one (the
+ * leading SHOW_COLS fields of each). Returns 0 on success. No Lua calls, no allocation. */
+static int read_csv_summary(const char *path, CsvSummary *s) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  memset(s, 0, sizeof *s);
+  CsvLine line;
+  memset(&line, 0, sizeof line);
+  long nlines = 0;
+  size_t len = 0;
+  int c, pending = 0;
+  while ((c = getc(f)) != EOF || pending) {
+    if (c == EOF || c == '\n') {
+      line.nfields++;
+      if (nlines == 0) {
+        s->header = line;
+        s->cols = line.nfields;
+      } else {
+        if (nlines <= 3) s->first[nlines - 1] = line;
+        s->last = line;
+      }
+      nlines++;
+      memset(&line, 0, sizeof line);
+      len = 0;
+      pending = 0;
+      if (c == EOF) break;
+      continue;
+    }
+    pending = 1;
+    if (c == '\r') continue;
+    if (c == ',') {
+      line.nfields++;
+      len = 0;
+      continue;
+    }
+    if (line.nfields < SHOW_COLS && len + 1 < FIELD_LEN) line.field[line.nfields][len++] = (char)c;
+  }
+  fclose(f);
+  s->rows = nlines > 0 ? nlines - 1 : 0;
+  return nlines > 0 ? 0 : -1;
+}
+
+static void print_csv_line(const CsvLine *line, int ncols, int header) {
+  for (int i = 0; i < ncols; i++) {
+    const char *text = line->field[i];
+    char *end = NULL;
+    double x = strtod(text, &end);
+    if (!header && end != text && *end == '\0')
+      printf(" %14.7g", x);
+    else
+      printf(" %14s", text);
+  }
+  printf("\n");
+}
+
+static void print_summary(const CsvSummary *s) {
+  int ncols = s->cols < SHOW_COLS ? s->cols : SHOW_COLS;
+  if (s->cols > SHOW_COLS) printf("first %d of %d columns:\n", ncols, s->cols);
+  print_csv_line(&s->header, ncols, 1);
+  long nfirst = s->rows < 3 ? s->rows : 3;
+  for (long i = 0; i < nfirst; i++) print_csv_line(&s->first[i], ncols, 0);
+  if (s->rows > 4) printf(" %14s\n", "...");
+  if (s->rows > 3) print_csv_line(&s->last, ncols, 0);
+}
+
+static lua_Integer int_field(lua_State *L, int idx, const char *key) {
+  lua_getfield(L, idx, key);
+  lua_Integer v = lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+/* Protected: 1 = system, 2 = settings table (with out). Prints as it goes. */
+static int simulate_system(lua_State *L) {
+  lua_getfield(L, 1, "compile");
+  lua_pushvalue(L, 1);
+  lua_call(L, 1, 1); /* 3: model */
+  lua_getfield(L, 3, "num_coords");
+  lua_pushvalue(L, 3);
+  lua_call(L, 1, 1);
+  lua_getfield(L, 3, "num_rows");
+  lua_pushvalue(L, 3);
+  lua_call(L, 1, 1);
+  lua_getfield(L, 3, "num_channels");
+  lua_pushvalue(L, 3);
+  lua_call(L, 1, 1);
+  printf("model: %d coordinates, %d constraint rows, %d output channels\n",
+         (int)lua_tointeger(L, -3), (int)lua_tointeger(L, -2), (int)lua_tointeger(L, -1));
+  lua_pop(L, 3);
+  lua_getfield(L, 3, "report");
+  lua_pushvalue(L, 3);
+  lua_call(L, 1, 1);
+  const char *report = lua_tostring(L, -1);
+  if (report && *report) {
+    size_t n = strlen(report);
+    printf("assembly report:\n%s%s", report, report[n - 1] == '\n' ? "" : "\n");
+  }
+  lua_pop(L, 1);
+  fflush(stdout);
+
+  lua_getfield(L, 3, "simulate");
+  lua_pushvalue(L, 3);
+  lua_pushvalue(L, 2);
+  lua_call(L, 2, 1); /* 4: result */
+  lua_getfield(L, 2, "out");
+  const char *out = lua_tostring(L, -1); /* 5 */
+
+  CsvSummary summary;
+  if (read_csv_summary(out, &summary) != 0)
+    return luaL_error(L, "cannot read back %s", out);
+  print_summary(&summary);
+  lua_getfield(L, 4, "seconds");
+  double seconds = lua_tonumber(L, -1);
+  lua_getfield(L, 4, "stats"); /* 7 */
+  printf("run time %.3f s (%ld steps, %ld right-hand-side evaluations)\n", seconds,
+         (long)int_field(L, 7, "steps"), (long)int_field(L, 7, "rhs_evals"));
+  printf("wrote %ld rows x %d columns to %s\n", summary.rows, summary.cols, out);
+  return 0;
+}
+
+typedef struct RunOption {
+  const char *flag, *key;
+  int numeric;
+} RunOption;
+
+static const RunOption run_options[] = {
+  {"--out", "out", 0},   {"--t-end", "t_end", 1}, {"--dt-out", "dt_out", 1},
+  {"--rtol", "rtol", 1}, {"--atol", "atol", 1},   {"--method", "method", 0},
+};
+#define NUM_RUN_OPTIONS ((int)(sizeof run_options / sizeof run_options[0]))
+
+/* joinery run SCRIPT [options] [-- args]; argv[at] is the word after "run". Settings go
+ * into a table on the stack. */
+static int cmd_run(lua_State *L, Cli *cli, int at) {
+  char **argv = cli->argv;
+  const char *script = NULL;
+  int script_at = 0, first_arg = cli->argc, nargs = 0;
+  lua_newtable(L);
+  int settings = lua_gettop(L);
+  for (int i = at; i < cli->argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0) {
+      first_arg = i + 1;
+      nargs = cli->argc - first_arg;
+      break;
+    }
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(usage_text, stdout);
+      return 0;
+    }
+    if (a[0] == '-' && a[1] != '\0') {
+      const RunOption *opt = NULL;
+      const char *eq = strchr(a, '=');
+      size_t flen = eq ? (size_t)(eq - a) : strlen(a);
+      for (int k = 0; k < NUM_RUN_OPTIONS; k++)
+        if (strlen(run_options[k].flag) == flen && strncmp(a, run_options[k].flag, flen) == 0)
+          opt = &run_options[k];
+      if (!opt) return usage_error("unknown option '%s'", a);
+      const char *value = NULL;
+      if (eq) {
+        value = eq + 1;
+      } else if (i + 1 < cli->argc) {
+        value = argv[++i];
+      }
+      if (!value || !*value || (!eq && strncmp(value, "--", 2) == 0))
+        return usage_error("option %s needs a value", opt->flag);
+      if (opt->numeric) {
+        char *end = NULL;
+        double x = strtod(value, &end);
+        if (end == value || *end != '\0' || !isfinite(x))
+          return usage_error("option %s expects a number, got '%s'", opt->flag, value);
+        lua_pushnumber(L, x);
+      } else {
+        if (strcmp(opt->key, "method") == 0 && strcmp(value, "adams") != 0 &&
+            strcmp(value, "bdf") != 0)
+          return usage_error("option --method expects adams or bdf, got '%s'", value);
+        lua_pushstring(L, value);
+      }
+      lua_setfield(L, settings, opt->key);
+      continue;
+    }
+    if (script) return usage_error("unexpected argument '%s' (script is %s)", a, script);
+    script = a;
+    script_at = i;
+  }
+  if (!script) return usage_error("run needs a SCRIPT");
+
+  if (lua_getfield(L, settings, "out") == LUA_TNIL) {
+    const char *base = strrchr(script, '/');
+    base = base ? base + 1 : script;
+    size_t n = strlen(base);
+    if (n > 4 && strcmp(base + n - 4, ".lua") == 0) n -= 4;
+    lua_pushlstring(L, base, n);
+    lua_pushliteral(L, ".csv");
+    lua_concat(L, 2);
+    lua_setfield(L, settings, "out");
+  }
+  lua_pop(L, 1);
+
+  set_arg_table(L, argv, script_at, script_at, first_arg, nargs);
+  if (run_script(L, script, argv, first_arg, nargs, 1) != 0) return 1;
+  if (!luaL_testudata(L, -1, JYL_SYSTEM)) {
+    fprintf(stderr,
+            "joinery: %s must return a system (end it with `return sys`), but it returned %s\n",
+            script, lua_isnil(L, -1) ? "nothing" : luaL_typename(L, -1));
+    return 1;
+  }
+  lua_pushcfunction(L, simulate_system);
+  lua_insert(L, -2);
+  lua_pushvalue(L, settings);
+  if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+    fflush(stdout);
+    print_error(lua_tostring(L, -1));
+    return 1;
+  }
+  return 0;
+}
+
+/* ---- joinery types / doc --------------------------------------------------------------- */
+
+static int cmd_types(lua_State *L) {
+  require_joinery(L);
+  int mod = lua_gettop(L);
+  lua_getfield(L, mod, "types");
+  lua_call(L, 0, 1);
+  int types = lua_gettop(L);
+  lua_Integer n = luaL_len(L, types);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_getfield(L, mod, "describe");
+    lua_geti(L, types, i);
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, "name");
+    lua_getfield(L, -2, "doc");
+    printf("%-14s %s\n", lua_tostring(L, -2), lua_tostring(L, -1));
+    lua_pop(L, 3);
+  }
+  return 0;
+}
+
+/* Prints the strings of the array at idx joined by ", " (or "none"). */
+static void print_names(lua_State *L, int idx) {
+  lua_Integer n = luaL_len(L, idx);
+  if (n == 0) printf("none");
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_geti(L, idx, i);
+    printf("%s%s", i > 1 ? ", " : "", lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  printf("\n");
+}
+
+static int cmd_doc(lua_State *L, const char *type) {
+  require_joinery(L);
+  lua_getfield(L, -1, "describe");
+  lua_pushstring(L, type);
+  lua_call(L, 1, 1);
+  int d = lua_gettop(L);
+  lua_getfield(L, d, "name");
+  lua_getfield(L, d, "doc");
+  printf("%s: %s\n", lua_tostring(L, -2), lua_tostring(L, -1));
+  lua_pop(L, 2);
+
+  lua_getfield(L, d, "params");
+  int params = lua_gettop(L);
+  lua_Integer n = luaL_len(L, params);
+  printf("parameters:\n");
+  if (n == 0) printf("  none\n");
+  else printf("  %-10s %10s  %-8s %-12s %s\n", "name", "default", "unit", "domain", "meaning");
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_geti(L, params, i);
+    lua_getfield(L, -1, "name");
+    lua_getfield(L, -2, "default");
+    lua_getfield(L, -3, "unit");
+    lua_getfield(L, -4, "domain");
+    lua_getfield(L, -5, "doc");
+    printf("  %-10s %10g  %-8s %-12s %s\n", lua_tostring(L, -5), lua_tonumber(L, -4),
+           lua_tostring(L, -3), lua_tostring(L, -2), lua_tostring(L, -1));
+    lua_pop(L, 6);
+  }
+  lua_pop(L, 1);
+
+  if (lua_getfield(L, d, "shape_error") == LUA_TSTRING) {
+    printf("shape for the default parameters: %s\n", lua_tostring(L, -1));
+    return 0;
+  }
+  lua_pop(L, 1);
+  printf("with the default parameters:\n  terminals: ");
+  lua_getfield(L, d, "terminals");
+  int terms = lua_gettop(L);
+  n = luaL_len(L, terms);
+  if (n == 0) printf("none");
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_geti(L, terms, i);
+    lua_getfield(L, -1, "name");
+    lua_getfield(L, -2, "dim");
+    printf("%s%s (dim %d)", i > 1 ? ", " : "", lua_tostring(L, -2), (int)lua_tointeger(L, -1));
+    lua_pop(L, 3);
+  }
+  printf("\n");
+  lua_pop(L, 1);
+  static const char *const lists[][2] = {
+    {"coords", "coordinates"}, {"rows", "constraint rows"}, {"outputs", "outputs"}};
+  for (int k = 0; k < 3; k++) {
+    printf("  %s: ", lists[k][1]);
+    lua_getfield(L, d, lists[k][0]);
+    print_names(L, lua_gettop(L));
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
+/* ---- main ------------------------------------------------------------------------------ */
+
+static int dispatch(lua_State *L, Cli *cli) {
+  char **argv = cli->argv;
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    fputs(usage_text, stdout);
+    return 0;
+  }
+  if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-v") == 0) {
+    printf("joinery %s (%s)\n", JOINERY_VERSION, LUA_RELEASE);
+    return 0;
+  }
+  if (strcmp(cmd, "run") == 0) return cmd_run(L, cli, 2);
+  if (strcmp(cmd, "types") == 0) {
+    if (cli->argc != 2) return usage_error("types takes no arguments");
+    return cmd_types(L);
+  }
+  if (strcmp(cmd, "doc") == 0) {
+    if (cli->argc != 3) return usage_error("doc needs one part type name");
+    return cmd_doc(L, argv[2]);
+  }
+  if (cmd[0] == '-') return usage_error("unknown option '%s'", cmd);
+  set_arg_table(L, argv, 1, 1, 2, cli->argc - 2);
+  return run_script(L, cmd, argv, 2, cli->argc - 2, 0);
+}
+
+/* Everything that may raise a Lua error runs in here, under lua_pcall. */
+static int pmain(lua_State *L) {
+  Cli *cli = (Cli *)lua_touserdata(L, 1);
+  luaL_checkversion(L);
+  luaL_openlibs(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_joinery);
+  lua_setfield(L, -2, "joinery");
+  lua_pop(L, 1);
+  cli->status = dispatch(L, cli);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(usage_text, stderr);
+    return 2;
+  }
+  lua_State *L = luaL_newstate();
+  if (!L) {
+    print_error("cannot create the Lua state (out of memory)");
+    return 1;
+  }
+  Cli cli = {argc, argv, 1};
+  lua_pushcfunction(L, pmain);
+  lua_pushlightuserdata(L, &cli);
+  if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+    fflush(stdout);
+    print_error(lua_tostring(L, -1));
+    cli.status = 1;
+  }
+  fflush(stdout);
+  lua_close(L);
+  return cli.status;
+}

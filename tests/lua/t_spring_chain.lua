@@ -1,0 +1,59 @@
+-- examples/spring_chain.lua against the exact modal solution of the seed's (1.211)-(1.212),
+-- and against the monolithic model of the same chain.
+local tap = dofile("tests/lua/tap.lua")
+tap.plan(5)
+
+local m1, k1, m2, k2, x0 = 1, 100, 2, 50, 0.1
+-- K phi = w^2 M phi with M = [[m1+m2, m2], [m2, m2]], K = diag(k1, k2)
+local a, b, c = m1 * m2, -(k1 * m2 + k2 * (m1 + m2)), k1 * k2
+local disc = math.sqrt(b * b - 4 * a * c)
+local s = { (-b - disc) / (2 * a), (-b + disc) / (2 * a) }
+local shape = {}
+for i = 1, 2 do shape[i] = (k1 - s[i] * (m1 + m2)) / (s[i] * m2) end
+local c2 = -x0 * shape[1] / (shape[2] - shape[1])
+local c1 = x0 - c2
+local function exact(t)
+  local w1, w2 = math.sqrt(s[1]), math.sqrt(s[2])
+  return c1 * math.cos(w1 * t) + c2 * math.cos(w2 * t),
+         c1 * shape[1] * math.cos(w1 * t) + c2 * shape[2] * math.cos(w2 * t)
+end
+
+local tight = { rtol = 1e-10, atol = 1e-12 }
+local res = dofile("examples/spring_chain.lua"):simulate(tight)
+tap.ok(#res.t == 1001 and math.abs(res.t[#res.t] - 10) < 1e-12, "10 s in 1001 output rows")
+local worst = 0
+for i = 1, #res.t do
+  local x1, x2 = exact(res.t[i])
+  worst = math.max(worst, math.abs(res["left.x"][i] - x1), math.abs(res["right.x"][i] - x2))
+end
+-- The issue's bound at rtol 1e-10 / atol 1e-12.
+tap.ok(worst < 1e-7, "left.x and right.x within 1e-7 m of the modal solution at every output")
+tap.diag(string.format("worst deviation from the modal solution: %.3g m", worst))
+
+local mono = dofile("examples/spring_chain_monolithic.lua"):simulate(tight)
+local worst_mono = 0
+for i = 1, #res.t do
+  local x1 = mono["m1.x"][i] - 1
+  local x2 = mono["m2.x"][i] - mono["m1.x"][i] - 1
+  worst_mono = math.max(worst_mono, math.abs(res["left.x"][i] - x1),
+                        math.abs(res["right.x"][i] - x2))
+end
+tap.ok(worst_mono < 1e-8, "the SICM parts and the monolithic model agree within 1e-8 m")
+tap.diag(string.format("worst difference to the monolithic model: %.3g m", worst_mono))
+
+-- The glue between right.base and left.tip carries m2 (x1'' + x2'') = -k2 x2 (eq. 1.209):
+-- the force on right.base (terminal a of that glue) is the spring force -k2 x2 transmitted.
+local worst_force = 0
+for i = 1, #res.t do
+  local f = res["force.right.base"][i]
+  worst_force = math.max(worst_force, math.abs(f - (-k2 * res["right.x"][i])))
+end
+tap.ok(worst_force < 1e-6, "glue force on right.base equals -k2 x2 (eq. 1.209)")
+tap.diag(string.format("worst glue force error: %.3g N", worst_force))
+
+local e0, drift = res.energy[1], 0
+for i = 1, #res.t do drift = math.max(drift, math.abs(res.energy[i] - e0) / e0) end
+tap.ok(drift < 1e-8, "energy conserved to 1e-8 relative")
+tap.diag(string.format("energy drift %.3g relative, %d steps, %.3f s",
+  drift, res.stats.steps, res.seconds or -1))
+tap.done()

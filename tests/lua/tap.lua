@@ -1,0 +1,82 @@
+-- tests/lua/tap.lua — the Test Anything Protocol for Lua test scripts.
+-- local tap = dofile((arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
+-- tap.plan(n) (optional: done() prints the plan when none was given), tap.ok(cond, name),
+-- tap.is(got, want, name), tap.is_near(got, want, tol, name), tap.has(str, part, name),
+-- tap.raises(f, {parts...}, name), tap.diag(msg), tap.done() (exits 1 on any failure).
+local tap = { count = 0, failed = 0 }
+
+function tap.plan(n)
+  tap.planned = n
+  print("1.." .. n)
+end
+
+function tap.diag(msg)
+  for line in (tostring(msg) .. "\n"):gmatch("(.-)\n") do print("# " .. line) end
+end
+
+function tap.ok(cond, name)
+  tap.count = tap.count + 1
+  print(string.format("%s %d - %s", cond and "ok" or "not ok", tap.count, name or ""))
+  if not cond then
+    tap.failed = tap.failed + 1
+    local info = debug.getinfo(2, "Sl")
+    if info.short_src:match("tap%.lua$") then info = debug.getinfo(3, "Sl") end
+    tap.diag(string.format("failed at %s:%d", info.short_src, info.currentline))
+  end
+  return cond
+end
+
+function tap.is(got, want, name)
+  local good = tap.ok(got == want, name)
+  if not good then tap.diag(string.format("got %s, want %s", tostring(got), tostring(want))) end
+  return good
+end
+
+function tap.is_near(got, want, tol, name)
+  local good = type(got) == "number" and math.abs(got - want) <= tol
+  tap.ok(good, name)
+  if type(got) == "number" then
+    tap.diag(string.format("  got %.17g want %.17g diff %.3g tol %.3g", got, want,
+      math.abs(got - want), tol))
+  else
+    tap.diag("  got " .. tostring(got))
+  end
+  return good
+end
+
+-- str contains part (plain text)
+function tap.has(str, part, name)
+  local good = tap.ok(type(str) == "string" and str:find(part, 1, true) ~= nil, name)
+  if not good then tap.diag(string.format("%q does not contain %q", tostring(str), part)) end
+  return good
+end
+
+-- f, a function written on one line, must raise an error located at that line whose
+-- message contains every string of parts.
+function tap.raises(f, parts, name)
+  local info = debug.getinfo(f, "S")
+  local where = string.format("%s:%d:", info.short_src, info.linedefined)
+  local good, err = pcall(f)
+  err = tostring(err)
+  tap.ok(not good and err:sub(1, #where) == where, name .. ": error at " .. where)
+  tap.diag("  " .. err)
+  for _, part in ipairs(parts or {}) do
+    tap.has(err, part, string.format("%s: message names %q", name, part))
+  end
+  return err
+end
+
+function tap.done()
+  if not tap.planned then
+    print("1.." .. tap.count)
+  elseif tap.planned ~= tap.count then
+    tap.diag(string.format("planned %d tests, ran %d", tap.planned, tap.count))
+    tap.failed = tap.failed + 1
+  end
+  if tap.failed > 0 then
+    tap.diag(string.format("%d failed", tap.failed))
+    os.exit(1, true)
+  end
+end
+
+return tap
