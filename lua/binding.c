@@ -20,7 +20,8 @@
  *                                   <terminal> = Terminal: glues that terminal of the new part
  *                                   to the given one; the glue is named "<name>.<terminal>"
  *                                   (glued in the order the type lists its terminals).
- *                                   The part stays added when a later init/vel/glue fails.
+ *                                   The part is tried in a scratch system first, so a
+ *                                   failing add leaves the system unchanged.
  *   sys:glue(a, b[, name])          glue two terminals (force channel "force.<name>")
  *   sys:settings{...}               store run settings (keys: t_start, t_end, dt_out, rtol,
  *                                   atol, max_step, max_steps, method = "adams"|"bdf");
@@ -93,6 +94,7 @@
 
 #define JYL_ENV "joinery.Env"
 #define JYL_ROWS "joinery.Rows"
+#define JYL_SCRATCH "joinery.Scratch"
 
 typedef struct LEnv {
   jyEnv *env;
@@ -458,22 +460,86 @@ static int cmp_setting(const void *a, const void *b) {
 }
 
 /* Sets init (or vel) values from the table at idx. */
-static void apply_initial(lua_State *L, LSystem *s, jyPartId id, int idx, int velocity) {
+static void apply_initial(lua_State *L, jySystem *sys, jyPartId id, const char *type, int idx,
+                          int velocity) {
   const char *what = velocity ? "vel" : "init";
   idx = lua_absindex(L, idx);
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     if (lua_type(L, -2) != LUA_TSTRING)
-      luaL_error(L, "part '%s': %s is keyed by coordinate name (got a %s key)",
-                 jy_system_part_name(s->sys, id), what, luaL_typename(L, -2));
+      luaL_error(L, "part '%s' (%s): %s is keyed by coordinate name (got a %s key)",
+                 jy_system_part_name(sys, id), type, what, luaL_typename(L, -2));
     const char *coord = lua_tostring(L, -2);
     if (lua_type(L, -1) != LUA_TNUMBER)
-      luaL_error(L, "part '%s': %s.%s must be a number, got %s", jy_system_part_name(s->sys, id),
-                 what, coord, luaL_typename(L, -1));
+      luaL_error(L, "part '%s' (%s): %s.%s must be a number, got %s",
+                 jy_system_part_name(sys, id), type, what, coord, luaL_typename(L, -1));
     double x = lua_tonumber(L, -1);
-    jyStatus st = velocity ? jy_system_set_velocity(s->sys, id, coord, x)
-                           : jy_system_set_coord(s->sys, id, coord, x);
-    if (st != JY_OK) luaL_error(L, "%s", msg_or(jy_system_error(s->sys), st));
+    jyStatus st = velocity ? jy_system_set_velocity(sys, id, coord, x)
+                           : jy_system_set_coord(sys, id, coord, x);
+    if (st != JY_OK) luaL_error(L, "%s", msg_or(jy_system_error(sys), st));
+    lua_pop(L, 1);
+  }
+}
+
+/* A system for trying a part out; __gc destroys it. */
+typedef struct LScratch {
+  jySystem *sys;
+} LScratch;
+
+static int scratch_gc(lua_State *L) {
+  LScratch *t = (LScratch *)luaL_checkudata(L, 1, JYL_SCRATCH);
+  jy_system_destroy(t->sys);
+  t->sys = NULL;
+  return 0;
+}
+
+/* Applies init, vel and the terminal-valued keys of params (index 4) to part id of sys:
+ * glues are made only when glue != 0; with glue == 0 they are checked (the terminal exists,
+ * the dimensions agree with the other terminal in the real system s). */
+static void apply_extras(lua_State *L, LSystem *s, jySystem *sys, jyPartId id, const char *type,
+                         int glue) {
+  const char *name = jy_system_part_name(sys, id);
+  const jyPartShape *shape = jy_system_part_shape(sys, id);
+  if (!shape) luaL_error(L, "part '%s' (%s): no shape", name, type);
+  /* Every terminal-valued key must name a terminal of the new part. */
+  lua_pushnil(L);
+  while (lua_next(L, 4)) {
+    if (luaL_testudata(L, -1, JYL_TERMINAL)) {
+      const char *key = lua_tostring(L, -2);
+      jyTerminalId tid = jy_system_terminal(sys, id, key);
+      if (tid.part < 0 || tid.terminal < 0) {
+        push_terminal_list(L, shape);
+        luaL_error(L, "part '%s' (%s) has no terminal '%s' to glue (terminals: %s)", name, type,
+                   key, lua_tostring(L, -1));
+      }
+    }
+    lua_pop(L, 1);
+  }
+  if (lua_getfield(L, 4, "init") == LUA_TTABLE) apply_initial(L, sys, id, type, -1, 0);
+  lua_pop(L, 1);
+  if (lua_getfield(L, 4, "vel") == LUA_TTABLE) apply_initial(L, sys, id, type, -1, 1);
+  lua_pop(L, 1);
+  /* Glue in the order the type lists its terminals. */
+  for (int t = 0; t < shape->nterminals; t++) {
+    if (lua_getfield(L, 4, shape->terminals[t].name) == LUA_TUSERDATA &&
+        luaL_testudata(L, -1, JYL_TERMINAL)) {
+      LTerminal *other = (LTerminal *)lua_touserdata(L, -1);
+      const char *gname = lua_pushfstring(L, "%s.%s", name, shape->terminals[t].name);
+      if (glue) {
+        jyStatus st = jy_system_glue(sys, (jyTerminalId){id.index, t},
+                                     (jyTerminalId){other->part, other->terminal}, gname);
+        if (st != JY_OK) luaL_error(L, "%s", msg_or(jy_system_error(sys), st));
+      } else {
+        const jyPartShape *oshape = jy_system_part_shape(s->sys, (jyPartId){other->part});
+        int odim = oshape ? oshape->terminals[other->terminal].dim : 0;
+        if (odim != shape->terminals[t].dim) {
+          push_terminal_name(L, s, other->part, other->terminal);
+          luaL_error(L, "glue '%s': terminals %s (%d-D) and %s (%d-D) have different dimensions",
+                     gname, gname, shape->terminals[t].dim, lua_tostring(L, -1), odim);
+        }
+      }
+      lua_pop(L, 1);
+    }
     lua_pop(L, 1);
   }
 }
@@ -483,57 +549,72 @@ static int sys_add(lua_State *L) {
   LSystem *s = check_system(L, 1);
   const char *type = luaL_checkstring(L, 2);
   const char *name = luaL_checkstring(L, 3);
-  int has_params = !lua_isnoneornil(L, 4);
-  if (has_params) luaL_checktype(L, 4, LUA_TTABLE);
+  if (lua_isnoneornil(L, 4)) {
+    lua_settop(L, 3);
+    lua_newtable(L);
+  }
+  luaL_checktype(L, 4, LUA_TTABLE);
   lua_settop(L, 4);
 
   /* Pass 1: check the value types and count the numeric parameters. */
   int n = 0;
-  if (has_params) {
-    lua_pushnil(L);
-    while (lua_next(L, 4)) {
-      if (lua_type(L, -2) != LUA_TSTRING)
-        luaL_error(L, "part '%s' (%s): parameters are keyed by name (got a %s key)", name, type,
-                   luaL_typename(L, -2));
-      const char *key = lua_tostring(L, -2);
-      if (strcmp(key, "init") == 0 || strcmp(key, "vel") == 0) {
-        if (lua_type(L, -1) != LUA_TTABLE)
-          luaL_error(L, "part '%s' (%s): %s must be a table {coord = value, ...}, got %s", name,
-                     type, key, luaL_typename(L, -1));
-      } else if (lua_type(L, -1) == LUA_TNUMBER) {
-        n++;
-      } else if (luaL_testudata(L, -1, JYL_TERMINAL)) {
-        lua_getiuservalue(L, -1, 1);
-        int same = lua_rawequal(L, -1, 1);
-        lua_pop(L, 1);
-        if (!same)
-          luaL_error(L, "part '%s' (%s): the terminal given for '%s' belongs to another system",
-                     name, type, key);
-      } else {
-        luaL_error(L, "part '%s' (%s): parameter '%s' must be a number, got %s", name, type, key,
-                   luaL_typename(L, -1));
-      }
+  lua_pushnil(L);
+  while (lua_next(L, 4)) {
+    if (lua_type(L, -2) != LUA_TSTRING)
+      luaL_error(L, "part '%s' (%s): parameters are keyed by name (got a %s key)", name, type,
+                 luaL_typename(L, -2));
+    const char *key = lua_tostring(L, -2);
+    if (strcmp(key, "init") == 0 || strcmp(key, "vel") == 0) {
+      if (lua_type(L, -1) != LUA_TTABLE)
+        luaL_error(L, "part '%s' (%s): %s must be a table {coord = value, ...}, got %s", name,
+                   type, key, luaL_typename(L, -1));
+    } else if (lua_type(L, -1) == LUA_TNUMBER) {
+      n++;
+    } else if (luaL_testudata(L, -1, JYL_TERMINAL)) {
+      lua_getiuservalue(L, -1, 1);
+      int same = lua_rawequal(L, -1, 1);
       lua_pop(L, 1);
+      if (!same)
+        luaL_error(L, "part '%s' (%s): the terminal given for '%s' belongs to another system",
+                   name, type, key);
+    } else {
+      luaL_error(L, "part '%s' (%s): parameter '%s' must be a number, got %s", name, type, key,
+                 luaL_typename(L, -1));
     }
+    lua_pop(L, 1);
   }
 
   /* Pass 2: the numeric parameters, sorted by name so that the outcome does not depend on
    * the table's iteration order. */
-  jyParamSetting *set = (jyParamSetting *)lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *set,
-                                                            0); /* index 5 */
+  jyParamSetting *set =
+    (jyParamSetting *)lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *set, 0); /* 5 */
   int k = 0;
-  if (has_params) {
-    lua_pushnil(L);
-    while (lua_next(L, 4)) {
-      if (lua_type(L, -1) == LUA_TNUMBER) {
-        set[k].name = lua_tostring(L, -2); /* a string key: no conversion, kept by the table */
-        set[k].value = lua_tonumber(L, -1);
-        k++;
-      }
-      lua_pop(L, 1);
+  lua_pushnil(L);
+  while (lua_next(L, 4)) {
+    if (lua_type(L, -1) == LUA_TNUMBER) {
+      set[k].name = lua_tostring(L, -2); /* a string key: no conversion, kept by the table */
+      set[k].value = lua_tonumber(L, -1);
+      k++;
     }
-    qsort(set, (size_t)n, sizeof *set, cmp_setting);
+    lua_pop(L, 1);
   }
+  qsort(set, (size_t)n, sizeof *set, cmp_setting);
+
+  /* Try the part in a scratch system first, so that a bad init, vel or terminal key fails
+   * before the real system changes. */
+  LScratch *trial = (LScratch *)lua_newuserdatauv(L, sizeof *trial, 0); /* 6 */
+  trial->sys = NULL;
+  luaL_setmetatable(L, JYL_SCRATCH);
+  lua_getiuservalue(L, 1, 1);
+  trial->sys = jy_system_create(((LEnv *)lua_touserdata(L, -1))->env);
+  lua_pop(L, 1);
+  if (!trial->sys) return luaL_error(L, "out of memory creating a system");
+  jyPartId tid = jy_system_add_part(trial->sys, type, name, set, n);
+  if (tid.index < 0)
+    return luaL_error(L, "%s", msg_or(jy_system_error(trial->sys), JY_ERR_INVALID));
+  apply_extras(L, s, trial->sys, tid, type, 0);
+  jy_system_destroy(trial->sys);
+  trial->sys = NULL;
 
   jyPartId id = jy_system_add_part(s->sys, type, name, set, n);
   if (id.index < 0) return luaL_error(L, "%s", msg_or(jy_system_error(s->sys), JY_ERR_INVALID));
@@ -541,41 +622,7 @@ static int sys_add(lua_State *L) {
   lua_pushstring(L, type);
   lua_rawseti(L, -2, id.index + 1);
   lua_pop(L, 1);
-
-  if (has_params) {
-    const jyPartShape *shape = jy_system_part_shape(s->sys, id);
-    /* Every terminal-valued key must name a terminal of the new part. */
-    lua_pushnil(L);
-    while (lua_next(L, 4)) {
-      if (luaL_testudata(L, -1, JYL_TERMINAL)) {
-        const char *key = lua_tostring(L, -2);
-        jyTerminalId tid = jy_system_terminal(s->sys, id, key);
-        if (tid.part < 0 || tid.terminal < 0) {
-          push_terminal_list(L, shape);
-          luaL_error(L, "part '%s' (%s) has no terminal '%s' to glue (terminals: %s)", name, type,
-                     key, lua_tostring(L, -1));
-        }
-      }
-      lua_pop(L, 1);
-    }
-    if (lua_getfield(L, 4, "init") == LUA_TTABLE) apply_initial(L, s, id, -1, 0);
-    lua_pop(L, 1);
-    if (lua_getfield(L, 4, "vel") == LUA_TTABLE) apply_initial(L, s, id, -1, 1);
-    lua_pop(L, 1);
-    /* Glue in the order the type lists its terminals. */
-    for (int t = 0; shape && t < shape->nterminals; t++) {
-      if (lua_getfield(L, 4, shape->terminals[t].name) == LUA_TUSERDATA &&
-          luaL_testudata(L, -1, JYL_TERMINAL)) {
-        LTerminal *other = (LTerminal *)lua_touserdata(L, -1);
-        const char *gname = lua_pushfstring(L, "%s.%s", name, shape->terminals[t].name);
-        jyStatus st = jy_system_glue(s->sys, (jyTerminalId){id.index, t},
-                                     (jyTerminalId){other->part, other->terminal}, gname);
-        if (st != JY_OK) luaL_error(L, "%s", msg_or(jy_system_error(s->sys), st));
-        lua_pop(L, 1);
-      }
-      lua_pop(L, 1);
-    }
-  }
+  apply_extras(L, s, s->sys, id, type, 1);
   push_part(L, 1, id.index);
   return 1;
 }
@@ -1376,6 +1423,7 @@ static const luaL_Reg sim_methods[] = {
   {"close", sim_gc},        {NULL, NULL}};
 
 static const luaL_Reg rows_meta[] = {{"__gc", rows_gc}, {NULL, NULL}};
+static const luaL_Reg scratch_meta[] = {{"__gc", scratch_gc}, {NULL, NULL}};
 
 /* Module functions; upvalue 1 = the env userdata. */
 static const luaL_Reg module_funcs[] = {
@@ -1390,6 +1438,7 @@ int luaopen_joinery(lua_State *L) {
   new_class(L, JYL_MODEL, model_meta, model_methods);
   new_class(L, JYL_SIM, sim_meta, sim_methods);
   new_class(L, JYL_ROWS, rows_meta, NULL);
+  new_class(L, JYL_SCRATCH, scratch_meta, NULL);
 
   LEnv *e = (LEnv *)lua_newuserdatauv(L, sizeof *e, 0);
   e->env = NULL;

@@ -113,9 +113,19 @@ jyStatus jy_eval_solve(jyEval *e, double t, double *acc) {
 jyStatus jy_eval_acceleration(jyEval *e, const double *q, const double *v, double t,
                               double *acc) {
   if (!e || !q || !v || !acc) return JY_ERR_INVALID;
+  int stabilize = e->baumgarte_rate > 0;
   jyStatus st = jy_assemble(e, q, v, t,
-                            JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS);
+                            JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
+                                (stabilize ? JY_ASM_RESIDUALS : 0u));
   if (st != JY_OK) return st;
+  if (stabilize) {
+    /* Baumgarte: phi'' + 2 w phi' + w^2 phi = 0 (critically damped), psi' + w psi = 0. */
+    const jyModel *m = e->model;
+    double w = e->baumgarte_rate;
+    for (int i = 0; i < m->m; i++)
+      e->rhs[i] -= m->row_kinds[i] == JY_ROW_POSITION ? 2 * w * e->rate[i] + w * w * e->residual[i]
+                                                      : w * e->residual[i];
+  }
   return jy_eval_solve(e, t, acc);
 }
 

@@ -29,6 +29,7 @@ jySimDef jy_default_sim_def(void) {
       .dt_out = 0.01,
       .max_step = 0,
       .max_steps = 100000,
+      .baumgarte_rate = 5,
   };
 }
 
@@ -79,6 +80,9 @@ static jyStatus check_def(jySim *sim, const jySimDef *d) {
     return invalid(sim, "dt_out = %g must be > 0", d->dt_out);
   if (!(d->max_step >= 0)) return invalid(sim, "max_step = %g must be >= 0", d->max_step);
   if (d->max_steps <= 0) return invalid(sim, "max_steps = %g must be > 0", (double)d->max_steps);
+  if (!(d->baumgarte_rate >= 0 && isfinite(d->baumgarte_rate)))
+    return invalid(sim, "baumgarte_rate = %g must be >= 0 (0 turns stabilization off)",
+                   d->baumgarte_rate);
   return JY_OK;
 }
 
@@ -132,6 +136,7 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
   memcpy(sim->q, model->q0, sizeof(double) * (size_t)model->n);
   memcpy(sim->v, model->v0, sizeof(double) * (size_t)model->n);
   sim->t = sim->def.t_start;
+  sim->eval->baumgarte_rate = sim->def.baumgarte_rate;
   *status = setup_cvode(sim);
   if (*status != JY_OK && !sim->error[0])
     jy_set_error(sim->error, "could not set up CVODE: %s", sim->cvode_message);

@@ -103,6 +103,7 @@ struct jyEval {
   jyUkWork *uk;
   int *flags; /* n */
   double *channel_scratch;
+  double baumgarte_rate; /* > 0: stabilize the constraints at this rate, 1/s */
   char part_error[512];
   char error[JY_ERROR_LEN];
 };

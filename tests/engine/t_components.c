@@ -335,7 +335,7 @@ static double relerr(const double *a, const double *b, int n) {
   double d = 0.0;
   for (int i = 0; i < n; i++) {
     double e = fabs(a[i] - b[i]);
-    d = e == e ? fmax(d, e) : INFINITY;
+    d = e == e ? fmax(d, e) : (double)INFINITY;
   }
   return d / (1.0 + fmax(maxabs(a, n), maxabs(b, n)));
 }
@@ -438,7 +438,8 @@ static void check_mass(Part *p, const double *q, const double *v, double t, Wors
   w->psd = fmax(w->psd, lo < 0 ? -lo / (1e-12 * (big > 0 ? big : 1.0)) : 0.0);
   if (p->shape.flags & JY_PART_CONSTANT_MASS) {
     for (int i = 0; i < n; i++) q2[i] = urand(-3.0, 3.0);
-    if (call_mass(p, q2, v, t + 1.0, M2) == 0) w->constant = fmax(w->constant, relerr(M, M2, n * n));
+    if (call_mass(p, q2, v, t + 1.0, M2) == 0)
+      w->constant = fmax(w->constant, relerr(M, M2, n * n));
   }
   if (call_energy(p, q, v, t, &T, &V) == 0) {
     double vmv = 0.0;
@@ -709,7 +710,8 @@ static void spot_spring(const jyEnv *env) {
   part_named(&p, env, "spring", "dim", 1.0, "k", 1.0, "L", 1.0, END);
   double q1[2] = {0, -2}, Q1[2];
   call_force(&p, q1, v, 0, Q1);
-  ok(Q1[0] == -3.0 && Q1[1] == 3.0, "spring dim 1 with b - a = -2 (L 1): signed length, Q = (-3, 3)");
+  ok(Q1[0] == -3.0 && Q1[1] == 3.0,
+     "spring dim 1 with b - a = -2 (L 1): signed length, Q = (-3, 3)");
   part_free(&p);
 
   part_named(&p, env, "spring", "dim", 2.0, "L", 1.0, END);

@@ -680,7 +680,7 @@ static void run_case(jyUkWork *work, const Case *c, int spd, Stats *st) {
     double ni = sqrt(fabs(dot(n, di, t)));
     /* Relative to |Delta_ideal|_M |Delta_ni|_M. With rank A = n there are no virtual
      * displacements and Delta_ni = 0 exactly (rounding only): nothing to measure. */
-    double v = (o0 != JY_UK_OK || o1 != JY_UK_OK) ? INFINITY : num / (ni * nn);
+    double v = (o0 != JY_UK_OK || o1 != JY_UK_OK || !(nn > 0)) ? INFINITY : num / (ni * nn);
     if (c->rank == n && o0 == JY_UK_OK && o1 == JY_UK_OK) v = 0;
     upd(&st->morth, v);
     free(mi);
@@ -909,6 +909,140 @@ static void test_not_unique(Rng *r, jyUkWork *work) {
        "(outcome %d, rel diff %.3g)",
        (int)out, d);
   }
+}
+
+/* M = O diag(s^2, 0) O^T built in floating point (its null directions carry rounding, not
+ * exact zeros) and rows that cover every null direction but N0: not unique. The flagged
+ * coordinates must include those where N0 is large (> 0.1) and only ones where it is not
+ * negligible (> 1e-6); where the line lies in between is the solver's choice. */
+static void test_not_unique_rotated(Rng *r, jyUkWork *work) {
+  static Case c;
+  int n_out = 0, n_flag = 0, trials = 6;
+  jyUkOptions opt = default_opt();
+  for (int t = 0; t < trials; t++) {
+    memset(&c, 0, sizeof c);
+    int n = rng_int(r, 4, NMAX), rm = rng_int(r, 1, n - 2), k = n - rm;
+    c.n = n;
+    double o[NMAX * NMAX], rows[MMAX * NMAX];
+    for (int i = 0; i < n * n; i++) o[i] = rng_gauss(r);
+    orth_cols(n, n, o);
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) {
+        double v = 0;
+        for (int l = 0; l < rm; l++) v += o[i + l * n] * (1.0 + l % 3) * o[j + l * n];
+        c.mass[i + j * n] = v;
+      }
+    const double *n0 = o + (size_t)rm * n; /* the null direction left free */
+    int nr = rng_int(r, k - 1, n - 1);
+    gen_rows(r, n, nr, o + (size_t)(rm + 1) * n, k - 1, 0.3, 0.5, 2.0, rows, MMAX);
+    for (int i = 0; i < nr; i++) { /* remove the N0 component of every row */
+      double d = 0;
+      for (int j = 0; j < n; j++) d += rows[i + j * MMAX] * n0[j];
+      for (int j = 0; j < n; j++) rows[i + j * MMAX] -= d * n0[j];
+    }
+    set_rows(r, &c, rows, nr);
+    jyUkProblem p = problem_of(&c, 1);
+    jyUkResult res;
+    double acc[NMAX];
+    int flags[NMAX];
+    jyUkOutcome out = jy_uk_solve(work, &p, &opt, acc, &res);
+    if (out == JY_UK_NOT_UNIQUE) n_out++;
+    else diag("rotated singular M, n=%d rank M=%d m=%d, one null direction free: outcome %d", n, rm,
+              nr, (int)out);
+    int cnt = out == JY_UK_NOT_UNIQUE ? jy_uk_free_directions(work, &p, 1e-10, flags) : -1;
+    int good = cnt >= 1, count = 0;
+    for (int j = 0; j < n && cnt >= 0; j++) {
+      if (fabs(n0[j]) > 0.1 && !flags[j]) good = 0;
+      if (fabs(n0[j]) <= 1e-6 && flags[j]) good = 0;
+      count += flags[j] != 0;
+    }
+    if (good && count == cnt) n_flag++;
+  }
+  ok(n_out == trials, "M = O diag(s^2, 0) O^T with rounding, one null direction unconstrained: "
+     "NOT_UNIQUE (%d/%d)", n_out, trials);
+  ok(n_flag == trials, "...: free_directions flags the coordinates that move in it (%d/%d)", n_flag,
+     trials);
+}
+
+/* Rows of very different units (scales 1e-6 and 1e6) with a redundant pair: the rank must
+ * come from the row-equilibrated matrix, and every row must be met relative to its own size. */
+static void test_row_units(Rng *r, jyUkWork *work) {
+  static Case c;
+  double rows[MMAX * NMAX];
+  memset(&c, 0, sizeof c);
+  int n = 12;
+  c.n = n;
+  gen_spd_block(r, n, c.mass, n);
+  gen_rows(r, n, 8, NULL, 0, 0, 0.5, 2, rows, MMAX);
+  for (int i = 0; i < 8; i++) {
+    double f = i % 2 ? 1e6 : 1e-6;
+    for (int j = 0; j < n; j++) rows[i + j * MMAX] *= f;
+  }
+  for (int j = 0; j < n; j++) {
+    rows[8 + j * MMAX] = 1e12 * rows[0 + j * MMAX];  /* row 0 again, at 1e6 */
+    rows[9 + j * MMAX] = 1e-12 * rows[1 + j * MMAX]; /* row 1 again, at 1e-6 */
+  }
+  set_rows(r, &c, rows, 10);
+  c.rank = 8;
+  jyUkOptions opt = default_opt();
+  jyUkProblem p = problem_of(&c, 1);
+  jyUkResult res;
+  double acc[NMAX], ar[MMAX], worst = 0;
+  jyUkOutcome out = jy_uk_solve(work, &p, &opt, acc, &res);
+  gemv(0, 10, n, c.jac, 10, acc, ar);
+  for (int i = 0; i < 10; i++) {
+    double ni = 0;
+    for (int j = 0; j < n; j++) ni = hypot(ni, c.jac[i + j * 10]);
+    worst = fmax(worst, fabs(ar[i] - c.rhs[i]) / (ni * nrm2(n, acc) + fabs(c.rhs[i])));
+  }
+  /* The reference gets unit rows (q'' is invariant under row scaling; an SVD cut on the raw
+   * A, whose singular values span 1e12, would drop the small rows). */
+  static Case cs;
+  cs = c;
+  for (int i = 0; i < 10; i++) {
+    double ni = 0;
+    for (int j = 0; j < n; j++) ni = hypot(ni, c.jac[i + j * 10]);
+    for (int j = 0; j < n; j++) cs.jac[i + j * 10] /= ni;
+    cs.rhs[i] /= ni;
+  }
+  double up[NMAX];
+  ref_up2006(&cs, 1, up);
+  double d = rel_diff(n, acc, up);
+  /* 1e-10 as everywhere; the equilibrated problem is well conditioned. */
+  ok(out == JY_UK_OK && res.rank == 8 && worst <= 1e-10 && d <= 1e-10,
+     "rows at 1e-6 and 1e6 with two redundant: OK, rank 8 (got %d), worst row residual %.3g, vs "
+     "Udwadia-Phohomsiri %.3g (outcome %d)",
+     res.rank, worst, d, (int)out);
+
+  /* Multipliers on the same rows: A^T mu = f, and mu minimum-norm. null(A^T) = S null(As^T)
+   * with As = S A the unit-row matrix (an SVD of the raw A, singular values spanning 1e12,
+   * could not tell its null space). A solver that drops the 1e-6 rows, or minimizes the norm
+   * of the scaled multipliers, fails here. */
+  double mu[MMAX], un = -1, f[NMAX], atmu[NMAX], sc[MMAX];
+  double fscale = ideal_force(&c, 1, acc, f);
+  jy_uk_multipliers(work, &p, acc, mu, &un);
+  gemv(1, 10, n, c.jac, 10, mu, atmu);
+  for (int i = 0; i < n; i++) atmu[i] -= f[i];
+  double mres = nrm2(n, atmu) / (nrmF(10, n, c.jac, 10) * nrm2(10, mu) + fscale);
+  for (int i = 0; i < 10; i++) { /* row scale 1/S_ii = |A_i| */
+    double ni = 0;
+    for (int j = 0; j < n; j++) ni = hypot(ni, c.jac[i + j * 10]);
+    sc[i] = 1.0 / ni;
+  }
+  Svd sv;
+  svd_full(10, n, cs.jac, 10, 1e-12, &sv);
+  double mnull = 0, nmu = nrm2(10, mu);
+  for (int l = sv.rank; l < 10; l++) {
+    double y[MMAX];
+    for (int i = 0; i < 10; i++) y[i] = sc[i] * sv.u[i + l * 10];
+    mnull = fmax(mnull, fabs(dot(10, y, mu)) / (nrm2(10, y) * nmu));
+  }
+  int null_dim = 10 - sv.rank;
+  svd_free(&sv);
+  ok(mres <= 1e-10 && mnull <= 1e-10 && null_dim == 2,
+     "...: multipliers, |A^T mu - f| relative %.3g, minimum-norm |y^T mu| / (|y||mu|) %.3g "
+     "(null(A^T) of dimension %d)",
+     mres, mnull, null_dim);
 }
 
 /* Base rows (independent, well conditioned) with a conflict added; checks the outcome and
@@ -1287,6 +1421,8 @@ int main(void) {
 
   test_multipliers_by_hand(big);
   test_not_unique(&rng, big);
+  test_not_unique_rotated(&rng, big);
+  test_row_units(&rng, big);
   test_inconsistent(&rng, big);
   test_edges(&rng, big);
 

@@ -53,7 +53,9 @@ tap.diag(string.format("worst glue force error: %.3g N", worst_force))
 
 local e0, drift = res.energy[1], 0
 for i = 1, #res.t do drift = math.max(drift, math.abs(res.energy[i] - e0) / e0) end
-tap.ok(drift < 1e-8, "energy conserved to 1e-8 relative")
+-- Energy is quadratic in the 0.1 m amplitudes: position errors of ~1e-9 m (the bound
+-- above) allow ~2e-8 relative; 1e-7 leaves room without hiding a real leak.
+tap.ok(drift < 1e-7, "energy conserved to 1e-7 relative")
 tap.diag(string.format("energy drift %.3g relative, %d steps, %.3f s",
   drift, res.stats.steps, res.seconds or -1))
 tap.done()
