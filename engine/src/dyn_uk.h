@@ -46,8 +46,10 @@ void jy_uk_destroy(jyUkWork *work);
 jyUkOutcome jy_uk_solve(jyUkWork *work, const jyUkProblem *p, const jyUkOptions *opt,
                         double *acc, jyUkResult *result);
 
-/* Minimum-norm multipliers mu (m) with A^T mu = M acc - Q - C (the ideal constraint force),
- * and the norm of what that equation leaves unexplained (0 for an exact acceleration). */
+/* Multipliers mu (m) with A^T mu = M acc - Q - C (the ideal constraint force), and the norm
+ * of what that equation leaves unexplained (0 for an exact acceleration). With redundant
+ * rows mu is not unique: this one makes the row forces |A_i| mu_i (the size of the force
+ * each row applies) minimum-norm, a choice that does not depend on the units of the rows. */
 int jy_uk_multipliers(jyUkWork *work, const jyUkProblem *p, const double *acc, double *mu,
                       double *unexplained);
 

@@ -467,17 +467,17 @@ static void check_force(Part *p, const double *q, const double *v, double t, Wor
   int n = p->nc;
   double Q[MAXN], QL[MAXN], zero[MAXN] = {0}, C[MAXN];
   if (n == 0) return;
+  /* At rest every part's Q is -dV/dq: there is nothing to dissipate. */
+  if (call_force(p, q, zero, t, Q) == 0 && lagrange_force(p, q, zero, t, QL) == 0)
+    w->lagrange = fmax(w->lagrange, relerr(Q, QL, n));
   if (call_force(p, q, v, t, Q) || lagrange_force(p, q, v, t, QL)) return;
   if (is_conservative(p->type)) {
     w->lagrange = fmax(w->lagrange, relerr(Q, QL, n));
   } else {
-    /* Dissipative: only the part of Q its Lagrangian does not explain may act on v, and it
-     * may only take energy out. At rest there is nothing to dissipate. */
+    /* Dissipative: the part of Q its Lagrangian does not explain may only take energy out. */
     double power = 0.0;
     for (int i = 0; i < n; i++) power += v[i] * (Q[i] - QL[i]);
     w->power = fmax(w->power, power / (1.0 + maxabs(Q, n)));
-    if (call_force(p, q, zero, t, Q) == 0 && lagrange_force(p, q, zero, t, QL) == 0)
-      w->lagrange = fmax(w->lagrange, relerr(Q, QL, n));
   }
   if (call_nonideal(p, q, v, t, C) == 0)
     for (int i = 0; i < n; i++)
@@ -555,8 +555,8 @@ static double conform(Part *p, double *second) {
       ok(w.constant == 0.0, "%s: M constant as flagged (worst %.2g)", p->label, w.constant);
     ok(w.kinetic <= 1e-13, "%s: T = 1/2 v^T M v (worst %.2g)", p->label, w.kinetic);
     if (is_conservative(p->type))
-      ok(w.lagrange <= TOL1, "%s: Q = Lagrange's equations of T - V (worst %.2g)", p->label,
-         w.lagrange);
+      ok(w.lagrange <= TOL1, "%s: Q = Lagrange's equations of T - V, at rest and moving "
+         "(worst %.2g)", p->label, w.lagrange);
     else {
       ok(w.lagrange <= TOL1, "%s: Q(q, v = 0) = -dV/dq (worst %.2g)", p->label, w.lagrange);
       ok(w.power <= 1e-12, "%s: v . (Q - Q_lagrange) <= 0: dissipates (worst %.2g)", p->label,

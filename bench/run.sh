@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Benchmarks: time per simulated second of the example models, as ratios against the
+# spring chain in the same run, and the drift-control table of docs/numerics.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash .ci/install-deps
+[ -d build ] || meson setup build >/dev/null
+meson compile -C build >/dev/null
+export OPENBLAS_NUM_THREADS=1
+build/lua/joinery bench/models.lua
+build/lua/joinery bench/drift.lua

@@ -1,0 +1,129 @@
+-- The joinery command: script mode, run (flags, output, exit codes), types, doc, --help.
+-- Runs the binary that runs this test (arg[-1]) in child processes.
+local tap = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
+
+local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+local exe = arg[-1]
+local root = io.popen("pwd"):read("l")
+if exe:sub(1, 1) ~= "/" then exe = root .. "/" .. exe end
+local tmp = io.popen("mktemp -d"):read("l")
+
+-- Runs a shell command; returns the exit code, stdout and stderr.
+local function sh(cmd)
+  local errfile = tmp .. "/stderr"
+  local p = io.popen(cmd .. " 2>" .. quote(errfile))
+  local out = p:read("a")
+  local _, _, code = p:close()
+  local f = io.open(errfile)
+  local err = f:read("a")
+  f:close()
+  return code, out, err
+end
+
+local function joinery(args) return sh(quote(exe) .. " " .. args) end
+
+local function write(name, text)
+  local path = tmp .. "/" .. name
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+  return path
+end
+
+local function exists(path)
+  local f = io.open(path)
+  if f then f:close() end
+  return f ~= nil
+end
+
+local pendulum = root .. "/examples/pendulum.lua"
+
+-- ---- help, types, doc ------------------------------------------------------------------
+local code, out, err = joinery("--help")
+tap.ok(code == 0 and out:find("usage: joinery", 1, true), "--help: usage on stdout, status 0")
+code, out, err = joinery("")
+tap.ok(code == 2 and err:find("usage", 1, true), "no arguments: usage on stderr, status 2")
+code, out = joinery("types")
+tap.ok(code == 0 and out:find("\nmass ", 1, true) and out:find("rod", 1, true), "types lists the part types")
+code, out = joinery("doc rod")
+tap.ok(code == 0 and out:find("L ", 1, true) and out:find("length", 1, true)
+  and out:find("a (dim 3)", 1, true) and out:find("ax, ay, az", 1, true),
+  "doc rod: parameters, terminals, coordinates")
+code, out, err = joinery("doc rdo")
+tap.ok(code == 1 and err:find("joinery: unknown part type 'rdo'", 1, true)
+  and err:find("'rod'", 1, true), "doc of an unknown type: status 1 and a suggestion")
+tap.diag(err)
+
+-- ---- script mode -----------------------------------------------------------------------
+local args_script = write("args.lua", [[
+local j = require "joinery"
+print(arg[0], arg[1], arg[2], select("#", ...), (...), type(j.system))
+]])
+code, out = joinery(quote(args_script) .. " one two")
+tap.ok(code == 0 and out:find(args_script .. "\tone\ttwo\t2\tone\tfunction", 1, true),
+  "SCRIPT ARGS: arg table, ... and require 'joinery'")
+local failing = write("failing.lua", "local x = 1\nerror('boom')\n")
+code, out, err = joinery(quote(failing))
+tap.ok(code == 1 and err:find(failing .. ":2: boom", 1, true) and err:find("traceback", 1, true),
+  "a failing script: file:line, traceback, status 1")
+tap.diag(err)
+
+-- ---- run -------------------------------------------------------------------------------
+local csv = tmp .. "/p.csv"
+code, out, err = joinery("run " .. quote(pendulum) .. " --out " .. quote(csv) .. " --t-end 0.1 --dt-out=0.02 --rtol 1e-9 --atol 1e-11 --method bdf")
+tap.ok(code == 0, "run with every flag: status 0")
+tap.ok(out:find("model: 6 coordinates, 5 constraint rows", 1, true), "run prints the model size")
+tap.ok(out:find("wrote 6 rows x 23 columns to " .. csv, 1, true), "run prints what it wrote")
+tap.ok(out:find("run time", 1, true), "run prints the run time")
+tap.diag(out .. err)
+local f = io.open(csv)
+local lines = 0
+if f then for _ in f:lines() do lines = lines + 1 end f:close() end
+tap.is(lines, 7, "the CSV has a header and 6 rows")
+
+code, out, err = sh("cd " .. quote(tmp) .. " && " .. quote(exe) .. " run " .. quote(pendulum) .. " --t-end 0.05")
+tap.ok(code == 0 and exists(tmp .. "/pendulum.csv"), "default output: the script's name with .csv, here")
+
+for _, case in ipairs {
+  { "--bogus 1", "--bogus" },
+  { "--t-end", "--t-end" },
+  { "--rtol abc", "--rtol" },
+  { "--out --t-end 1", "--out" },
+  { "--method rk4", "rk4" },
+} do
+  code, out, err = joinery("run " .. quote(pendulum) .. " " .. case[1])
+  tap.ok(code == 2 and err:find(case[2], 1, true), "usage error '" .. case[1] .. "': status 2, names " .. case[2])
+end
+code, out, err = joinery("run")
+tap.ok(code == 2 and err:find("SCRIPT", 1, true), "run without a script: status 2")
+
+local nothing = write("nothing.lua", "local x = 1\n")
+local nocsv = tmp .. "/nothing.csv"
+code, out, err = joinery("run " .. quote(nothing) .. " --out " .. quote(nocsv))
+tap.ok(code == 1 and err:find("must return a system", 1, true) and not exists(nocsv),
+  "a script that returns no system: status 1, no file")
+tap.diag(err)
+
+local stuck = write("stuck.lua", [[
+local joinery = require "joinery"
+local sys = joinery.system { gravity = { 0, -9.81 } }
+local pivot = sys:add("ground", "pivot", { dim = 2 })
+local bob = sys:add("mass", "bob", { dim = 2, init = { x = 1, y = 0 } })
+sys:add("rod", "rod", { dim = 2, L = 1, a = pivot.pos, b = bob.pos })
+sys:settings { t_end = 1, max_steps = 1 }
+return sys
+]])
+local stuckcsv = tmp .. "/stuck.csv"
+code, out, err = joinery("run " .. quote(stuck) .. " --out " .. quote(stuckcsv))
+tap.ok(code == 1 and err:find("joinery: integrator failure at t =", 1, true) and not exists(stuckcsv),
+  "a failing run: status 1, the engine's message, no output file")
+tap.diag(err)
+
+local broken = write("broken.lua", "local j = require 'joinery'\nlocal s = j.system()\ns:add('mas', 'x')\nreturn s\n")
+code, out, err = joinery("run " .. quote(broken))
+tap.ok(code == 1 and err:find(broken .. ":3: unknown part type 'mas'", 1, true),
+  "an API error in a run script: status 1, file:line")
+
+os.execute("rm -rf " .. quote(tmp))
+tap.done()
