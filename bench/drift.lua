@@ -8,7 +8,7 @@ for _, c in ipairs(cases) do
   for _, method in ipairs { "adams", "bdf" } do
     for _, rate in ipairs { 0, 1, 5, 20 } do
       local res = dofile("examples/" .. c[1] .. ".lua"):simulate {
-        t_end = 20, rtol = 1e-8, atol = 1e-10, baumgarte = rate, method = method }
+        t_end = 20, rtol = 1e-8, atol = 1e-10, baumgarte_rate = rate, method = method }
       local p, v, e = 0, 0, 0
       for i = 1, #res.t do
         p = math.max(p, res["residual.pos"][i])

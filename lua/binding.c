@@ -24,7 +24,8 @@
  *                                   failing add leaves the system unchanged.
  *   sys:glue(a, b[, name])          glue two terminals (force channel "force.<name>")
  *   sys:settings{...}               store run settings (keys: t_start, t_end, dt_out, rtol,
- *                                   atol, max_step, max_steps, method = "adams"|"bdf");
+ *                                   atol, max_step, max_steps, baumgarte_rate,
+ *                                   method = "adams"|"bdf"; the fields of jySimDef);
  *                                   returns sys. sys:settings() returns the stored settings.
  *   sys:compile([solver])           -> Model. solver: {rank_rcond=, augment_scale=,
  *                                   consistency_tol=, assembly_tol=} (defaults otherwise).
@@ -50,10 +51,10 @@
  * Result of simulate: res.channels (names in CSV order, "t" first), res[<channel>] (array
  *   per channel: res.t, res["bob.x"], res["der(bob.x)"], res.energy, res["force.hinge.x"],
  *   ...), res.rows (number of output rows), res.report, res.stats ({steps=, rhs_evals=,
- *   error_test_fails=, nonlinear_fails=}), res.seconds (wall time of the integration),
- *   res.model. With opts.out = "file.csv" the engine writes every row to that file
- *   (jy_sim_write_csv: the file appears only when the run succeeded) and the result holds
- *   res.out but no per-channel arrays: one run, one destination for the rows.
+ *   error_test_fails=, nonlinear_fails=, jac_evals=}), res.seconds (wall time of the
+ *   integration), res.model. With opts.out = "file.csv" the engine writes the rows to that
+ *   file (jy_sim_write_csv: the file appears only when the run succeeded) and the arrays
+ *   are read back from it (%.17g: the same numbers exactly); res.out is the path.
  *
  * Sim (joinery.Sim; __gc/__close/sim:close()): sim:advance(t_out), sim:time(),
  *   sim:state() -> q, v, sim:set_state(t, q, v), sim:channels() -> {name = value},
@@ -251,9 +252,21 @@ static jyEnv *upvalue_env(lua_State *L) {
 
 /* ---- settings -------------------------------------------------------------------------- */
 
-enum { S_T_START, S_T_END, S_DT_OUT, S_RTOL, S_ATOL, S_MAX_STEP, S_MAX_STEPS, S_METHOD, S_OUT };
-static const char *const setting_names[] = {"t_start",  "t_end",     "dt_out", "rtol", "atol",
-                                            "max_step", "max_steps", "method", "out"};
+enum {
+  S_T_START,
+  S_T_END,
+  S_DT_OUT,
+  S_RTOL,
+  S_ATOL,
+  S_MAX_STEP,
+  S_MAX_STEPS,
+  S_BAUMGARTE,
+  S_METHOD,
+  S_OUT /* last: only where a file may be named */
+};
+static const char *const setting_names[] = {
+  "t_start", "t_end", "dt_out", "rtol", "atol", "max_step", "max_steps", "baumgarte_rate",
+  "method",  "out"};
 static const char *const method_names[] = {"adams", "bdf"};
 
 /* Applies the settings table at idx to *d; *out receives "out" when out != NULL (the string
@@ -297,6 +310,7 @@ static void read_settings(lua_State *L, int idx, jySimDef *d, const char **out) 
       case S_RTOL: d->rtol = x; break;
       case S_ATOL: d->atol = x; break;
       case S_MAX_STEP: d->max_step = x; break;
+      case S_BAUMGARTE: d->baumgarte_rate = x; break;
       default: {
         int isint = 0;
         lua_Integer k = lua_tointegerx(L, -1, &isint);
@@ -310,7 +324,7 @@ static void read_settings(lua_State *L, int idx, jySimDef *d, const char **out) 
 }
 
 static void push_settings(lua_State *L, const jySimDef *d) {
-  lua_createtable(L, 0, 8);
+  lua_createtable(L, 0, 9);
   lua_pushnumber(L, d->t_start);
   lua_setfield(L, -2, "t_start");
   lua_pushnumber(L, d->t_end);
@@ -325,6 +339,8 @@ static void push_settings(lua_State *L, const jySimDef *d) {
   lua_setfield(L, -2, "max_step");
   lua_pushinteger(L, (lua_Integer)d->max_steps);
   lua_setfield(L, -2, "max_steps");
+  lua_pushnumber(L, d->baumgarte_rate);
+  lua_setfield(L, -2, "baumgarte_rate");
   lua_pushstring(L, d->method == JY_METHOD_BDF ? "bdf" : "adams");
   lua_setfield(L, -2, "method");
 }
@@ -765,7 +781,7 @@ static int sys_tostring(lua_State *L) {
 static LSystem *owner_system(lua_State *L, int idx) {
   lua_getiuservalue(L, idx, 1);
   LSystem *s = (LSystem *)lua_touserdata(L, -1);
-  if (!s || !s->sys) luaL_error(L, "the system of this part is closed");
+  if (!s || !s->sys) luaL_error(L, "the system is closed");
   return s;
 }
 
@@ -1049,39 +1065,78 @@ static int rows_gc(lua_State *L) {
   return 0;
 }
 
+/* Room for w more doubles; 0 on success, else r->failed = 1. */
+static int rows_reserve(LRows *r, size_t w) {
+  if (r->cap - r->n >= w) return 0;
+  size_t cap = r->cap ? r->cap : 256 * (size_t)(r->nch > 0 ? r->nch : 1);
+  while (cap - r->n < w) {
+    if (cap > SIZE_MAX / 2 / sizeof(double)) return r->failed = 1;
+    cap *= 2;
+  }
+  double *p = (double *)realloc(r->data, cap * sizeof *p);
+  if (!p) return r->failed = 1;
+  r->data = p;
+  r->cap = cap;
+  return 0;
+}
+
 /* The row sink: copies the row; never calls Lua. */
 static int rows_sink(void *ud, const double *row, int nchannels) {
   LRows *r = (LRows *)ud;
-  size_t w = (size_t)r->nch;
-  if (nchannels != r->nch) {
-    r->failed = 2;
-    return 1;
-  }
-  if (r->cap - r->n < w) {
-    size_t cap = r->cap ? r->cap : 256 * w;
-    while (cap - r->n < w) {
-      if (cap > SIZE_MAX / 2 / sizeof(double)) {
-        r->failed = 1;
-        return 1;
-      }
-      cap *= 2;
-    }
-    double *p = (double *)realloc(r->data, cap * sizeof *p);
-    if (!p) {
-      r->failed = 1;
-      return 1;
-    }
-    r->data = p;
-    r->cap = cap;
-  }
-  memcpy(r->data + r->n, row, w * sizeof *row);
-  r->n += w;
+  if (nchannels != r->nch) return r->failed = 2;
+  if (rows_reserve(r, (size_t)nchannels)) return 1;
+  memcpy(r->data + r->n, row, (size_t)nchannels * sizeof *row);
+  r->n += (size_t)nchannels;
   return 0;
+}
+
+/* Reads the rows of a CSV file that jy_sim_write_csv wrote (%.17g: every double comes back
+ * exactly) into r. Returns 0, or sets r->failed (1: memory, 3: not such a file). */
+static int read_csv_rows(const char *path, LRows *r) {
+  FILE *f = fopen(path, "r");
+  if (!f) return r->failed = 3;
+  int c;
+  while ((c = getc(f)) != EOF && c != '\n') continue; /* the header */
+  char tok[64];
+  size_t len = 0;
+  int field = 0;
+  for (;;) {
+    c = getc(f);
+    if (c == ',' || c == '\n' || c == EOF) {
+      if (c == EOF && len == 0 && field == 0) break;
+      tok[len] = '\0';
+      char *end = NULL;
+      double x = strtod(tok, &end);
+      if (len == 0 || *end != '\0') {
+        r->failed = 3;
+        break;
+      }
+      if (rows_reserve(r, 1)) break;
+      r->data[r->n++] = x;
+      field++;
+      len = 0;
+      if (c != ',') {
+        if (field != r->nch) {
+          r->failed = 3;
+          break;
+        }
+        field = 0;
+      }
+      if (c == EOF) break;
+    } else if (len + 1 < sizeof tok) {
+      tok[len++] = (char)c;
+    } else {
+      r->failed = 3;
+      break;
+    }
+  }
+  fclose(f);
+  return r->failed;
 }
 
 static void push_stats(lua_State *L, const jySim *sim) {
   jySimStats st = jy_sim_stats(sim);
-  lua_createtable(L, 0, 4);
+  lua_createtable(L, 0, 5);
   lua_pushinteger(L, (lua_Integer)st.steps);
   lua_setfield(L, -2, "steps");
   lua_pushinteger(L, (lua_Integer)st.rhs_evals);
@@ -1090,21 +1145,8 @@ static void push_stats(lua_State *L, const jySim *sim) {
   lua_setfield(L, -2, "error_test_fails");
   lua_pushinteger(L, (lua_Integer)st.nonlinear_fails);
   lua_setfield(L, -2, "nonlinear_fails");
-}
-
-/* Data lines of a CSV file with a header, or -1 when it cannot be read. */
-static long count_csv_rows(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  long lines = 0;
-  int c, last = '\n';
-  while ((c = getc(f)) != EOF) {
-    if (c == '\n') lines++;
-    last = c;
-  }
-  if (last != '\n') lines++;
-  fclose(f);
-  return lines > 0 ? lines - 1 : 0;
+  lua_pushinteger(L, (lua_Integer)st.jac_evals);
+  lua_setfield(L, -2, "jac_evals");
 }
 
 /* Runs a fresh simulation of the model at model_idx and pushes the result table. */
@@ -1114,49 +1156,40 @@ static int run_simulation(lua_State *L, int model_idx, const jySimDef *def, cons
   int nch = jy_model_num_channels(m->model);
   LSim *sm = new_sim(L, model_idx, def);
   int sim_idx = lua_gettop(L);
-  LRows *r = NULL;
-  if (!out) {
-    r = (LRows *)lua_newuserdatauv(L, sizeof *r, 0);
-    memset(r, 0, sizeof *r);
-    r->nch = nch;
-    luaL_setmetatable(L, JYL_ROWS);
-  }
+  LRows *r = (LRows *)lua_newuserdatauv(L, sizeof *r, 0);
+  memset(r, 0, sizeof *r);
+  r->nch = nch;
+  luaL_setmetatable(L, JYL_ROWS);
   double t0 = now_seconds();
   jyStatus st = out ? jy_sim_write_csv(sm->sim, out) : jy_sim_run(sm->sim, rows_sink, r);
   double seconds = now_seconds() - t0;
-  if (st != JY_OK) {
-    if (r && r->failed == 1) return luaL_error(L, "out of memory collecting the output rows");
-    if (r && r->failed == 2) return luaL_error(L, "the engine gave rows of the wrong width");
-    return luaL_error(L, "%s", msg_or(jy_sim_error(sm->sim), st));
-  }
+  if (st == JY_OK && out) read_csv_rows(out, r);
+  if (r->failed == 1) return luaL_error(L, "out of memory collecting the output rows");
+  if (r->failed == 2) return luaL_error(L, "the engine gave rows of the wrong width");
+  if (r->failed == 3) return luaL_error(L, "cannot read back the rows of '%s'", out);
+  if (st != JY_OK) return luaL_error(L, "%s", msg_or(jy_sim_error(sm->sim), st));
 
   lua_createtable(L, 0, nch + 8);
   int res = lua_gettop(L);
   push_names(L, m->model, nch, jy_model_channel_name);
   lua_setfield(L, res, "channels");
-  if (r) {
-    size_t nrows = r->n / (size_t)nch;
-    for (int c = 0; c < nch; c++) {
-      lua_createtable(L, (int)nrows, 0);
-      for (size_t i = 0; i < nrows; i++) {
-        lua_pushnumber(L, r->data[i * (size_t)nch + (size_t)c]);
-        lua_rawseti(L, -2, (lua_Integer)i + 1);
-      }
-      lua_setfield(L, res, jy_model_channel_name(m->model, c));
+  size_t nrows = r->n / (size_t)nch;
+  for (int c = 0; c < nch; c++) {
+    lua_createtable(L, (int)nrows, 0);
+    for (size_t i = 0; i < nrows; i++) {
+      lua_pushnumber(L, r->data[i * (size_t)nch + (size_t)c]);
+      lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
-    lua_pushinteger(L, (lua_Integer)nrows);
-    free(r->data);
-    r->data = NULL;
-  } else {
+    lua_setfield(L, res, jy_model_channel_name(m->model, c));
+  }
+  free(r->data);
+  r->data = NULL;
+  lua_pushinteger(L, (lua_Integer)nrows);
+  lua_setfield(L, res, "rows");
+  if (out) {
     lua_pushstring(L, out);
     lua_setfield(L, res, "out");
-    long rows = count_csv_rows(out);
-    if (rows >= 0)
-      lua_pushinteger(L, rows);
-    else
-      lua_pushnil(L);
   }
-  lua_setfield(L, res, "rows");
   const char *report = jy_model_report(m->model);
   lua_pushstring(L, report ? report : "");
   lua_setfield(L, res, "report");
@@ -1306,7 +1339,8 @@ static int l_describe(lua_State *L) {
   const jyPartType *type = jy_env_find_type(env, name);
   if (!type) {
     int n = jy_env_num_types(env);
-    const char **names = (const char **)lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *names, 0);
+    const char **names =
+      (const char **)lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *names, 0);
     for (int i = 0; i < n; i++) names[i] = jy_env_type(env, i)->name;
     return unknown_name(L, "part type", name, names, n);
   }

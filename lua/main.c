@@ -144,85 +144,43 @@ static void require_joinery(lua_State *L) {
 /* ---- joinery run ----------------------------------------------------------------------- */
 
 #define SHOW_COLS 6
-#define FIELD_LEN 40
 
-typedef struct CsvLine {
-  char field[SHOW_COLS][FIELD_LEN];
-  int nfields;
-} CsvLine;
-
-typedef struct CsvSummary {
-  CsvLine header, first[3], last;
-  long rows;
-  int cols;
-} CsvSummary;
-
-/* Reads the written file back: the header, the first three rows and the last one (the
- * leading SHOW_COLS fields of each). Returns 0 on success. No Lua calls, no allocation. */
-static int read_csv_summary(const char *path, CsvSummary *s) {
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  memset(s, 0, sizeof *s);
-  CsvLine line;
-  memset(&line, 0, sizeof line);
-  long nlines = 0;
-  size_t len = 0;
-  int c, pending = 0;
-  while ((c = getc(f)) != EOF || pending) {
-    if (c == EOF || c == '\n') {
-      line.nfields++;
-      if (nlines == 0) {
-        s->header = line;
-        s->cols = line.nfields;
-      } else {
-        if (nlines <= 3) s->first[nlines - 1] = line;
-        s->last = line;
-      }
-      nlines++;
-      memset(&line, 0, sizeof line);
-      len = 0;
-      pending = 0;
-      if (c == EOF) break;
-      continue;
-    }
-    pending = 1;
-    if (c == '\r') continue;
-    if (c == ',') {
-      line.nfields++;
-      len = 0;
-      continue;
-    }
-    if (line.nfields < SHOW_COLS && len + 1 < FIELD_LEN) line.field[line.nfields][len++] = (char)c;
-  }
-  fclose(f);
-  s->rows = nlines > 0 ? nlines - 1 : 0;
-  return nlines > 0 ? 0 : -1;
-}
-
-static void print_csv_line(const CsvLine *line, int ncols, int header) {
-  for (int i = 0; i < ncols; i++) {
-    const char *text = line->field[i];
-    char *end = NULL;
-    double x = strtod(text, &end);
-    if (!header && end != text && *end == '\0')
-      printf(" %14.7g", x);
-    else
-      printf(" %14s", text);
+/* Prints row i (1-based) of the first ncols channels of the result at res. */
+static void print_row(lua_State *L, int res, int names, int ncols, lua_Integer i) {
+  for (int c = 1; c <= ncols; c++) {
+    lua_geti(L, names, c);
+    lua_gettable(L, res);
+    lua_geti(L, -1, i);
+    printf(" %14.7g", lua_tonumber(L, -1));
+    lua_pop(L, 2);
   }
   printf("\n");
 }
 
-static void print_summary(const CsvSummary *s) {
-  int ncols = s->cols < SHOW_COLS ? s->cols : SHOW_COLS;
-  if (s->cols > SHOW_COLS) printf("first %d of %d columns:\n", ncols, s->cols);
-  print_csv_line(&s->header, ncols, 1);
-  long nfirst = s->rows < 3 ? s->rows : 3;
-  for (long i = 0; i < nfirst; i++) print_csv_line(&s->first[i], ncols, 0);
-  if (s->rows > 4) printf(" %14s\n", "...");
-  if (s->rows > 3) print_csv_line(&s->last, ncols, 0);
+/* The first three rows and the last one of the leading columns of the result at res. */
+static void print_summary(lua_State *L, int res) {
+  lua_getfield(L, res, "channels");
+  int names = lua_gettop(L);
+  int cols = (int)luaL_len(L, names);
+  int ncols = cols < SHOW_COLS ? cols : SHOW_COLS;
+  lua_getfield(L, res, "rows");
+  lua_Integer rows = lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  if (cols > SHOW_COLS) printf("first %d of %d columns:\n", ncols, cols);
+  for (int c = 1; c <= ncols; c++) {
+    lua_geti(L, names, c);
+    printf(" %14s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  printf("\n");
+  for (lua_Integer i = 1; i <= rows && i <= 3; i++) print_row(L, res, names, ncols, i);
+  if (rows > 4) printf(" %14s\n", "...");
+  if (rows > 3) print_row(L, res, names, ncols, rows);
+  lua_pop(L, 1);
 }
 
 static lua_Integer int_field(lua_State *L, int idx, const char *key) {
+  idx = lua_absindex(L, idx);
   lua_getfield(L, idx, key);
   lua_Integer v = lua_tointeger(L, -1);
   lua_pop(L, 1);
@@ -251,8 +209,12 @@ static int simulate_system(lua_State *L) {
   lua_call(L, 1, 1);
   const char *report = lua_tostring(L, -1);
   if (report && *report) {
-    size_t n = strlen(report);
-    printf("assembly report:\n%s%s", report, report[n - 1] == '\n' ? "" : "\n");
+    printf("assembly report:\n");
+    while (*report) { /* each line indented */
+      size_t n = strcspn(report, "\n");
+      printf("  %.*s\n", (int)n, report);
+      report += n + (report[n] == '\n');
+    }
   }
   lua_pop(L, 1);
   fflush(stdout);
@@ -261,19 +223,16 @@ static int simulate_system(lua_State *L) {
   lua_pushvalue(L, 3);
   lua_pushvalue(L, 2);
   lua_call(L, 2, 1); /* 4: result */
-  lua_getfield(L, 2, "out");
-  const char *out = lua_tostring(L, -1); /* 5 */
-
-  CsvSummary summary;
-  if (read_csv_summary(out, &summary) != 0)
-    return luaL_error(L, "cannot read back %s", out);
-  print_summary(&summary);
+  print_summary(L, 4);
   lua_getfield(L, 4, "seconds");
   double seconds = lua_tonumber(L, -1);
-  lua_getfield(L, 4, "stats"); /* 7 */
+  lua_getfield(L, 4, "stats"); /* 6 */
   printf("run time %.3f s (%ld steps, %ld right-hand-side evaluations)\n", seconds,
-         (long)int_field(L, 7, "steps"), (long)int_field(L, 7, "rhs_evals"));
-  printf("wrote %ld rows x %d columns to %s\n", summary.rows, summary.cols, out);
+         (long)int_field(L, 6, "steps"), (long)int_field(L, 6, "rhs_evals"));
+  lua_getfield(L, 4, "channels");
+  lua_getfield(L, 4, "out");
+  printf("wrote %ld rows x %d columns to %s\n", (long)int_field(L, 4, "rows"),
+         (int)luaL_len(L, -2), lua_tostring(L, -1));
   return 0;
 }
 

@@ -45,7 +45,8 @@ tap.ok(code == 0 and out:find("usage: joinery", 1, true), "--help: usage on stdo
 code, out, err = joinery("")
 tap.ok(code == 2 and err:find("usage", 1, true), "no arguments: usage on stderr, status 2")
 code, out = joinery("types")
-tap.ok(code == 0 and out:find("\nmass ", 1, true) and out:find("rod", 1, true), "types lists the part types")
+tap.ok(code == 0 and out:find("\nmass ", 1, true) and out:find("rod", 1, true),
+  "types lists the part types")
 code, out = joinery("doc rod")
 tap.ok(code == 0 and out:find("L ", 1, true) and out:find("length", 1, true)
   and out:find("a (dim 3)", 1, true) and out:find("ax, ay, az", 1, true),
@@ -71,7 +72,8 @@ tap.diag(err)
 
 -- ---- run -------------------------------------------------------------------------------
 local csv = tmp .. "/p.csv"
-code, out, err = joinery("run " .. quote(pendulum) .. " --out " .. quote(csv) .. " --t-end 0.1 --dt-out=0.02 --rtol 1e-9 --atol 1e-11 --method bdf")
+code, out, err = joinery("run " .. quote(pendulum) .. " --out " .. quote(csv)
+  .. " --t-end 0.1 --dt-out=0.02 --rtol 1e-9 --atol 1e-11 --method bdf")
 tap.ok(code == 0, "run with every flag: status 0")
 tap.ok(out:find("model: 6 coordinates, 5 constraint rows", 1, true), "run prints the model size")
 tap.ok(out:find("wrote 6 rows x 23 columns to " .. csv, 1, true), "run prints what it wrote")
@@ -82,8 +84,10 @@ local lines = 0
 if f then for _ in f:lines() do lines = lines + 1 end f:close() end
 tap.is(lines, 7, "the CSV has a header and 6 rows")
 
-code, out, err = sh("cd " .. quote(tmp) .. " && " .. quote(exe) .. " run " .. quote(pendulum) .. " --t-end 0.05")
-tap.ok(code == 0 and exists(tmp .. "/pendulum.csv"), "default output: the script's name with .csv, here")
+code, out, err = sh("cd " .. quote(tmp) .. " && " .. quote(exe) .. " run " .. quote(pendulum)
+  .. " --t-end 0.05")
+tap.ok(code == 0 and exists(tmp .. "/pendulum.csv"),
+  "default output: the script's name with .csv, here")
 
 for _, case in ipairs {
   { "--bogus 1", "--bogus" },
@@ -93,7 +97,8 @@ for _, case in ipairs {
   { "--method rk4", "rk4" },
 } do
   code, out, err = joinery("run " .. quote(pendulum) .. " " .. case[1])
-  tap.ok(code == 2 and err:find(case[2], 1, true), "usage error '" .. case[1] .. "': status 2, names " .. case[2])
+  tap.ok(code == 2 and err:find(case[2], 1, true),
+    "usage error '" .. case[1] .. "': status 2, names " .. case[2])
 end
 code, out, err = joinery("run")
 tap.ok(code == 2 and err:find("SCRIPT", 1, true), "run without a script: status 2")
@@ -116,11 +121,12 @@ return sys
 ]])
 local stuckcsv = tmp .. "/stuck.csv"
 code, out, err = joinery("run " .. quote(stuck) .. " --out " .. quote(stuckcsv))
-tap.ok(code == 1 and err:find("joinery: integrator failure at t =", 1, true) and not exists(stuckcsv),
-  "a failing run: status 1, the engine's message, no output file")
+tap.ok(code == 1 and err:find("joinery: integrator failure at t =", 1, true)
+  and not exists(stuckcsv), "a failing run: status 1, the engine's message, no output file")
 tap.diag(err)
 
-local broken = write("broken.lua", "local j = require 'joinery'\nlocal s = j.system()\ns:add('mas', 'x')\nreturn s\n")
+local broken = write("broken.lua",
+  "local j = require 'joinery'\nlocal s = j.system()\ns:add('mas', 'x')\nreturn s\n")
 code, out, err = joinery("run " .. quote(broken))
 tap.ok(code == 1 and err:find(broken .. ":3: unknown part type 'mas'", 1, true),
   "an API error in a run script: status 1, file:line")

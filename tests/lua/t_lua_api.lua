@@ -61,7 +61,8 @@ tap.is_near(acc[find(coords, "bob.y")], -9.81, 1e-9, "bob at the level of the pi
 local ev = model:evaluate(q, v, 0)
 tap.is_near(ev["bob.x"], 1, 1e-12, "model:evaluate() gives channels by name")
 tap.is_near(ev.energy, 0, 1e-9, "energy at rest level with the pivot is 0")
-tap.raises(function() model:acceleration({ 1, 2 }, v) end, { "q", "entries" }, "acceleration with a short q")
+tap.raises(function() model:acceleration({ 1, 2 }, v) end,
+  { "q", "entries" }, "acceleration with a short q")
 
 -- ---- simulation ------------------------------------------------------------------------
 local res = sys:simulate { t_end = 0.5, dt_out = 0.1 }
@@ -89,7 +90,13 @@ local f = io.open(path)
 local header = f and f:read("l")
 if f then f:close() end
 tap.ok(header and header:sub(1, 8) == "t,bob.x,", "out = file writes the CSV with a header")
-tap.ok(res2.out == path and res2.rows == 3 and res2.t == nil, "with out: res.out, res.rows, no arrays")
+tap.ok(res2.out == path and res2.rows == 3 and #res2.t == 3, "with out: res.out, res.rows, arrays")
+local res3 = model:simulate { t_end = 0.1, dt_out = 0.05 }
+local same = true
+for _, name in ipairs(res3.channels) do
+  for i = 1, #res3.t do same = same and res2[name][i] == res3[name][i] end
+end
+tap.ok(same, "the arrays read back from the file are the numbers of a run without out")
 os.remove(path)
 
 -- a sim stepped from Lua, outliving a closed model
@@ -110,44 +117,66 @@ do
   tmp:add("mass", "m", { dim = 1 })
   closed_sys = tmp -- luacheck: ignore (a global, to use it after the scope)
 end
-tap.raises(function() closed_sys:add("mass", "m2", { dim = 1 }) end, { "closed" }, "a <close>d system")
+tap.raises(function() closed_sys:add("mass", "m2", { dim = 1 }) end,
+  { "closed" }, "a <close>d system")
 
 -- ---- errors ----------------------------------------------------------------------------
 local nparts = #sys:parts()
-tap.raises(function() sys:add("mas", "x", {}) end, { "unknown part type", "'mas'", "mass" }, "unknown part type")
-tap.raises(function() sys:add("mass", "m3", { dim = 2, mm = 1 }) end, { "m3", "'mm'", "'m'" }, "unknown parameter")
-tap.raises(function() sys:add("mass", "m4", { dim = 2, m = -1 }) end, { "m4", "m = -1" }, "negative mass")
-tap.raises(function() sys:add("mass", "m5", { dim = 2, m = "heavy" }) end, { "m5", "'m'", "number", "string" }, "non-number parameter")
-tap.raises(function() sys:add("mass", "m6", { dim = 2, init = { z = 1 } }) end, { "m6", "'z'" }, "unknown initial coordinate")
-tap.raises(function() sys:add("mass", "m7", { dim = 2, vel = { x = "fast" } }) end, { "m7", "vel.x", "number" }, "non-number velocity")
-tap.raises(function() sys:add("rod", "r3", { dim = 3, a = bob.pos }) end, { "r3.a", "bob.pos", "dimensions" }, "glue key of the wrong dimension")
-tap.raises(function() sys:add("rod", "r4", { dim = 2, c = bob.pos }) end, { "r4", "'c'", "a, b" }, "glue key that is no terminal")
+tap.raises(function() sys:add("mas", "x", {}) end,
+  { "unknown part type", "'mas'", "mass" }, "unknown part type")
+tap.raises(function() sys:add("mass", "m3", { dim = 2, mm = 1 }) end,
+  { "m3", "'mm'", "'m'" }, "unknown parameter")
+tap.raises(function() sys:add("mass", "m4", { dim = 2, m = -1 }) end,
+  { "m4", "m = -1" }, "negative mass")
+tap.raises(function() sys:add("mass", "m5", { dim = 2, m = "heavy" }) end,
+  { "m5", "'m'", "number", "string" }, "non-number parameter")
+tap.raises(function() sys:add("mass", "m6", { dim = 2, init = { z = 1 } }) end,
+  { "m6", "'z'" }, "unknown initial coordinate")
+tap.raises(function() sys:add("mass", "m7", { dim = 2, vel = { x = "fast" } }) end,
+  { "m7", "vel.x", "number" }, "non-number velocity")
+tap.raises(function() sys:add("rod", "r3", { dim = 3, a = bob.pos }) end,
+  { "r3.a", "bob.pos", "dimensions" }, "glue key of the wrong dimension")
+tap.raises(function() sys:add("rod", "r4", { dim = 2, c = bob.pos }) end,
+  { "r4", "'c'", "a, b" }, "glue key that is no terminal")
 tap.raises(function() sys:add("mass", "bob", { dim = 2 }) end, { "bob" }, "a duplicate part name")
 tap.raises(function() sys:add("mass", "m8", 5) end, { "add", "table" }, "params not a table")
 tap.is(#sys:parts(), nparts, "failed adds leave the system unchanged")
 local g3 = sys:add("ground", "g3", { dim = 3 })
-tap.raises(function() sys:glue(g3.pos, bob.pos) end, { "g3.pos", "bob.pos", "dimension" }, "gluing terminals of different dimensions")
-tap.raises(function() sys:glue(bob.pos, bob.pos) end, { "bob.pos", "itself" }, "gluing a terminal to itself")
-tap.raises(function() sys:glue(bob.pos, "ground") end, { "glue", "joinery.Terminal" }, "gluing a non-terminal")
+tap.raises(function() sys:glue(g3.pos, bob.pos) end,
+  { "g3.pos", "bob.pos", "dimension" }, "gluing terminals of different dimensions")
+tap.raises(function() sys:glue(bob.pos, bob.pos) end,
+  { "bob.pos", "itself" }, "gluing a terminal to itself")
+tap.raises(function() sys:glue(bob.pos, "ground") end,
+  { "glue", "joinery.Terminal" }, "gluing a non-terminal")
 local other = joinery.system()
 local og = other:add("ground", "og", { dim = 2 })
-tap.raises(function() sys:glue(bob.pos, og.pos) end, { "another system" }, "gluing a terminal of another system")
-tap.raises(function() return bob.pso end, { "bob", "'pso'", "'pos'" }, "indexing an unknown terminal")
-tap.raises(function() sys:settings { tend = 1 } end, { "'tend'", "t_end", "dt_out", "method" }, "unknown setting")
-tap.raises(function() sys:settings { method = "rk4" } end, { "'rk4'", "adams", "bdf" }, "unknown method")
-tap.raises(function() sys:settings { rtol = "small" } end, { "rtol", "number" }, "non-number setting")
+tap.raises(function() sys:glue(bob.pos, og.pos) end,
+  { "another system" }, "gluing a terminal of another system")
+tap.raises(function() return bob.pso end,
+  { "bob", "'pso'", "'pos'" }, "indexing an unknown terminal")
+tap.raises(function() sys:settings { tend = 1 } end,
+  { "'tend'", "t_end", "dt_out", "method" }, "unknown setting")
+tap.raises(function() sys:settings { method = "rk4" } end,
+  { "'rk4'", "adams", "bdf" }, "unknown method")
+tap.raises(function() sys:settings { rtol = "small" } end,
+  { "rtol", "number" }, "non-number setting")
 tap.raises(function() sys:simulate { dt_out = 0 } end, { "dt_out" }, "invalid setting value")
-tap.raises(function() joinery.system { gravity = { 1, 2, 3, 4 } } end, { "gravity" }, "gravity with 4 components")
-tap.raises(function() joinery.system { gravty = { 0, -9.81 } } end, { "'gravty'", "gravity" }, "unknown system option")
+tap.raises(function() joinery.system { gravity = { 1, 2, 3, 4 } } end,
+  { "gravity" }, "gravity with 4 components")
+tap.raises(function() joinery.system { gravty = { 0, -9.81 } } end,
+  { "'gravty'", "gravity" }, "unknown system option")
 
 local bad = joinery.system()
 local g1 = bad:add("ground", "g1", { dim = 2 })
 local g2 = bad:add("ground", "g2", { dim = 2, x = 1 })
 bad:glue(g1.pos, g2.pos, "weld")
-tap.raises(function() bad:compile() end, { "inconsistent", "weld" }, "compiling inconsistent constraints")
-tap.raises(function() sys:simulate { t_end = 1, max_steps = 1 } end, { "t =" }, "an integrator failure names the time")
+tap.raises(function() bad:compile() end,
+  { "inconsistent", "weld" }, "compiling inconsistent constraints")
+tap.raises(function() sys:simulate { t_end = 1, max_steps = 1 } end,
+  { "t =" }, "an integrator failure names the time")
 local unwritable = "/nonexistent-dir/x.csv"
-tap.raises(function() sys:simulate { t_end = 0.1, out = unwritable } end, { unwritable }, "an unwritable output file")
+tap.raises(function() sys:simulate { t_end = 0.1, out = unwritable } end,
+  { unwritable }, "an unwritable output file")
 
 collectgarbage()
 collectgarbage()
