@@ -22,7 +22,7 @@ status=0
 for dir in build build-asan; do
   echo "== tests in $dir"
   JOINERY="$PWD/$dir/lua/joinery" BUILD_DIR="$PWD/$dir" \
-    prove --exec tests/tap-exec $(ls "$dir"/tests/t_* | grep -v '\.p$') tests/lua/t_*.lua tests/lua/t_*.sh \
+    prove --exec tests/tap-exec $(find "$dir/tests" -maxdepth 1 -type f -name 't_*' -perm -u+x | sort) tests/lua/t_*.lua tests/lua/t_*.sh \
     || status=1
 done
 exit $status
