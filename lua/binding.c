@@ -53,8 +53,9 @@
  *   ...), res.rows (number of output rows), res.report, res.stats ({steps=, rhs_evals=,
  *   error_test_fails=, nonlinear_fails=, jac_evals=}), res.seconds (wall time of the
  *   integration), res.model. With opts.out = "file.csv" the engine writes the rows to that
- *   file (jy_sim_write_csv: the file appears only when the run succeeded) and the arrays
- *   are read back from it (%.17g: the same numbers exactly); res.out is the path.
+ *   file (jy_sim_write_csv: the file appears only when the run succeeded) and the same
+ *   rows fill the arrays; res.out is the path. On a terminal, a run longer than a second
+ *   shows the simulated time on stderr as it goes.
  *
  * Sim (joinery.Sim; __gc/__close/sim:close()): sim:advance(t_out), sim:time(),
  *   sim:state() -> q, v, sim:set_state(t, q, v), sim:channels() -> {name = value},
@@ -83,6 +84,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -137,6 +139,8 @@ typedef struct LRows {
   size_t n, cap; /* doubles */
   int nch;
   int failed; /* 1: out of memory, 2: row width differs from the model's */
+  int progress, reported; /* show the simulated time on a terminal during long runs */
+  double t0, t_end, next_report;
 } LRows;
 
 /* ---- helpers --------------------------------------------------------------------------- */
@@ -1087,51 +1091,16 @@ static int rows_sink(void *ud, const double *row, int nchannels) {
   if (rows_reserve(r, (size_t)nchannels)) return 1;
   memcpy(r->data + r->n, row, (size_t)nchannels * sizeof *row);
   r->n += (size_t)nchannels;
-  return 0;
-}
-
-/* Reads the rows of a CSV file that jy_sim_write_csv wrote (%.17g: every double comes back
- * exactly) into r. Returns 0, or sets r->failed (1: memory, 3: not such a file). */
-static int read_csv_rows(const char *path, LRows *r) {
-  FILE *f = fopen(path, "r");
-  if (!f) return r->failed = 3;
-  int c;
-  while ((c = getc(f)) != EOF && c != '\n') continue; /* the header */
-  char tok[64];
-  size_t len = 0;
-  int field = 0;
-  for (;;) {
-    c = getc(f);
-    if (c == ',' || c == '\n' || c == EOF) {
-      if (c == EOF && len == 0 && field == 0) break;
-      tok[len] = '\0';
-      char *end = NULL;
-      double x = strtod(tok, &end);
-      if (len == 0 || *end != '\0') {
-        r->failed = 3;
-        break;
-      }
-      if (rows_reserve(r, 1)) break;
-      r->data[r->n++] = x;
-      field++;
-      len = 0;
-      if (c != ',') {
-        if (field != r->nch) {
-          r->failed = 3;
-          break;
-        }
-        field = 0;
-      }
-      if (c == EOF) break;
-    } else if (len + 1 < sizeof tok) {
-      tok[len++] = (char)c;
-    } else {
-      r->failed = 3;
-      break;
+  if (r->progress) {
+    double now = now_seconds();
+    if (now >= r->next_report) {
+      fprintf(stderr, "\r  t = %.6g of %.6g s (%.0f s so far)", row[0], r->t_end, now - r->t0);
+      fflush(stderr);
+      r->reported = 1;
+      r->next_report = now + 0.5;
     }
   }
-  fclose(f);
-  return r->failed;
+  return 0;
 }
 
 static void push_stats(lua_State *L, const jySim *sim) {
@@ -1161,12 +1130,16 @@ static int run_simulation(lua_State *L, int model_idx, const jySimDef *def, cons
   r->nch = nch;
   luaL_setmetatable(L, JYL_ROWS);
   double t0 = now_seconds();
-  jyStatus st = out ? jy_sim_write_csv(sm->sim, out) : jy_sim_run(sm->sim, rows_sink, r);
+  r->t0 = t0;
+  r->t_end = def->t_end;
+  r->progress = isatty(STDERR_FILENO);
+  r->next_report = t0 + 1.0; /* runs shorter than a second stay quiet */
+  jyStatus st = out ? jy_sim_write_csv(sm->sim, out, rows_sink, r)
+                    : jy_sim_run(sm->sim, rows_sink, r);
   double seconds = now_seconds() - t0;
-  if (st == JY_OK && out) read_csv_rows(out, r);
+  if (r->reported) fprintf(stderr, "\r%40s\r", "");
   if (r->failed == 1) return luaL_error(L, "out of memory collecting the output rows");
   if (r->failed == 2) return luaL_error(L, "the engine gave rows of the wrong width");
-  if (r->failed == 3) return luaL_error(L, "cannot read back the rows of '%s'", out);
   if (st != JY_OK) return luaL_error(L, "%s", msg_or(jy_sim_error(sm->sim), st));
 
   lua_createtable(L, 0, nch + 8);

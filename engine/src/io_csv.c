@@ -9,6 +9,8 @@
 typedef struct csv_sink {
   FILE *file;
   int failed;
+  jyRowSink also;
+  void *ud;
 } csv_sink;
 
 static int write_row(void *ud, const double *row, int nchannels) {
@@ -16,10 +18,11 @@ static int write_row(void *ud, const double *row, int nchannels) {
   for (int i = 0; i < nchannels; i++)
     if (fprintf(s->file, i ? ",%.17g" : "%.17g", row[i]) < 0) s->failed = 1;
   if (fputc('\n', s->file) == EOF) s->failed = 1;
+  if (!s->failed && s->also && s->also(s->ud, row, nchannels) != 0) return 1;
   return s->failed;
 }
 
-jyStatus jy_sim_write_csv(jySim *sim, const char *path) {
+jyStatus jy_sim_write_csv(jySim *sim, const char *path, jyRowSink also, void *ud) {
   if (!sim || !path || !*path) return JY_ERR_INVALID;
   const jyModel *m = sim->model;
   char tmp[4096];
@@ -27,7 +30,7 @@ jyStatus jy_sim_write_csv(jySim *sim, const char *path) {
     jy_set_error(sim->error, "output path too long: %s", path);
     return JY_ERR_IO;
   }
-  csv_sink sink = {fopen(tmp, "w"), 0};
+  csv_sink sink = {fopen(tmp, "w"), 0, also, ud};
   if (!sink.file) {
     jy_set_error(sim->error, "cannot write output file '%s': %s", path,
              strerror(errno));

@@ -238,10 +238,11 @@ JY_API jyStatus jy_sim_channels(jySim *sim, double *out);
 typedef int (*jyRowSink)(void *ud, const double *row, int nchannels);
 JY_API jyStatus jy_sim_run(jySim *sim, jyRowSink sink, void *ud);
 
-/* Runs and writes every output row as CSV with a header. The file is written under a
- * temporary name and renamed into place only when the run succeeded, so a failed run never
- * leaves a file that looks complete. */
-JY_API jyStatus jy_sim_write_csv(jySim *sim, const char *path);
+/* Runs and writes every output row as CSV with a header, handing each row to `also` too
+ * (may be NULL; a non-zero return stops the run). The file is written under a temporary
+ * name and renamed into place only when the run succeeded, so a failed run never leaves a
+ * file that looks complete. */
+JY_API jyStatus jy_sim_write_csv(jySim *sim, const char *path, jyRowSink also, void *ud);
 
 /* Integrator counters since creation. */
 typedef struct jySimStats {
