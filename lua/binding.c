@@ -149,41 +149,6 @@ static const char *msg_or(const char *msg, jyStatus status) {
   return msg && *msg ? msg : jy_status_text(status);
 }
 
-/* Case-insensitive edit distance of short names (SIZE_MAX for long ones). */
-static size_t edit_distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  size_t row[64];
-  if (la >= 64 || lb >= 64) return SIZE_MAX;
-  for (size_t j = 0; j <= lb; j++) row[j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= lb; j++) {
-      size_t up = row[j];
-      size_t best = diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
-      if (up + 1 < best) best = up + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
-    }
-  }
-  return row[lb];
-}
-
-/* The candidate nearest to name, or NULL when none is near enough to suggest. */
-static const char *nearest(const char *name, const char *const *names, int n) {
-  const char *best = NULL;
-  size_t best_d = SIZE_MAX;
-  for (int i = 0; i < n; i++) {
-    size_t d = edit_distance(name, names[i]);
-    if (d < best_d && d <= 2 && d < strlen(names[i])) {
-      best_d = d;
-      best = names[i];
-    }
-  }
-  return best;
-}
-
 /* Pushes "a, b, c". */
 static void push_list(lua_State *L, const char *const *names, int n) {
   luaL_Buffer b;
@@ -198,7 +163,7 @@ static void push_list(lua_State *L, const char *const *names, int n) {
 /* Raises "unknown <what> 'name'; did you mean 'x'? (valid: a, b, c)". */
 static int unknown_name(lua_State *L, const char *what, const char *name,
                         const char *const *names, int n) {
-  const char *near = nearest(name, names, n);
+  const char *near = jy_nearest_name(name, names, n);
   push_list(L, names, n);
   if (near)
     return luaL_error(L, "unknown %s '%s'; did you mean '%s'? (valid: %s)", what, name, near,
@@ -812,7 +777,7 @@ static int part_index(lua_State *L) {
     int n = shape ? shape->nterminals : 0;
     if (n > JY_PART_MAX_TERMINALS) n = JY_PART_MAX_TERMINALS;
     for (int k = 0; k < n; k++) names[k] = shape->terminals[k].name;
-    const char *near = nearest(key, names, n);
+    const char *near = jy_nearest_name(key, names, n);
     if (shape)
       push_terminal_list(L, shape);
     else

@@ -46,37 +46,12 @@ void jy_system_set_gravity(jySystem *sys, const double gravity[3]) {
     for (int i = 0; i < 3; i++) sys->gravity[i] = gravity[i];
 }
 
-/* Edit distance, for "did you mean" suggestions (names are short). */
-static int edit_distance(const char *a, const char *b) {
-  int la = (int)strlen(a), lb = (int)strlen(b);
-  if (la > 63 || lb > 63) return 99;
-  int row[64];
-  for (int j = 0; j <= lb; j++) row[j] = j;
-  for (int i = 1; i <= la; i++) {
-    int diag = row[0];
-    row[0] = i;
-    for (int j = 1; j <= lb; j++) {
-      int up = row[j];
-      int best = diag + (a[i - 1] != b[j - 1]);
-      if (up + 1 < best) best = up + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
-    }
-  }
-  return row[lb];
-}
-
 /* Writes " (did you mean 'x'?)" for the nearest candidate within reach, else a list. */
 static void suggest(char *out, size_t len, const char *name, const char *const *candidates,
                     int count) {
-  int best = -1, best_d = 99;
-  for (int i = 0; i < count; i++) {
-    int d = edit_distance(name, candidates[i]);
-    if (d < best_d) best_d = d, best = i;
-  }
-  if (best >= 0 && best_d <= 2 && best_d < (int)strlen(name)) {
-    snprintf(out, len, " (did you mean '%s'?)", candidates[best]);
+  const char *near = jy_nearest_name(name, candidates, count);
+  if (near) {
+    snprintf(out, len, " (did you mean '%s'?)", near);
     return;
   }
   size_t used = (size_t)snprintf(out, len, count ? "; valid: " : "; there are none");

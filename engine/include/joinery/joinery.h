@@ -50,6 +50,10 @@ typedef enum jyStatus {
 /* A short fixed text for a status ("inconsistent constraints"). */
 JY_API const char *jy_status_text(jyStatus status);
 
+/* The candidate nearest to name (case-insensitive edit distance of at most 2, and shorter
+ * than the name), for "did you mean" messages; NULL when none is near enough. */
+JY_API const char *jy_nearest_name(const char *name, const char *const *candidates, int count);
+
 /* ---- environment ------------------------------------------------------------------- */
 
 /* Memory comes from here; NULL fields mean the C library's malloc/realloc/free. */
