@@ -222,7 +222,9 @@ JY_API jySimDef jy_default_sim_def(void);
 typedef struct jySim jySim;
 
 /* A simulation of a model from its initial state (or from jy_sim_set_state). Validates the
- * settings (JY_ERR_INVALID with a message naming the setting, on *status). */
+ * settings (JY_ERR_INVALID on *status). Returns NULL only when model is NULL or memory ran
+ * out; otherwise a simulation, which, when *status != JY_OK, is unusable except for
+ * jy_sim_error (naming the bad setting) and jy_sim_destroy. */
 JY_API jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status);
 JY_API void jy_sim_destroy(jySim *sim);
 JY_API const char *jy_sim_error(const jySim *sim);
