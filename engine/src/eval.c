@@ -180,6 +180,17 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
   derived[1] = kinetic;
   derived[2] = potential;
   jy_residual_norms(e, &derived[3], &derived[4]);
+  /* Power of the ideal constraint forces (A^T mu) . v and of the non-ideal ones C . v: the
+   * first vanishes for ideal scleronomic constraints, the second is what friction takes. */
+  double ideal = 0, nonideal = 0;
+  for (int j = 0; j < n; j++) {
+    double force = 0;
+    for (int i = 0; i < m->m; i++) force += e->jac[i + (size_t)j * m->m] * e->multipliers[i];
+    ideal += force * v[j];
+    nonideal += e->nonideal[j] * v[j];
+  }
+  derived[5] = ideal;
+  derived[6] = nonideal;
   for (int g = 0; g < m->nglues; g++) {
     const jyModelGlue *glue = &m->glues[g];
     for (int k = 0; k < glue->dim; k++)

@@ -76,7 +76,8 @@ struct jyModel {
   int *row_part;        /* m: owning part, or -1 for glue rows */
   int nchannels;
   char **channel_names;
-  int ch_energy;        /* index of "energy"; kinetic, potential, residual.pos, residual.vel follow */
+  int ch_energy;        /* index of "energy"; kinetic, potential, residual.pos, residual.vel,
+                           power.ideal, power.nonideal follow */
   double *q0, *v0;      /* consistent initial state */
   char *report;
   jySolverDef solver;

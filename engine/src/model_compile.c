@@ -111,7 +111,7 @@ static jyStatus lay_out(jyModel *md, const jySystem *sys) {
   md->row_names = jy_calloc(a, (size_t)m + 1, sizeof(char *));
   md->row_kinds = jy_calloc(a, (size_t)m + 1, sizeof(jyRowKind));
   md->row_part = jy_calloc(a, (size_t)m + 1, sizeof(int));
-  md->nchannels = 1 + 2 * n + 5 + nforce + nout;
+  md->nchannels = 1 + 2 * n + 7 + nforce + nout;
   md->channel_names = jy_calloc(a, (size_t)md->nchannels, sizeof(char *));
   md->q0 = jy_calloc(a, (size_t)n + 1, sizeof(double));
   md->v0 = jy_calloc(a, (size_t)n + 1, sizeof(double));
@@ -141,9 +141,10 @@ static jyStatus lay_out(jyModel *md, const jySystem *sys) {
   for (int k = 0; k < n && !bad; k++) bad |= !(chn[ch++] = jy_strdup(a, md->coord_names[k]));
   for (int k = 0; k < n && !bad; k++)
     bad |= !(chn[ch++] = join_name(a, "der(", md->coord_names[k], ")", ""));
-  const char *derived[5] = {"energy", "kinetic", "potential", "residual.pos", "residual.vel"};
+  const char *derived[7] = {"energy",       "kinetic",     "potential",     "residual.pos",
+                            "residual.vel", "power.ideal", "power.nonideal"};
   md->ch_energy = ch;
-  for (int k = 0; k < 5 && !bad; k++) bad |= !(chn[ch++] = jy_strdup(a, derived[k]));
+  for (int k = 0; k < 7 && !bad; k++) bad |= !(chn[ch++] = jy_strdup(a, derived[k]));
   for (int g = 0; g < md->nglues && !bad; g++) {
     jyModelGlue *mg = &md->glues[g];
     mg->force_channel = ch;

@@ -173,8 +173,9 @@ JY_API const char *jy_model_report(const jyModel *model);
 
 /* Output channels, in CSV column order: "t", every coordinate "part.coord", every
  * velocity "der(part.coord)", then "energy", "kinetic", "potential", "residual.pos",
- * "residual.vel", the glue forces "force.<glue>[.x|.y|.z]", and the parts' own outputs
- * "<part>.<output>". */
+ * "residual.vel", "power.ideal" and "power.nonideal" (power of the ideal and non-ideal
+ * constraint forces, W), the glue forces "force.<glue>[.x|.y|.z]", and the parts' own
+ * outputs "<part>.<output>". */
 JY_API int jy_model_num_channels(const jyModel *model);
 JY_API const char *jy_model_channel_name(const jyModel *model, int i);
 JY_API int jy_model_find_channel(const jyModel *model, const char *name);
