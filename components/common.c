@@ -44,7 +44,9 @@ void jy_ends_shape(jyPartShape *shape, int dim, double b_x) {
 }
 
 int jy_ends_terminal(const jyPartInstance *self, const jyPartState *state, int k, double *value,
-                     double *jac) {
+                     double *jac, double *vel_bias, double *acc_bias) {
+  (void)vel_bias; /* the ends are coordinates: no time dependence, no convective term */
+  (void)acc_bias;
   int dim = self->ncoords / 2;
   if (k != 0 && k != 1)
     return jy_part_fail(state->error, state->error_len, "no terminal %d (it has a and b)", k);

@@ -19,13 +19,6 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   return 0;
 }
 
-static int terminal(const jyPartInstance *self, const jyPartState *state, int k, double *value,
-                    double *jac, double *vel_bias, double *acc_bias) {
-  (void)vel_bias;
-  (void)acc_bias;
-  return jy_ends_terminal(self, state, k, value, jac);
-}
-
 /* The damper's force f = c len' (positive while it lengthens), or a failure when the ends
  * coincide in 2-D/3-D: then the line of action is undefined. */
 static int damper_force(const jyPartInstance *self, const jyPartState *state, jyEnds *e,
@@ -65,7 +58,7 @@ static const jyPartType type = {
   .params = params,
   .nparams = (int)(sizeof params / sizeof params[0]),
   .shape = shape,
-  .terminal = terminal,
+  .terminal = jy_ends_terminal,
   .force = force,
   .outputs = outputs,
 };

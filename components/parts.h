@@ -43,7 +43,7 @@ void jy_ends_shape(jyPartShape *shape, int dim, double b_x);
 
 /* Terminal k (0: a, 1: b) of a two-ended part; fails for any other k. */
 int jy_ends_terminal(const jyPartInstance *self, const jyPartState *state, int k, double *value,
-                     double *jac);
+                     double *jac, double *vel_bias, double *acc_bias);
 
 /* The geometry of two ends, q = (a, b), v = (a', b'). */
 typedef struct jyEnds {

@@ -22,13 +22,6 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   return 0;
 }
 
-static int terminal(const jyPartInstance *self, const jyPartState *state, int k, double *value,
-                    double *jac, double *vel_bias, double *acc_bias) {
-  (void)vel_bias;
-  (void)acc_bias;
-  return jy_ends_terminal(self, state, k, value, jac);
-}
-
 /* phi = len - L. In 1-D len is the signed b - a, so phi is linear and b = 0. */
 static int constraints(const jyPartInstance *self, const jyPartState *state, double *A,
                        double *rhs, double *residual, double *rate) {
@@ -69,7 +62,7 @@ static const jyPartType type = {
   .params = params,
   .nparams = (int)(sizeof params / sizeof params[0]),
   .shape = shape,
-  .terminal = terminal,
+  .terminal = jy_ends_terminal,
   .constraints = constraints,
   .outputs = outputs,
 };

@@ -21,13 +21,6 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   return 0;
 }
 
-static int terminal(const jyPartInstance *self, const jyPartState *state, int k, double *value,
-                    double *jac, double *vel_bias, double *acc_bias) {
-  (void)vel_bias;
-  (void)acc_bias;
-  return jy_ends_terminal(self, state, k, value, jac);
-}
-
 static int force(const jyPartInstance *self, const jyPartState *state, double *Q) {
   int dim = jy_part_dim(self->params);
   double k = self->params[P_K], L = self->params[P_L];
@@ -81,7 +74,7 @@ static const jyPartType type = {
   .params = params,
   .nparams = (int)(sizeof params / sizeof params[0]),
   .shape = shape,
-  .terminal = terminal,
+  .terminal = jy_ends_terminal,
   .force = force,
   .energy = energy,
   .outputs = outputs,
