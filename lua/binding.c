@@ -1427,5 +1427,6 @@ int luaopen_joinery(lua_State *L) {
   luaL_setfuncs(L, module_funcs, 1);
   lua_pushliteral(L, JOINERY_VERSION);
   lua_setfield(L, -2, "version");
+  jyl_open_math(L);
   return 1;
 }

@@ -11,6 +11,7 @@
 #define JYL_TERMINAL "joinery.Terminal"
 #define JYL_MODEL "joinery.Model"
 #define JYL_SIM "joinery.Sim"
+#define JYL_HYPER "joinery.Hyper"
 
 #if defined(__GNUC__)
 #define JYL_EXPORT __attribute__((visibility("default")))
@@ -21,5 +22,9 @@
 /* Opens the module: creates this instance's environment (every built-in part type
  * registered) and leaves the module table on the stack. */
 JYL_EXPORT int luaopen_joinery(lua_State *L);
+
+/* lua/ad.c: registers the joinery.Hyper metatable and sets field "math" (hyper-dual numbers
+ * and the elementary functions on them) in the table on the top of the stack. */
+void jyl_open_math(lua_State *L);
 
 #endif
