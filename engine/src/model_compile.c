@@ -14,6 +14,7 @@ jySolverDef jy_default_solver_def(void) {
        * is far above both and far below a genuine conflict. */
       .consistency_tol = 1e-6,
       .assembly_tol = 1e-12,
+      .eliminate_glue = 1,
   };
 }
 

@@ -143,6 +143,10 @@ typedef struct jySolverDef {
   double consistency_tol;  /* relative residual of A q'' = b above which b is inconsistent
                               (1e-8) */
   double assembly_tol;     /* position residual the initial assembly must reach, m (1e-12) */
+  /* Glue elimination (1): a glue whose one side is a massless block of its part's own
+   * coordinates (the ends of a spring, damper or rod; a guide's point) is removed, and
+   * that block follows the other terminal. Fewer coordinates and rows, same motion. */
+  int eliminate_glue;
 } jySolverDef;
 
 JY_API jySolverDef jy_default_solver_def(void);
@@ -196,6 +200,11 @@ JY_API const char *jy_eval_error(const jyEval *eval);
 
 /* ---- simulation -------------------------------------------------------------------- */
 
+typedef enum jyFormulation {
+  JY_FORMULATION_UK, /* Udwadia–Kalaba: state [q, v], q'' from the explicit equation */
+  JY_FORMULATION_NP  /* Natsiavas–Paraskevopoulos: state [q, lambda, v, lambda'] */
+} jyFormulation;
+
 typedef enum jyMethod {
   JY_METHOD_ADAMS, /* CVODE Adams-Moulton with fixed-point iteration: non-stiff */
   JY_METHOD_BDF    /* CVODE BDF with Newton and a dense difference-quotient Jacobian */
@@ -216,6 +225,7 @@ typedef struct jySimDef {
    * On the constraint manifold nothing changes; off it, the residual decays like e^(-w t).
    * See docs/numerics.md for the measurement behind the default. */
   double baumgarte_rate;
+  jyFormulation formulation; /* JY_FORMULATION_UK */
 } jySimDef;
 
 JY_API jySimDef jy_default_sim_def(void);

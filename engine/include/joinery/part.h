@@ -61,6 +61,10 @@ typedef enum jyRowKind {
 typedef struct jyTerminalSpec {
   const char *name; /* e.g. "pos", "tip" */
   int dim;          /* 1..JY_TERMINAL_MAX_DIM */
+  /* Set is_coord_block when the terminal is exactly q[coord_offset .. coord_offset + dim)
+   * (J = I on that block, no biases): the engine may then eliminate a glue to it. */
+  int is_coord_block;
+  int coord_offset;
 } jyTerminalSpec;
 
 /* What one instance looks like, given its parameters. Names are copied by the engine
