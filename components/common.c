@@ -38,8 +38,8 @@ void jy_ends_shape(jyPartShape *shape, int dim, double b_x) {
   }
   shape->coord_defaults[dim] = b_x;
   shape->nterminals = 2;
-  shape->terminals[0] = (jyTerminalSpec){"a", dim};
-  shape->terminals[1] = (jyTerminalSpec){"b", dim};
+  shape->terminals[0] = (jyTerminalSpec){"a", dim, 1, 0};
+  shape->terminals[1] = (jyTerminalSpec){"b", dim, 1, dim};
   shape->flags = JY_PART_CONSTANT_MASS; /* massless ends: M = 0 */
 }
 

@@ -15,7 +15,7 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   (void)error_len;
   s->ncoords = 0;
   s->nterminals = 1;
-  s->terminals[0] = (jyTerminalSpec){"pos", jy_part_dim(p)};
+  s->terminals[0] = (jyTerminalSpec){.name = "pos", .dim = jy_part_dim(p)};
   s->flags = JY_PART_CONSTANT_MASS;
   return 0;
 }

@@ -23,8 +23,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->coord_names[C_PY] = "py";
   s->coord_names[C_TH] = "theta";
   s->nterminals = 2;
-  s->terminals[0] = (jyTerminalSpec){"pivot", 2};
-  s->terminals[1] = (jyTerminalSpec){"bob", 2};
+  s->terminals[0] = (jyTerminalSpec){"pivot", 2, 1, 0};
+  s->terminals[1] = (jyTerminalSpec){.name = "bob", .dim = 2};
   return 0;
 }
 

@@ -22,8 +22,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->coord_names[C_XI] = "xi";
   s->coord_names[C_X] = "x";
   s->nterminals = 2;
-  s->terminals[0] = (jyTerminalSpec){"base", 1};
-  s->terminals[1] = (jyTerminalSpec){"tip", 1};
+  s->terminals[0] = (jyTerminalSpec){"base", 1, 1, 0};
+  s->terminals[1] = (jyTerminalSpec){.name = "tip", .dim = 1};
   s->noutputs = 1;
   s->output_names[0] = "tension";
   s->flags = JY_PART_CONSTANT_MASS;

@@ -1,6 +1,8 @@
 -- The same chain as spring_chain.lua written the ordinary way: two point masses on a line
 -- and two springs, wall - m1 - m2. Positions are absolute: m1 sits at X1 + x1 = 1.1 m,
--- m2 at X1 + x1 + X2 + x2 = 2.1 m. (The springs' ends are glued to the masses.)
+-- m2 at X1 + x1 + X2 + x2 = 2.1 m. The springs' massless ends are glued to the masses and
+-- glue elimination substitutes them away: the compiled model has just m1.x and m2.x, no
+-- terminal coordinates and no constraint rows.
 local joinery = require "joinery"
 
 local sys = joinery.system()

@@ -28,7 +28,8 @@
  *                                   method = "adams"|"bdf"; the fields of jySimDef);
  *                                   returns sys. sys:settings() returns the stored settings.
  *   sys:compile([solver])           -> Model. solver: {rank_rcond=, augment_scale=,
- *                                   consistency_tol=, assembly_tol=} (defaults otherwise).
+ *                                   consistency_tol=, assembly_tol=, eliminate_glue=true|false}
+ *                                   (defaults otherwise).
  *                                   The model takes a copy of the system's run settings.
  *   sys:simulate([opts])            compile + model:simulate(opts), opts over sys:settings.
  *   sys:part(name)                  -> Part or nil;  sys:parts() -> array of part names
@@ -642,7 +643,8 @@ static int sys_settings(lua_State *L) {
 }
 
 static const char *const solver_names[] = {"rank_rcond", "augment_scale", "consistency_tol",
-                                           "assembly_tol"};
+                                           "assembly_tol", "eliminate_glue"};
+enum { NSOLVER = sizeof solver_names / sizeof solver_names[0] };
 
 static void read_solver(lua_State *L, int idx, jySolverDef *d) {
   luaL_checktype(L, idx, LUA_TTABLE);
@@ -652,9 +654,17 @@ static void read_solver(lua_State *L, int idx, jySolverDef *d) {
       luaL_error(L, "solver settings are keyed by name (got a %s key)", luaL_typename(L, -2));
     const char *key = lua_tostring(L, -2);
     int which = -1;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < NSOLVER; i++)
       if (strcmp(key, solver_names[i]) == 0) which = i;
-    if (which < 0) unknown_name(L, "solver setting", key, solver_names, 4);
+    if (which < 0) unknown_name(L, "solver setting", key, solver_names, NSOLVER);
+    if (which == 4) { /* a boolean */
+      if (lua_type(L, -1) != LUA_TBOOLEAN)
+        luaL_error(L, "solver setting 'eliminate_glue' must be true or false, got %s",
+                   luaL_typename(L, -1));
+      d->eliminate_glue = lua_toboolean(L, -1);
+      lua_pop(L, 1);
+      continue;
+    }
     if (lua_type(L, -1) != LUA_TNUMBER)
       luaL_error(L, "solver setting '%s' must be a number, got %s", key, luaL_typename(L, -1));
     double x = lua_tonumber(L, -1);

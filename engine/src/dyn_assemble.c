@@ -1,5 +1,10 @@
 /* Assembly of the global M, Q, C, A, b (dense) and the constraint residuals from the
- * parts' local blocks and the glue rows. Never allocates: the eval owns every buffer. */
+ * parts' local blocks and the glue rows. Never allocates: the eval owns every buffer.
+ *
+ * A part whose coordinates are all its own scatters its blocks at its coordinate offset.
+ * A part with eliminated blocks (glue elimination) sees a local state built from the
+ * terminals it follows, q_loc'' = G q'' + g, and its blocks are mapped through G:
+ * M += G^T M_loc G, Q += G^T (Q_loc - M_loc g), A += A_loc G, b += b_loc - A_loc g. */
 #include <math.h>
 #include <string.h>
 
@@ -23,11 +28,81 @@ static jyStatus not_finite(jyEval *e, const jyModelPart *p, const char *function
   return JY_ERR_PART;
 }
 
-static jyPartState part_state(jyEval *e, const jyModelPart *p, const double *q, const double *v,
-                              double t) {
+static jyPartState part_state(jyEval *e, const double *q, const double *v, double t) {
   e->part_error[0] = '\0';
-  return (jyPartState){q + p->coord_offset, v + p->coord_offset, t, e->model->gravity,
-                       e->part_error, sizeof e->part_error};
+  return (jyPartState){q, v, t, e->model->gravity, e->part_error, sizeof e->part_error};
+}
+
+/* Terminal k of part p at its local state: value, Jacobian (dim x ncoords, local), biases. */
+typedef struct terminal_eval {
+  double value[JY_TERMINAL_MAX_DIM], vel_bias[JY_TERMINAL_MAX_DIM], acc_bias[JY_TERMINAL_MAX_DIM];
+} terminal_eval;
+
+static jyStatus eval_terminal(jyEval *e, const jyModelPart *p, int k, const double *q_loc,
+                              const double *v_loc, double t, double *jac, terminal_eval *out) {
+  int dim = p->shape.terminals[k].dim, nc = p->inst.ncoords;
+  memset(out, 0, sizeof *out);
+  memset(jac, 0, sizeof(double) * (size_t)dim * (nc > 0 ? nc : 1));
+  if (!p->inst.type->terminal) {
+    jy_set_error(e->error, "part '%s' (%s) declares terminals but no terminal function",
+                 p->inst.name, p->inst.type->name);
+    return JY_ERR_PART;
+  }
+  jyPartState s = part_state(e, q_loc, v_loc, t);
+  if (p->inst.type->terminal(&p->inst, &s, k, out->value, jac, out->vel_bias, out->acc_bias) != 0)
+    return part_failed(e, p, "terminal", t);
+  if (!all_finite(out->value, dim) || !all_finite(out->vel_bias, dim) ||
+      !all_finite(out->acc_bias, dim) || !all_finite(jac, dim * nc))
+    return not_finite(e, p, "terminal", t);
+  return JY_OK;
+}
+
+jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const double *v,
+                     double t, const double **q_loc, const double **v_loc, int *mapped) {
+  const jyModel *m = e->model;
+  if (p->nlinks == 0) {
+    *q_loc = q + p->coord_offset;
+    *v_loc = v + p->coord_offset;
+    *mapped = 0;
+    return JY_OK;
+  }
+  int nc = p->inst.ncoords, width = m->max_source_coords;
+  for (int j = 0; j < nc; j++) {
+    int g = p->coord_map[j];
+    if (g < 0) continue;
+    e->q_loc[j] = q[g];
+    e->v_loc[j] = v[g];
+    e->g_loc[j] = 0;
+    e->map_count[j] = 1;
+    e->map_col[j * width] = g;
+    e->map_val[j * width] = 1;
+  }
+  for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
+    const jyModelLink *link = &m->links[l];
+    const jyModelPart *src = &m->parts[link->source];
+    int ns = src->inst.ncoords, off = src->coord_offset;
+    terminal_eval te;
+    jyStatus st = eval_terminal(e, src, link->terminal, q + off, v + off, t, e->term_jac_b, &te);
+    if (st != JY_OK) return st;
+    for (int c = 0; c < link->dim; c++) {
+      int j = link->offset + c;
+      double rate = te.vel_bias[c];
+      for (int i = 0; i < ns; i++) {
+        double jci = e->term_jac_b[c + (size_t)i * link->dim];
+        rate += jci * v[off + i];
+        e->map_col[j * width + i] = off + i;
+        e->map_val[j * width + i] = jci;
+      }
+      e->q_loc[j] = te.value[c];
+      e->v_loc[j] = rate;
+      e->g_loc[j] = te.acc_bias[c];
+      e->map_count[j] = ns;
+    }
+  }
+  *q_loc = e->q_loc;
+  *v_loc = e->v_loc;
+  *mapped = 1;
+  return JY_OK;
 }
 
 /* Local block (rows x cols, ld rows) added into a global matrix at (r0, c0), ld ldg. */
@@ -38,29 +113,89 @@ static void scatter(double *global, int ldg, int r0, int c0, const double *local
       global[(r0 + i) + (size_t)(c0 + j) * ldg] += sign * local[i + (size_t)j * rows];
 }
 
+/* The same through the map: global[r0 + i, G cols] += sign * local[i, :] G. */
+static void scatter_mapped(const jyEval *e, double *global, int ldg, int r0, const double *local,
+                           int rows, int cols, double sign) {
+  int width = e->model->max_source_coords;
+  for (int a = 0; a < cols; a++)
+    for (int i = 0; i < rows; i++) {
+      double x = sign * local[i + (size_t)a * rows];
+      if (x == 0) continue;
+      for (int k = 0; k < e->map_count[a]; k++)
+        global[(r0 + i) + (size_t)e->map_col[a * width + k] * ldg] += x * e->map_val[a * width + k];
+    }
+}
+
+/* vec[G cols] += G^T local (a generalized force through the map). */
+static void scatter_vector_mapped(const jyEval *e, double *vec, const double *local, int cols) {
+  int width = e->model->max_source_coords;
+  for (int a = 0; a < cols; a++)
+    for (int k = 0; k < e->map_count[a]; k++)
+      vec[e->map_col[a * width + k]] += e->map_val[a * width + k] * local[a];
+}
+
+static jyStatus assemble_mass(jyEval *e, const jyModelPart *p, const jyPartState *s, int mapped,
+                              unsigned what) {
+  const jyModel *m = e->model;
+  int nc = p->inst.ncoords, width = m->max_source_coords;
+  memset(e->local_mass, 0, sizeof(double) * (size_t)nc * nc);
+  if (p->inst.type->mass(&p->inst, s, e->local_mass) != 0) return part_failed(e, p, "mass", s->t);
+  if (!all_finite(e->local_mass, nc * nc)) return not_finite(e, p, "mass", s->t);
+  if (!mapped) {
+    scatter(e->mass, m->n, p->coord_offset, p->coord_offset, e->local_mass, nc, nc, 1.0);
+    return JY_OK;
+  }
+  for (int a = 0; a < nc; a++)
+    for (int b = 0; b < nc; b++) {
+      double x = e->local_mass[a + (size_t)b * nc];
+      if (x == 0) continue;
+      for (int ka = 0; ka < e->map_count[a]; ka++)
+        for (int kb = 0; kb < e->map_count[b]; kb++)
+          e->mass[e->map_col[a * width + ka] + (size_t)e->map_col[b * width + kb] * m->n] +=
+              e->map_val[a * width + ka] * x * e->map_val[b * width + kb];
+    }
+  if (what & JY_ASM_FORCE) { /* Q -= G^T M_loc g */
+    for (int a = 0; a < nc; a++) {
+      double h = 0;
+      for (int b = 0; b < nc; b++) h += e->local_mass[a + (size_t)b * nc] * e->g_loc[b];
+      e->local_vec[a] = -h;
+    }
+    scatter_vector_mapped(e, e->force, e->local_vec, nc);
+  }
+  return JY_OK;
+}
+
 static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, const double *v,
                               double t, unsigned what) {
   const jyModel *m = e->model;
   int nc = p->inst.ncoords, nr = p->inst.nrows, off = p->coord_offset;
   const jyPartType *type = p->inst.type;
-  jyPartState s = part_state(e, p, q, v, t);
+  const double *ql, *vl;
+  int mapped;
+  jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
+  if (st != JY_OK) return st;
+  jyPartState s = part_state(e, ql, vl, t);
   if ((what & JY_ASM_MASS) && type->mass && nc > 0) {
-    memset(e->local_mass, 0, sizeof(double) * (size_t)nc * nc);
-    if (type->mass(&p->inst, &s, e->local_mass) != 0) return part_failed(e, p, "mass", t);
-    if (!all_finite(e->local_mass, nc * nc)) return not_finite(e, p, "mass", t);
-    scatter(e->mass, m->n, off, off, e->local_mass, nc, nc, 1.0);
+    st = assemble_mass(e, p, &s, mapped, what);
+    if (st != JY_OK) return st;
   }
   if ((what & JY_ASM_FORCE) && type->force && nc > 0) {
     memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
     if (type->force(&p->inst, &s, e->local_vec) != 0) return part_failed(e, p, "force", t);
     if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "force", t);
-    for (int j = 0; j < nc; j++) e->force[off + j] += e->local_vec[j];
+    if (mapped)
+      scatter_vector_mapped(e, e->force, e->local_vec, nc);
+    else
+      for (int j = 0; j < nc; j++) e->force[off + j] += e->local_vec[j];
   }
   if ((what & JY_ASM_NONIDEAL) && type->nonideal && nc > 0) {
     memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
     if (type->nonideal(&p->inst, &s, e->local_vec) != 0) return part_failed(e, p, "nonideal", t);
     if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "nonideal", t);
-    for (int j = 0; j < nc; j++) e->nonideal[off + j] += e->local_vec[j];
+    if (mapped)
+      scatter_vector_mapped(e, e->nonideal, e->local_vec, nc);
+    else
+      for (int j = 0; j < nc; j++) e->nonideal[off + j] += e->local_vec[j];
   }
   if ((what & (JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS)) && nr > 0) {
     if (!type->constraints) {
@@ -79,8 +214,16 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
         !all_finite(e->local_res, nr) || !all_finite(e->local_rate, nr))
       return not_finite(e, p, "constraints", t);
     if (what & JY_ASM_CONSTRAINTS) {
-      scatter(e->jac, m->m, p->row_offset, off, e->local_jac, nr, nc, 1.0);
-      for (int i = 0; i < nr; i++) e->rhs[p->row_offset + i] = e->local_rhs[i];
+      for (int i = 0; i < nr; i++) {
+        double rhs = e->local_rhs[i];
+        if (mapped)
+          for (int a = 0; a < nc; a++) rhs -= e->local_jac[i + (size_t)a * nr] * e->g_loc[a];
+        e->rhs[p->row_offset + i] = rhs;
+      }
+      if (mapped)
+        scatter_mapped(e, e->jac, m->m, p->row_offset, e->local_jac, nr, nc, 1.0);
+      else
+        scatter(e->jac, m->m, p->row_offset, off, e->local_jac, nr, nc, 1.0);
     }
     if (what & JY_ASM_RESIDUALS)
       for (int i = 0; i < nr; i++) {
@@ -91,53 +234,52 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
   return JY_OK;
 }
 
-/* One side of a glue: the terminal's value, Jacobian, and biases. */
-typedef struct terminal_eval {
-  double value[JY_TERMINAL_MAX_DIM], vel_bias[JY_TERMINAL_MAX_DIM], acc_bias[JY_TERMINAL_MAX_DIM];
-} terminal_eval;
-
-static jyStatus eval_terminal(jyEval *e, const jyModelPart *p, int k, const double *q,
-                              const double *v, double t, double *jac, terminal_eval *out) {
-  int dim = p->shape.terminals[k].dim, nc = p->inst.ncoords;
-  memset(out, 0, sizeof *out);
-  memset(jac, 0, sizeof(double) * (size_t)dim * (nc > 0 ? nc : 1));
-  if (!p->inst.type->terminal) {
-    jy_set_error(e->error, "part '%s' (%s) declares terminals but no terminal function",
-                 p->inst.name, p->inst.type->name);
-    return JY_ERR_PART;
+/* One side of a glue row block: adds sign * J G into A, and returns the terminal's value,
+ * velocity and acceleration bias in global terms (p'' = J G q'' + acc). */
+static jyStatus glue_side(jyEval *e, const jyModelGlue *g, int part, int terminal, double sign,
+                          const double *q, const double *v, double t, unsigned what,
+                          double *value, double *rate, double *acc) {
+  const jyModel *m = e->model;
+  const jyModelPart *p = &m->parts[part];
+  const double *ql, *vl;
+  int mapped, dim = g->dim, nc = p->inst.ncoords;
+  jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
+  if (st != JY_OK) return st;
+  terminal_eval te;
+  st = eval_terminal(e, p, terminal, ql, vl, t, e->term_jac_a, &te);
+  if (st != JY_OK) return st;
+  for (int c = 0; c < dim; c++) {
+    value[c] = te.value[c];
+    rate[c] = te.vel_bias[c];
+    acc[c] = te.acc_bias[c];
+    for (int a = 0; a < nc; a++) {
+      double jca = e->term_jac_a[c + (size_t)a * dim];
+      rate[c] += jca * vl[a];
+      if (mapped) acc[c] += jca * e->g_loc[a];
+    }
   }
-  jyPartState s = part_state(e, p, q, v, t);
-  if (p->inst.type->terminal(&p->inst, &s, k, out->value, jac, out->vel_bias, out->acc_bias) != 0)
-    return part_failed(e, p, "terminal", t);
-  if (!all_finite(out->value, dim) || !all_finite(out->vel_bias, dim) ||
-      !all_finite(out->acc_bias, dim) || !all_finite(jac, dim * nc))
-    return not_finite(e, p, "terminal", t);
+  if (what & JY_ASM_CONSTRAINTS) {
+    if (mapped)
+      scatter_mapped(e, e->jac, m->m, g->row_offset, e->term_jac_a, dim, nc, sign);
+    else
+      scatter(e->jac, m->m, g->row_offset, p->coord_offset, e->term_jac_a, dim, nc, sign);
+  }
   return JY_OK;
 }
 
 static jyStatus assemble_glue(jyEval *e, const jyModelGlue *g, const double *q, const double *v,
                               double t, unsigned what) {
-  const jyModel *m = e->model;
-  const jyModelPart *pa = &m->parts[g->part_a], *pb = &m->parts[g->part_b];
-  terminal_eval ta, tb;
-  jyStatus st = eval_terminal(e, pa, g->terminal_a, q, v, t, e->term_jac_a, &ta);
-  if (st == JY_OK) st = eval_terminal(e, pb, g->terminal_b, q, v, t, e->term_jac_b, &tb);
+  double va[JY_TERMINAL_MAX_DIM], ra[JY_TERMINAL_MAX_DIM], aa[JY_TERMINAL_MAX_DIM];
+  double vb[JY_TERMINAL_MAX_DIM], rb[JY_TERMINAL_MAX_DIM], ab[JY_TERMINAL_MAX_DIM];
+  jyStatus st = glue_side(e, g, g->part_a, g->terminal_a, 1.0, q, v, t, what, va, ra, aa);
+  if (st == JY_OK) st = glue_side(e, g, g->part_b, g->terminal_b, -1.0, q, v, t, what, vb, rb, ab);
   if (st != JY_OK) return st;
-  int dim = g->dim, r0 = g->row_offset;
-  if (what & JY_ASM_CONSTRAINTS) {
-    scatter(e->jac, m->m, r0, pa->coord_offset, e->term_jac_a, dim, pa->inst.ncoords, 1.0);
-    scatter(e->jac, m->m, r0, pb->coord_offset, e->term_jac_b, dim, pb->inst.ncoords, -1.0);
-    for (int i = 0; i < dim; i++) e->rhs[r0 + i] = -(ta.acc_bias[i] - tb.acc_bias[i]);
-  }
-  if (what & JY_ASM_RESIDUALS) {
-    for (int i = 0; i < dim; i++) {
-      double rate = ta.vel_bias[i] - tb.vel_bias[i];
-      for (int j = 0; j < pa->inst.ncoords; j++)
-        rate += e->term_jac_a[i + (size_t)j * dim] * v[pa->coord_offset + j];
-      for (int j = 0; j < pb->inst.ncoords; j++)
-        rate -= e->term_jac_b[i + (size_t)j * dim] * v[pb->coord_offset + j];
-      e->residual[r0 + i] = ta.value[i] - tb.value[i];
-      e->rate[r0 + i] = rate;
+  int r0 = g->row_offset;
+  for (int c = 0; c < g->dim; c++) {
+    if (what & JY_ASM_CONSTRAINTS) e->rhs[r0 + c] = -(aa[c] - ab[c]);
+    if (what & JY_ASM_RESIDUALS) {
+      e->residual[r0 + c] = va[c] - vb[c];
+      e->rate[r0 + c] = ra[c] - rb[c];
     }
   }
   return JY_OK;
@@ -163,6 +305,7 @@ jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsi
   }
   if (what & (JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS))
     for (int g = 0; g < m->nglues; g++) {
+      if (m->glues[g].link >= 0) continue; /* eliminated: no rows */
       jyStatus st = assemble_glue(e, &m->glues[g], q, v, t, what);
       if (st != JY_OK) return st;
     }

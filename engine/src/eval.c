@@ -30,13 +30,21 @@ jyEval *jy_eval_create(const jyModel *model) {
   e->local_rate = jy_calloc(a, pr, sizeof(double));
   e->term_jac_a = jy_calloc(a, JY_TERMINAL_MAX_DIM * pc, sizeof(double));
   e->term_jac_b = jy_calloc(a, JY_TERMINAL_MAX_DIM * pc, sizeof(double));
+  size_t width = (size_t)(model->max_source_coords > 0 ? model->max_source_coords : 1);
+  e->q_loc = jy_calloc(a, pc, sizeof(double));
+  e->v_loc = jy_calloc(a, pc, sizeof(double));
+  e->g_loc = jy_calloc(a, pc, sizeof(double));
+  e->map_count = jy_calloc(a, pc, sizeof(int));
+  e->map_col = jy_calloc(a, pc * width, sizeof(int));
+  e->map_val = jy_calloc(a, pc * width, sizeof(double));
   e->flags = jy_calloc(a, n + 1, sizeof(int));
   e->channel_scratch = jy_calloc(a, n + 1, sizeof(double));
   e->uk = jy_uk_create(a, model->n, model->m);
   if (!e->mass || !e->force || !e->nonideal || !e->jac || !e->rhs || !e->residual || !e->rate ||
       !e->multipliers || !e->local_mass || !e->local_vec || !e->local_jac || !e->local_rhs ||
       !e->local_res || !e->local_rate || !e->term_jac_a || !e->term_jac_b || !e->flags ||
-      !e->channel_scratch || !e->uk) {
+      !e->channel_scratch || !e->uk || !e->q_loc || !e->v_loc || !e->g_loc || !e->map_count ||
+      !e->map_col || !e->map_val) {
     jy_eval_destroy(e);
     return NULL;
   }
@@ -49,9 +57,11 @@ void jy_eval_destroy(jyEval *e) {
   double *buffers[] = {e->mass, e->force, e->nonideal, e->jac, e->rhs, e->residual, e->rate,
                        e->multipliers, e->local_mass, e->local_vec, e->local_jac, e->local_rhs,
                        e->local_res, e->local_rate, e->term_jac_a, e->term_jac_b,
-                       e->channel_scratch};
+                       e->channel_scratch, e->q_loc, e->v_loc, e->g_loc, e->map_val};
   for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) jy_free(&a, buffers[i]);
   jy_free(&a, e->flags);
+  jy_free(&a, e->map_count);
+  jy_free(&a, e->map_col);
   jy_uk_destroy(e->uk);
   jy_free(&a, e);
 }
@@ -129,6 +139,50 @@ jyStatus jy_eval_acceleration(jyEval *e, const double *q, const double *v, doubl
   return jy_eval_solve(e, t, acc);
 }
 
+static jyStatus part_call_failed(jyEval *e, const jyModelPart *p, const char *function,
+                                 double t) {
+  jy_set_error(e->error, "part '%s' (%s), %s: %s at t = %.9g", p->inst.name, p->inst.type->name,
+               function, e->part_error[0] ? e->part_error : "failed", t);
+  return JY_ERR_PART;
+}
+
+/* The force an eliminated glue carries: the block it moved is massless, so the glue balances
+ * everything else acting on the block, F = -(Q + C + A^T mu) restricted to the block (mu of
+ * the part's own rows). Reported, as for every glue, as the force on the first terminal. */
+static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const double *q,
+                                      const double *v, double t, double *out) {
+  const jyModelPart *p = &e->model->parts[link->part];
+  const jyPartType *type = p->inst.type;
+  int nc = p->inst.ncoords, nr = p->inst.nrows;
+  const double *ql, *vl;
+  int mapped;
+  jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
+  if (st != JY_OK) return st;
+  double force[JY_TERMINAL_MAX_DIM] = {0};
+  e->part_error[0] = '\0';
+  jyPartState s = {ql, vl, t, e->model->gravity, e->part_error, sizeof e->part_error};
+  const char *stage[2] = {"force", "nonideal"};
+  int (*fn[2])(const jyPartInstance *, const jyPartState *, double *) = {type->force,
+                                                                          type->nonideal};
+  for (int k = 0; k < 2; k++) {
+    if (!fn[k]) continue;
+    memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
+    if (fn[k](&p->inst, &s, e->local_vec) != 0) return part_call_failed(e, p, stage[k], t);
+    for (int c = 0; c < link->dim; c++) force[c] -= e->local_vec[link->offset + c];
+  }
+  if (nr > 0 && type->constraints) {
+    memset(e->local_jac, 0, sizeof(double) * (size_t)nr * nc);
+    if (type->constraints(&p->inst, &s, e->local_jac, e->local_rhs, NULL, NULL) != 0)
+      return part_call_failed(e, p, "constraints", t);
+    for (int c = 0; c < link->dim; c++)
+      for (int i = 0; i < nr; i++)
+        force[c] -= e->local_jac[i + (size_t)(link->offset + c) * nr] *
+                    e->multipliers[p->row_offset + i];
+  }
+  for (int c = 0; c < link->dim; c++) out[c] = link->part_is_a ? force[c] : -force[c];
+  return JY_OK;
+}
+
 jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t, double *out) {
   if (!e || !q || !v || !out) return JY_ERR_INVALID;
   const jyModel *m = e->model;
@@ -147,32 +201,30 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
   double kinetic = 0, potential = 0;
   for (int i = 0; i < m->nparts; i++) {
     const jyModelPart *part = &m->parts[i];
-    int nc = part->inst.ncoords, off = part->coord_offset;
+    const jyPartType *type = part->inst.type;
+    int nc = part->inst.ncoords;
+    const double *ql, *vl;
+    int mapped;
+    st = jy_localize(e, part, q, v, t, &ql, &vl, &mapped);
+    if (st != JY_OK) return st;
     e->part_error[0] = '\0';
-    jyPartState s = {q + off, v + off, t, m->gravity, e->part_error, sizeof e->part_error};
-    if (part->inst.type->energy) {
+    jyPartState s = {ql, vl, t, m->gravity, e->part_error, sizeof e->part_error};
+    if (type->energy) {
       double tk = 0, vp = 0;
-      if (part->inst.type->energy(&part->inst, &s, &tk, &vp) != 0) {
-        jy_set_error(e->error, "part '%s' (%s), energy: %s at t = %.9g", part->inst.name,
-                     part->inst.type->name, e->part_error, t);
-        return JY_ERR_PART;
-      }
+      if (type->energy(&part->inst, &s, &tk, &vp) != 0) return part_call_failed(e, part, "energy", t);
       kinetic += tk;
       potential += vp;
-    } else {
+    } else if (type->mass && nc > 0) {
+      memset(e->local_mass, 0, sizeof(double) * (size_t)nc * nc);
+      if (type->mass(&part->inst, &s, e->local_mass) != 0) return part_call_failed(e, part, "mass", t);
       for (int a = 0; a < nc; a++)
-        for (int b = 0; b < nc; b++)
-          kinetic += 0.5 * v[off + a] * e->mass[(off + a) + (size_t)(off + b) * n] * v[off + b];
+        for (int b = 0; b < nc; b++) kinetic += 0.5 * vl[a] * e->local_mass[a + (size_t)b * nc] * vl[b];
     }
-    if (part->shape.noutputs > 0 && part->inst.type->outputs) {
+    if (part->shape.noutputs > 0 && type->outputs) {
       double *dst = out + part->output_channel;
       memset(dst, 0, sizeof(double) * (size_t)part->shape.noutputs);
-      if (part->inst.type->outputs(&part->inst, &s, e->multipliers + part->row_offset, dst) !=
-          0) {
-        jy_set_error(e->error, "part '%s' (%s), outputs: %s at t = %.9g", part->inst.name,
-                     part->inst.type->name, e->part_error, t);
-        return JY_ERR_PART;
-      }
+      if (type->outputs(&part->inst, &s, e->multipliers + part->row_offset, dst) != 0)
+        return part_call_failed(e, part, "outputs", t);
     }
   }
   double *derived = out + m->ch_energy;
@@ -193,6 +245,11 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
   derived[6] = nonideal;
   for (int g = 0; g < m->nglues; g++) {
     const jyModelGlue *glue = &m->glues[g];
+    if (glue->link >= 0) {
+      st = eliminated_glue_force(e, &m->links[glue->link], q, v, t, out + glue->force_channel);
+      if (st != JY_OK) return st;
+      continue;
+    }
     for (int k = 0; k < glue->dim; k++)
       out[glue->force_channel + k] = e->multipliers[glue->row_offset + k];
   }

@@ -50,15 +50,27 @@ struct jySystem {
 typedef struct jyModelPart {
   jyPartInstance inst; /* name, params, data owned by the model */
   jyPartShape shape;   /* names point into the model's own strings */
-  int coord_offset;    /* first global coordinate */
+  int coord_offset;    /* first global coordinate of its own (not eliminated) ones */
   int row_offset;      /* first global constraint row of its internal rows */
   int output_channel;  /* channel index of its first output */
+  int *coord_map;      /* ncoords: global index, or -1 - link for an eliminated coordinate */
+  int first_link, nlinks; /* its eliminated blocks: model->links[first_link ..] */
 } jyModelPart;
+
+/* An eliminated glue: a massless block of coordinates of `part` follows a terminal of
+ * `source` (a part with no eliminated coordinates of its own, so one level deep). */
+typedef struct jyModelLink {
+  int glue;
+  int part, offset, dim; /* the block: local coordinates offset .. offset + dim - 1 */
+  int source, terminal;
+  int part_is_a; /* the block is the glue's first terminal */
+} jyModelLink;
 
 typedef struct jyModelGlue {
   char *name;
   int part_a, terminal_a, part_b, terminal_b, dim;
-  int row_offset;
+  int row_offset;    /* -1 when eliminated */
+  int link;          /* index into model->links when eliminated, else -1 */
   int force_channel; /* channel of the first force component */
 } jyModelGlue;
 
@@ -69,8 +81,12 @@ struct jyModel {
   int nparts, nglues;
   jyModelPart *parts;
   jyModelGlue *glues;
+  jyModelLink *links; /* sorted by part */
+  int nlinks;
   double gravity[3];
-  char **coord_names;   /* n, "part.coord" */
+  int nlocal;           /* coordinates of all parts, eliminated ones included */
+  char **local_names;   /* nlocal "part.coord", owned, in part order */
+  char **coord_names;   /* n, "part.coord" (pointers into local_names) */
   char **row_names;     /* m */
   jyRowKind *row_kinds; /* m */
   int *row_part;        /* m: owning part, or -1 for glue rows */
@@ -82,6 +98,7 @@ struct jyModel {
   char *report;
   jySolverDef solver;
   int max_part_coords, max_part_rows;
+  int max_source_coords; /* largest part a link follows (1 when there are no links) */
 };
 
 /* What jy_assemble fills. */
@@ -101,6 +118,11 @@ struct jyEval {
   /* scratch for one part call */
   double *local_mass, *local_vec, *local_jac, *local_rhs, *local_res, *local_rate;
   double *term_jac_a, *term_jac_b;
+  /* a part's local view when some of its coordinates are eliminated: q, v, the
+   * acceleration bias g (q_loc'' = G q'' + g) and the rows of G, sparse per coordinate */
+  double *q_loc, *v_loc, *g_loc;
+  int *map_count, *map_col; /* max_part_coords, max_part_coords x max_source_coords */
+  double *map_val;
   jyUkWork *uk;
   int *flags; /* n */
   double *channel_scratch;
@@ -115,6 +137,12 @@ jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsi
 
 /* Acceleration from already assembled M, Q, C, A, b; names rows/coordinates on failure. */
 jyStatus jy_eval_solve(jyEval *e, double t, double *acc);
+
+/* A part's local state. With no eliminated coordinates: pointers into q and v, and
+ * *mapped = 0. Otherwise the eval's q_loc, v_loc, g_loc and map are filled (the source
+ * terminals evaluated) and *mapped = 1. */
+jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const double *v,
+                     double t, const double **q_loc, const double **v_loc, int *mapped);
 
 /* Norms of the position and velocity residuals from e->residual / e->rate. */
 void jy_residual_norms(const jyEval *e, double *pos, double *vel);

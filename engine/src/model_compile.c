@@ -27,10 +27,13 @@ void jy_model_destroy(jyModel *model) {
     jy_free(&a, (double *)p->inst.params);
     jy_free(&a, (void *)p->inst.data);
     for (int k = 0; k < p->shape.nterminals; k++) jy_free(&a, (char *)p->shape.terminals[k].name);
+    jy_free(&a, p->coord_map);
   }
   for (int i = 0; i < model->nglues; i++) jy_free(&a, model->glues[i].name);
-  if (model->coord_names)
-    for (int i = 0; i < model->n; i++) jy_free(&a, model->coord_names[i]);
+  if (model->local_names)
+    for (int i = 0; i < model->nlocal; i++) jy_free(&a, model->local_names[i]);
+  jy_free(&a, model->local_names);
+  jy_free(&a, model->links);
   if (model->row_names)
     for (int i = 0; i < model->m; i++) jy_free(&a, model->row_names[i]);
   if (model->channel_names)
@@ -58,6 +61,84 @@ static char *join_name(const jyAllocator *a, const char *prefix, const char *x, 
 
 static const char *const axis_suffix[3] = {".x", ".y", ".z"};
 
+/* A part whose coordinate blocks may be eliminated: massless, every terminal a block of
+ * its own coordinates, blocks disjoint, each terminal in at most one glue. Then each glue
+ * to it can be replaced by substitution and its force recovered from the block's balance. */
+static int eliminable(const jySystem *sys, int part) {
+  const jySysPart *sp = &sys->parts[part];
+  const jyPartShape *s = &sp->shape;
+  if (sp->type->mass || s->nterminals == 0) return 0;
+  unsigned char used[JY_PART_MAX_COORDS] = {0};
+  for (int k = 0; k < s->nterminals; k++) {
+    const jyTerminalSpec *t = &s->terminals[k];
+    if (!t->is_coord_block || t->coord_offset < 0 || t->coord_offset + t->dim > s->ncoords)
+      return 0;
+    for (int c = 0; c < t->dim; c++)
+      if (used[t->coord_offset + c]++) return 0;
+    int glued = 0;
+    for (int g = 0; g < sys->nglues; g++) {
+      const jySysGlue *sg = &sys->glues[g];
+      glued += (sg->a.part == part && sg->a.terminal == k) + (sg->b.part == part && sg->b.terminal == k);
+    }
+    if (glued > 1) return 0;
+  }
+  return 1;
+}
+
+/* Chooses the glues to eliminate (one level: a source has no eliminated coordinates) and
+ * fills md->links sorted by part. */
+static jyStatus choose_links(jyModel *md, const jySystem *sys) {
+  const jyAllocator *a = &md->alloc;
+  int np = sys->nparts, ng = sys->nglues;
+  int *target = jy_calloc(a, (size_t)np + 1, sizeof(int));
+  int *source = jy_calloc(a, (size_t)np + 1, sizeof(int));
+  int *ok = jy_calloc(a, (size_t)np + 1, sizeof(int));
+  jyModelLink *found = jy_calloc(a, (size_t)ng + 1, sizeof *found);
+  md->links = jy_calloc(a, (size_t)ng + 1, sizeof *md->links);
+  jyStatus st = JY_ERR_NOMEM;
+  if (!target || !source || !ok || !found || !md->links) goto out;
+  for (int i = 0; i < np; i++) ok[i] = md->solver.eliminate_glue && eliminable(sys, i);
+  int count = 0;
+  for (int g = 0; g < ng; g++) {
+    const jySysGlue *sg = &sys->glues[g];
+    md->glues[g].link = -1;
+    for (int side = 0; side < 2; side++) {
+      jyTerminalId x = side ? sg->b : sg->a, y = side ? sg->a : sg->b;
+      if (x.part == y.part || !ok[x.part] || source[x.part] || target[y.part]) continue;
+      const jyTerminalSpec *t = &sys->parts[x.part].shape.terminals[x.terminal];
+      found[count++] = (jyModelLink){g, x.part, t->coord_offset, t->dim, y.part, y.terminal,
+                                     side == 0};
+      target[x.part] = 1;
+      source[y.part] = 1;
+      md->glues[g].link = 0; /* numbered below */
+      break;
+    }
+  }
+  /* Sorted by target part, so each part's links are contiguous. */
+  md->nlinks = 0;
+  for (int i = 0; i < np; i++) {
+    md->parts[i].first_link = md->nlinks;
+    for (int k = 0; k < count; k++)
+      if (found[k].part == i) {
+        md->glues[found[k].glue].link = md->nlinks;
+        md->links[md->nlinks++] = found[k];
+      }
+    md->parts[i].nlinks = md->nlinks - md->parts[i].first_link;
+  }
+  md->max_source_coords = 1;
+  for (int l = 0; l < md->nlinks; l++) {
+    int ns = sys->parts[md->links[l].source].shape.ncoords;
+    if (ns > md->max_source_coords) md->max_source_coords = ns;
+  }
+  st = JY_OK;
+out:
+  jy_free(a, target);
+  jy_free(a, source);
+  jy_free(a, ok);
+  jy_free(a, found);
+  return st;
+}
+
 /* Numbers coordinates, rows and channels, and copies everything the model keeps. */
 static jyStatus lay_out(jyModel *md, const jySystem *sys) {
   const jyAllocator *a = &md->alloc;
@@ -67,7 +148,7 @@ static jyStatus lay_out(jyModel *md, const jySystem *sys) {
   if (!md->parts || !md->glues) return JY_ERR_NOMEM;
   md->nparts = sys->nparts;
   md->nglues = sys->nglues;
-  int n = 0, m = 0, nforce = 0, nout = 0;
+  int nlocal = 0, nforce = 0, nout = 0;
   for (int i = 0; i < sys->nparts; i++) {
     const jySysPart *sp = &sys->parts[i];
     jyModelPart *p = &md->parts[i];
@@ -81,17 +162,15 @@ static jyStatus lay_out(jyModel *md, const jySystem *sys) {
     p->inst.type = sp->type;
     p->inst.ncoords = sp->shape.ncoords;
     p->inst.nrows = sp->shape.nrows;
-    p->coord_offset = n;
-    p->row_offset = m;
-    n += sp->shape.ncoords;
-    m += sp->shape.nrows;
+    nlocal += sp->shape.ncoords;
     nout += sp->shape.noutputs;
     if (sp->shape.ncoords > md->max_part_coords) md->max_part_coords = sp->shape.ncoords;
     if (sp->shape.nrows > md->max_part_rows) md->max_part_rows = sp->shape.nrows;
     p->inst.name = jy_strdup(a, sp->name);
     double *params = jy_calloc(a, (size_t)sp->type->nparams + 1, sizeof(double));
     p->inst.params = params;
-    if (!p->inst.name || !params) return JY_ERR_NOMEM;
+    p->coord_map = jy_calloc(a, (size_t)sp->shape.ncoords + 1, sizeof(int));
+    if (!p->inst.name || !params || !p->coord_map) return JY_ERR_NOMEM;
     memcpy(params, sp->params, sizeof(double) * (size_t)sp->type->nparams);
   }
   for (int g = 0; g < sys->nglues; g++) {
@@ -102,12 +181,33 @@ static jyStatus lay_out(jyModel *md, const jySystem *sys) {
     mg->part_a = sg->a.part, mg->terminal_a = sg->a.terminal;
     mg->part_b = sg->b.part, mg->terminal_b = sg->b.terminal;
     mg->dim = sg->dim;
-    mg->row_offset = m;
-    m += sg->dim;
     nforce += sg->dim;
+  }
+  jyStatus st = choose_links(md, sys);
+  if (st != JY_OK) return st;
+
+  /* Coordinates: each part's own ones in order; rows: parts' rows, then kept glue rows. */
+  int n = 0, m = 0;
+  for (int i = 0; i < md->nparts; i++) {
+    jyModelPart *p = &md->parts[i];
+    p->coord_offset = n;
+    for (int j = 0; j < p->inst.ncoords; j++) p->coord_map[j] = n++;
+    for (int l = p->first_link; l < p->first_link + p->nlinks; l++)
+      for (int c = 0; c < md->links[l].dim; c++) p->coord_map[md->links[l].offset + c] = -1 - l;
+    n = p->coord_offset;
+    for (int j = 0; j < p->inst.ncoords; j++)
+      if (p->coord_map[j] >= 0) p->coord_map[j] = n++;
+    p->row_offset = m;
+    m += p->inst.nrows;
+  }
+  for (int g = 0; g < md->nglues; g++) {
+    md->glues[g].row_offset = md->glues[g].link >= 0 ? -1 : m;
+    if (md->glues[g].link < 0) m += md->glues[g].dim;
   }
   md->n = n;
   md->m = m;
+  md->nlocal = nlocal;
+  md->local_names = jy_calloc(a, (size_t)nlocal + 1, sizeof(char *));
   md->coord_names = jy_calloc(a, (size_t)n + 1, sizeof(char *));
   md->row_names = jy_calloc(a, (size_t)m + 1, sizeof(char *));
   md->row_kinds = jy_calloc(a, (size_t)m + 1, sizeof(jyRowKind));
@@ -116,19 +216,24 @@ static jyStatus lay_out(jyModel *md, const jySystem *sys) {
   md->channel_names = jy_calloc(a, (size_t)md->nchannels, sizeof(char *));
   md->q0 = jy_calloc(a, (size_t)n + 1, sizeof(double));
   md->v0 = jy_calloc(a, (size_t)n + 1, sizeof(double));
-  if (!md->coord_names || !md->row_names || !md->row_kinds || !md->row_part ||
-      !md->channel_names || !md->q0 || !md->v0)
+  if (!md->local_names || !md->coord_names || !md->row_names || !md->row_kinds ||
+      !md->row_part || !md->channel_names || !md->q0 || !md->v0)
     return JY_ERR_NOMEM;
 
-  int ch = 0;
+  int ch = 0, local = 0;
   char **chn = md->channel_names;
   int bad = !(chn[ch++] = jy_strdup(a, "t"));
   for (int i = 0; i < sys->nparts; i++) {
     const jySysPart *sp = &sys->parts[i];
-    const jyModelPart *p = &md->parts[i];
-    for (int j = 0; j < sp->shape.ncoords; j++) {
-      int k = p->coord_offset + j;
-      bad |= !(md->coord_names[k] = join_name(a, sp->name, ".", sp->shape.coord_names[j], ""));
+    jyModelPart *p = &md->parts[i];
+    for (int j = 0; j < sp->shape.ncoords; j++, local++) {
+      char *name = join_name(a, sp->name, ".", sp->shape.coord_names[j], "");
+      md->local_names[local] = name;
+      bad |= !name;
+      p->shape.coord_names[j] = name ? name + strlen(sp->name) + 1 : "?";
+      int k = p->coord_map[j];
+      if (k < 0) continue;
+      md->coord_names[k] = name;
       md->q0[k] = sp->q0[j];
       md->v0[k] = sp->v0[j];
     }
@@ -139,6 +244,7 @@ static jyStatus lay_out(jyModel *md, const jySystem *sys) {
       md->row_part[k] = i;
     }
   }
+  if (bad) return JY_ERR_NOMEM;
   for (int k = 0; k < n && !bad; k++) bad |= !(chn[ch++] = jy_strdup(a, md->coord_names[k]));
   for (int k = 0; k < n && !bad; k++)
     bad |= !(chn[ch++] = join_name(a, "der(", md->coord_names[k], ")", ""));
@@ -151,10 +257,12 @@ static jyStatus lay_out(jyModel *md, const jySystem *sys) {
     mg->force_channel = ch;
     for (int k = 0; k < mg->dim; k++) {
       const char *axis = mg->dim > 1 ? axis_suffix[k] : "";
-      int row = mg->row_offset + k;
-      bad |= !(md->row_names[row] = join_name(a, mg->name, axis, "", ""));
-      md->row_kinds[row] = JY_ROW_POSITION;
-      md->row_part[row] = -1;
+      if (mg->row_offset >= 0) {
+        int row = mg->row_offset + k;
+        bad |= !(md->row_names[row] = join_name(a, mg->name, axis, "", ""));
+        md->row_kinds[row] = JY_ROW_POSITION;
+        md->row_part[row] = -1;
+      }
       bad |= !(chn[ch++] = join_name(a, "force.", mg->name, axis, ""));
     }
   }
@@ -168,8 +276,6 @@ static jyStatus lay_out(jyModel *md, const jySystem *sys) {
   for (int i = 0; i < md->nparts; i++) {
     jyModelPart *p = &md->parts[i];
     size_t skip = strlen(p->inst.name) + 1; /* "part." */
-    for (int j = 0; j < p->shape.ncoords; j++)
-      p->shape.coord_names[j] = md->coord_names[p->coord_offset + j] + skip;
     for (int r = 0; r < p->shape.nrows; r++)
       p->shape.row_names[r] = md->row_names[p->row_offset + r] + skip;
     for (int o = 0; o < p->shape.noutputs; o++)
@@ -286,8 +392,18 @@ static jyStatus assemble_initial(jyModel *md, jySystem *sys, jyEval *e) {
   for (int i = 0; i < md->nparts; i++) {
     const jySysPart *sp = &sys->parts[i];
     for (int j = 0; j < sp->shape.ncoords; j++) {
-      q_set[md->parts[i].coord_offset + j] = sp->q_set[j];
-      v_set[md->parts[i].coord_offset + j] = sp->v_set[j];
+      int k = md->parts[i].coord_map[j];
+      if (k >= 0) {
+        q_set[k] = sp->q_set[j];
+        v_set[k] = sp->v_set[j];
+      } else if (sp->q_set[j] || sp->v_set[j]) {
+        const jyModelLink *link = &md->links[-1 - k];
+        report_line(md, "initial value of %s.%s ignored: it follows %s.%s through glue '%s'",
+                    sp->name, sp->shape.coord_names[j],
+                    md->parts[link->source].inst.name,
+                    md->parts[link->source].shape.terminals[link->terminal].name,
+                    md->glues[link->glue].name);
+      }
     }
   }
   memcpy(q_before, md->q0, sizeof(double) * (size_t)n);
@@ -407,6 +523,12 @@ jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) 
   md->alloc = sys->env->alloc;
   md->solver = def ? *def : jy_default_solver_def();
   jyStatus st = lay_out(md, sys);
+  if (st == JY_OK && md->nlinks > 0) {
+    int coords = 0;
+    for (int l = 0; l < md->nlinks; l++) coords += md->links[l].dim;
+    report_line(md, "glue elimination: %d glues and %d terminal coordinates substituted away",
+                md->nlinks, coords);
+  }
   if (st == JY_OK) st = init_parts(md, sys);
   jyEval *e = st == JY_OK ? jy_eval_create(md) : NULL;
   if (st == JY_OK && !e) st = JY_ERR_NOMEM;

@@ -41,7 +41,7 @@ local cases = {
     head .. [[
 local g1 = sys:add("ground", "g1", { dim = 2 })
 local g2 = sys:add("ground", "g2", { dim = 2, x = 3 })
-local bob = sys:add("mass", "bob", { dim = 2 })
+local bob = sys:add("mass", "bob", { dim = 2, init = { x = 1.5, y = 0.5 } })
 sys:add("rod", "r1", { dim = 2, L = 1, a = g1.pos, b = bob.pos })
 sys:add("rod", "r2", { dim = 2, L = 1, a = g2.pos, b = bob.pos })
 return sys]],

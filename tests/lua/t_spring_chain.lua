@@ -1,7 +1,7 @@
 -- examples/spring_chain.lua against the exact modal solution of the seed's (1.211)-(1.212),
 -- and against the monolithic model of the same chain.
 local tap = dofile("tests/lua/tap.lua")
-tap.plan(5)
+tap.plan(6)
 
 local m1, k1, m2, k2, x0 = 1, 100, 2, 50, 0.1
 -- K phi = w^2 M phi with M = [[m1+m2, m2], [m2, m2]], K = diag(k1, k2)
@@ -30,7 +30,11 @@ end
 tap.ok(worst < 1e-7, "left.x and right.x within 1e-7 m of the modal solution at every output")
 tap.diag(string.format("worst deviation from the modal solution: %.3g m", worst))
 
-local mono = dofile("examples/spring_chain_monolithic.lua"):simulate(tight)
+local mono_model = dofile("examples/spring_chain_monolithic.lua"):compile()
+local names = mono_model:coords()
+tap.ok(#names == 2 and names[1] == "m1.x" and names[2] == "m2.x" and mono_model:num_rows() == 0,
+  "the monolithic model has the coordinates m1.x, m2.x only: no terminal coordinates, no rows")
+local mono = mono_model:simulate(tight)
 local worst_mono = 0
 for i = 1, #res.t do
   local x1 = mono["m1.x"][i] - 1
