@@ -54,8 +54,9 @@ typedef struct jyParamSpec {
 
 /* How a constraint row restricts the motion; decides how drift is measured. */
 typedef enum jyRowKind {
-  JY_ROW_POSITION, /* phi(q, t) = 0: residual phi, rate phi' */
-  JY_ROW_VELOCITY  /* psi(q, v, t) = 0: residual psi, rate unused */
+  JY_ROW_POSITION,    /* phi(q, t) = 0: residual phi, rate phi' */
+  JY_ROW_VELOCITY,    /* psi(q, v, t) = 0: residual psi, rate unused */
+  JY_ROW_ACCELERATION /* given directly as A q'' = b: no residual, nothing to drift */
 } jyRowKind;
 
 typedef struct jyTerminalSpec {
@@ -157,6 +158,14 @@ typedef struct jyPartType {
    * constraint rows (nrows): the ideal constraint force on the part is A^T row_forces. */
   int (*outputs)(const jyPartInstance *self, const jyPartState *state,
                  const double *row_forces, double *out);
+
+  /* A non-ideal constraint force that depends on the ideal force of the part's own rows,
+   * C(q, v, t, row_forces) (ncoords), e.g. Coulomb friction proportional to a normal force.
+   * It adds to `nonideal`. The engine resolves the dependence by fixed-point iteration:
+   * solve with the current row forces, evaluate the law, repeat until the row forces
+   * settle (docs/numerics.md). */
+  int (*nonideal_law)(const jyPartInstance *self, const jyPartState *state,
+                      const double *row_forces, double *force);
 
   /* Called once when the environment that registered the type is destroyed. */
   void (*release)(const struct jyPartType *type);
