@@ -1,11 +1,12 @@
 /* components/guide.c — a point held on a line (2-D), a plane (3-D) or a point (1-D),
  * n . p = d, optionally with a constant non-ideal constraint force (Udwadia-Kalaba-Fan 2005,
- * section 4, uses c = (1, 2)). */
+ * section 4, uses c = (1, 2)) and with sliding friction: viscous, -c v_t, and Coulomb,
+ * -mu |N| v_t / |v_t| with N the guide's own ideal (normal) force. */
 #include <math.h>
 
 #include "parts.h"
 
-enum { P_DIM, P_NX, P_D = P_NX + 3, P_CX };
+enum { P_DIM, P_NX, P_D = P_NX + 3, P_CX, P_MU = P_CX + 3, P_VISCOUS };
 
 static const jyParamSpec params[] = {
   {"dim", 2, JY_PARAM_DIMENSION, "1", "number of space dimensions"},
@@ -16,6 +17,8 @@ static const jyParamSpec params[] = {
   {"cx", 0, JY_PARAM_REAL, "N", "x component of the constant non-ideal constraint force"},
   {"cy", 0, JY_PARAM_REAL, "N", "y component of the constant non-ideal constraint force"},
   {"cz", 0, JY_PARAM_REAL, "N", "z component of the constant non-ideal constraint force"},
+  {"mu", 0, JY_PARAM_NONNEGATIVE, "1", "Coulomb sliding friction coefficient (force mu |N|)"},
+  {"c", 0, JY_PARAM_NONNEGATIVE, "N s/m", "viscous sliding friction (force c |v_t|)"},
 };
 
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
@@ -35,9 +38,12 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->nrows = 1;
   s->row_names[0] = "surface";
   s->row_kinds[0] = JY_ROW_POSITION;
-  s->noutputs = 1;
+  s->noutputs = 3;
   s->output_names[0] = "normal_force";
+  s->output_names[1] = "friction_force";
+  s->output_names[2] = "friction_power";
   s->flags = JY_PART_CONSTANT_MASS; /* massless: M = 0 */
+  if (p[P_MU] == 0.0) s->flags |= JY_PART_NO_LAW; /* only Coulomb friction needs the normal force */
   return 0;
 }
 
@@ -66,20 +72,70 @@ static int constraints(const jyPartInstance *self, const jyPartState *state, dou
   return 0;
 }
 
+static void friction(const jyPartInstance *self, const jyPartState *state, double lambda,
+                     const double *acc, int coulomb_only, double *force);
+
+/* The constant force c and viscous friction; Coulomb friction is the law below. */
 static int nonideal(const jyPartInstance *self, const jyPartState *state, double *C) {
-  (void)state;
-  for (int i = 0; i < self->ncoords; i++) C[i] = self->params[P_CX + i];
+  friction(self, state, 0.0, NULL, 0, C);
+  for (int i = 0; i < self->ncoords; i++) C[i] += self->params[P_CX + i];
   return 0;
 }
 
-/* The ideal force on the point is n lambda: its signed size along the unit normal. */
+/* Sliding friction on the point: -c v_t - mu |N| t_hat, where v_t is the velocity along
+ * the surface and |N| = |lambda| |n| the size of the guide's ideal force. The sliding
+ * direction t_hat is v_t / |v_t|; from rest (|v_t| below 1e-12 m/s) it is the direction of
+ * the tangential acceleration of the previous iterate, so a block released on an incline
+ * slides with kinetic friction from its first instant. Sticking is not modelled: a point
+ * at rest whose tangential acceleration vanishes feels no friction. */
+static void friction(const jyPartInstance *self, const jyPartState *state, double lambda,
+                     const double *acc, int coulomb_only, double *force) {
+  int dim = self->ncoords;
+  const double *n = self->params + P_NX;
+  double nn = 0.0, nv = 0.0, na = 0.0;
+  for (int i = 0; i < dim; i++) {
+    nn += n[i] * n[i];
+    nv += n[i] * state->v[i];
+    na += n[i] * (acc ? acc[i] : 0.0);
+  }
+  double vt[3] = {0}, at[3] = {0}, vt2 = 0.0, at2 = 0.0;
+  for (int i = 0; i < dim; i++) {
+    vt[i] = state->v[i] - nv / nn * n[i];
+    at[i] = (acc ? acc[i] : 0.0) - na / nn * n[i];
+    vt2 += vt[i] * vt[i];
+    at2 += at[i] * at[i];
+  }
+  double coulomb = self->params[P_MU] * fabs(lambda) * sqrt(nn);
+  const double *dir = sqrt(vt2) > 1e-12 ? vt : at;
+  double len = sqrt(sqrt(vt2) > 1e-12 ? vt2 : at2);
+  for (int i = 0; i < dim; i++) {
+    force[i] = coulomb_only ? 0.0 : -self->params[P_VISCOUS] * vt[i];
+    if (len > 0) force[i] -= coulomb * dir[i] / len;
+  }
+}
+
+static int nonideal_law(const jyPartInstance *self, const jyPartState *state,
+                        const double *row_forces, const double *acc, double *force) {
+  friction(self, state, row_forces[0], acc, 1, force);
+  return 0;
+}
+
+/* The ideal force on the point is n lambda: its signed size along the unit normal; then the
+ * size of the friction force and the power it delivers (<= 0). */
 static int outputs(const jyPartInstance *self, const jyPartState *state,
                    const double *row_forces, double *out) {
-  (void)state;
   const double *n = self->params + P_NX;
   double nn = 0.0;
   for (int i = 0; i < self->ncoords; i++) nn += n[i] * n[i];
   out[0] = row_forces[0] * sqrt(nn);
+  double f[3] = {0}, size = 0.0, power = 0.0;
+  friction(self, state, row_forces[0], NULL, 0, f);
+  for (int i = 0; i < self->ncoords; i++) {
+    size += f[i] * f[i];
+    power += f[i] * state->v[i];
+  }
+  out[1] = sqrt(size);
+  out[2] = power;
   return 0;
 }
 
@@ -94,6 +150,7 @@ static const jyPartType type = {
   .constraints = constraints,
   .nonideal = nonideal,
   .outputs = outputs,
+  .nonideal_law = nonideal_law,
 };
 
 const jyPartType *jy_part_guide(void) { return &type; }

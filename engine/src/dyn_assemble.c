@@ -312,6 +312,41 @@ jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsi
   return JY_OK;
 }
 
+jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,
+                          const double *mu, const double *acc) {
+  const jyModel *m = e->model;
+  int width = m->max_source_coords;
+  for (int i = 0; i < m->nparts; i++) {
+    const jyModelPart *p = &m->parts[i];
+    int nc = p->inst.ncoords;
+    if (!p->inst.type->nonideal_law || (p->shape.flags & JY_PART_NO_LAW) || nc == 0) continue;
+    const double *ql, *vl;
+    int mapped;
+    jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
+    if (st != JY_OK) return st;
+    for (int a = 0; a < nc; a++) { /* q_loc'' = G q'' + g */
+      if (!mapped) {
+        e->acc_loc[a] = acc[p->coord_offset + a];
+        continue;
+      }
+      double x = e->g_loc[a];
+      for (int k = 0; k < e->map_count[a]; k++)
+        x += e->map_val[a * width + k] * acc[e->map_col[a * width + k]];
+      e->acc_loc[a] = x;
+    }
+    jyPartState s = part_state(e, ql, vl, t);
+    memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
+    if (p->inst.type->nonideal_law(&p->inst, &s, mu + p->row_offset, e->acc_loc, e->local_vec))
+      return part_failed(e, p, "nonideal_law", t);
+    if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "nonideal_law", t);
+    if (mapped)
+      scatter_vector_mapped(e, e->nonideal, e->local_vec, nc);
+    else
+      for (int j = 0; j < nc; j++) e->nonideal[p->coord_offset + j] += e->local_vec[j];
+  }
+  return JY_OK;
+}
+
 void jy_residual_norms(const jyEval *e, double *pos, double *vel) {
   const jyModel *m = e->model;
   double sp = 0, sv = 0;
@@ -319,7 +354,7 @@ void jy_residual_norms(const jyEval *e, double *pos, double *vel) {
     if (m->row_kinds[i] == JY_ROW_POSITION) {
       sp += e->residual[i] * e->residual[i];
       sv += e->rate[i] * e->rate[i];
-    } else {
+    } else if (m->row_kinds[i] == JY_ROW_VELOCITY) {
       sv += e->residual[i] * e->residual[i];
     }
   }

@@ -34,6 +34,9 @@ jyEval *jy_eval_create(const jyModel *model) {
   e->q_loc = jy_calloc(a, pc, sizeof(double));
   e->v_loc = jy_calloc(a, pc, sizeof(double));
   e->g_loc = jy_calloc(a, pc, sizeof(double));
+  e->acc_loc = jy_calloc(a, pc, sizeof(double));
+  e->law_mu = jy_calloc(a, m + 1, sizeof(double));
+  e->static_nonideal = jy_calloc(a, n + 1, sizeof(double));
   e->map_count = jy_calloc(a, pc, sizeof(int));
   e->map_col = jy_calloc(a, pc * width, sizeof(int));
   e->map_val = jy_calloc(a, pc * width, sizeof(double));
@@ -44,7 +47,7 @@ jyEval *jy_eval_create(const jyModel *model) {
       !e->multipliers || !e->local_mass || !e->local_vec || !e->local_jac || !e->local_rhs ||
       !e->local_res || !e->local_rate || !e->term_jac_a || !e->term_jac_b || !e->flags ||
       !e->channel_scratch || !e->uk || !e->q_loc || !e->v_loc || !e->g_loc || !e->map_count ||
-      !e->map_col || !e->map_val) {
+      !e->map_col || !e->map_val || !e->acc_loc || !e->law_mu || !e->static_nonideal) {
     jy_eval_destroy(e);
     return NULL;
   }
@@ -57,7 +60,8 @@ void jy_eval_destroy(jyEval *e) {
   double *buffers[] = {e->mass, e->force, e->nonideal, e->jac, e->rhs, e->residual, e->rate,
                        e->multipliers, e->local_mass, e->local_vec, e->local_jac, e->local_rhs,
                        e->local_res, e->local_rate, e->term_jac_a, e->term_jac_b,
-                       e->channel_scratch, e->q_loc, e->v_loc, e->g_loc, e->map_val};
+                       e->channel_scratch, e->q_loc, e->v_loc, e->g_loc, e->map_val,
+                       e->acc_loc, e->law_mu, e->static_nonideal};
   for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) jy_free(&a, buffers[i]);
   jy_free(&a, e->flags);
   jy_free(&a, e->map_count);
@@ -120,6 +124,39 @@ jyStatus jy_eval_solve(jyEval *e, double t, double *acc) {
   return JY_ERR_INCONSISTENT;
 }
 
+jyStatus jy_eval_solve_laws(jyEval *e, const double *q, const double *v, double t,
+                            double *acc) {
+  const jyModel *m = e->model;
+  e->law_iterations = 0;
+  if (!m->has_laws) return jy_eval_solve(e, t, acc);
+  int n = m->n;
+  memcpy(e->static_nonideal, e->nonideal, sizeof(double) * (size_t)n);
+  memset(acc, 0, sizeof(double) * (size_t)n);
+  jyUkProblem p = problem(e);
+  /* Row forces settle when a further pass changes them by less than 1e-12 of their size:
+   * far below any physical use, a few hundred ulps above rounding. */
+  for (int it = 1; it <= 100; it++) {
+    memcpy(e->nonideal, e->static_nonideal, sizeof(double) * (size_t)n);
+    jyStatus st = jy_assemble_laws(e, q, v, t, e->law_mu, acc);
+    if (st == JY_OK) st = jy_eval_solve(e, t, acc);
+    if (st != JY_OK) return st;
+    jy_uk_multipliers(e->uk, &p, acc, e->multipliers, NULL);
+    double change = 0, size = 0;
+    for (int i = 0; i < m->m; i++) {
+      change = fmax(change, fabs(e->multipliers[i] - e->law_mu[i]));
+      size = fmax(size, fabs(e->multipliers[i]));
+    }
+    memcpy(e->law_mu, e->multipliers, sizeof(double) * (size_t)m->m);
+    e->law_iterations = it;
+    if (it > 1 && change <= 1e-12 * fmax(size, 1e-300)) return JY_OK;
+    if (it > 1 && change == 0) return JY_OK;
+  }
+  jy_set_error(e->error, "non-ideal laws did not converge at t = %.9g: the row forces still "
+               "change after 100 passes (a friction coefficient too large for this "
+               "geometry?)", t);
+  return JY_ERR_CONVERGENCE;
+}
+
 jyStatus jy_eval_acceleration(jyEval *e, const double *q, const double *v, double t,
                               double *acc) {
   if (!e || !q || !v || !acc) return JY_ERR_INVALID;
@@ -132,11 +169,14 @@ jyStatus jy_eval_acceleration(jyEval *e, const double *q, const double *v, doubl
     /* Baumgarte: phi'' + 2 w phi' + w^2 phi = 0 (critically damped), psi' + w psi = 0. */
     const jyModel *m = e->model;
     double w = e->baumgarte_rate;
-    for (int i = 0; i < m->m; i++)
-      e->rhs[i] -= m->row_kinds[i] == JY_ROW_POSITION ? 2 * w * e->rate[i] + w * w * e->residual[i]
-                                                      : w * e->residual[i];
+    for (int i = 0; i < m->m; i++) {
+      if (m->row_kinds[i] == JY_ROW_POSITION)
+        e->rhs[i] -= 2 * w * e->rate[i] + w * w * e->residual[i];
+      else if (m->row_kinds[i] == JY_ROW_VELOCITY)
+        e->rhs[i] -= w * e->residual[i];
+    }
   }
-  return jy_eval_solve(e, t, acc);
+  return jy_eval_solve_laws(e, q, v, t, acc);
 }
 
 static jyStatus part_call_failed(jyEval *e, const jyModelPart *p, const char *function,
@@ -190,7 +230,7 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
   double *acc = e->channel_scratch;
   jyStatus st = jy_assemble(e, q, v, t, JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL |
                                             JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS);
-  if (st == JY_OK) st = jy_eval_solve(e, t, acc);
+  if (st == JY_OK) st = jy_eval_solve_laws(e, q, v, t, acc);
   if (st != JY_OK) return st;
   jyUkProblem p = problem(e);
   jy_uk_multipliers(e->uk, &p, acc, e->multipliers, NULL);

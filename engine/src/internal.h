@@ -99,6 +99,7 @@ struct jyModel {
   jySolverDef solver;
   int max_part_coords, max_part_rows;
   int max_source_coords; /* largest part a link follows (1 when there are no links) */
+  int has_laws;          /* some part has a non-ideal law (fixed-point solve) */
 };
 
 /* What jy_assemble fills. */
@@ -120,13 +121,16 @@ struct jyEval {
   double *term_jac_a, *term_jac_b;
   /* a part's local view when some of its coordinates are eliminated: q, v, the
    * acceleration bias g (q_loc'' = G q'' + g) and the rows of G, sparse per coordinate */
-  double *q_loc, *v_loc, *g_loc;
+  double *q_loc, *v_loc, *g_loc, *acc_loc;
   int *map_count, *map_col; /* max_part_coords, max_part_coords x max_source_coords */
   double *map_val;
   jyUkWork *uk;
   int *flags; /* n */
   double *channel_scratch;
   double baumgarte_rate; /* > 0: stabilize the constraints at this rate, 1/s */
+  double *law_mu;        /* m: row forces of the last fixed-point solve (warm start) */
+  double *static_nonideal; /* n: C without the laws */
+  int law_iterations;    /* of the last solve */
   char part_error[512];
   char error[JY_ERROR_LEN];
 };
@@ -135,8 +139,18 @@ struct jyEval {
  * with the message (part, function, time) in e->error. Never allocates. */
 jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsigned what);
 
+/* Adds the parts' non-ideal laws C(q, v, t, row forces mu, acc) into e->nonideal. */
+jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,
+                          const double *mu, const double *acc);
+
 /* Acceleration from already assembled M, Q, C, A, b; names rows/coordinates on failure. */
 jyStatus jy_eval_solve(jyEval *e, double t, double *acc);
+
+/* The same, resolving the parts' non-ideal laws by fixed-point iteration on the row forces
+ * (e->nonideal holds the static C on entry, the total on return; e->multipliers the row
+ * forces). Without laws it is jy_eval_solve. */
+jyStatus jy_eval_solve_laws(jyEval *e, const double *q, const double *v, double t,
+                            double *acc);
 
 /* A part's local state. With no eliminated coordinates: pointers into q and v, and
  * *mapped = 0. Otherwise the eval's q_loc, v_loc, g_loc and map are filled (the source

@@ -412,7 +412,8 @@ static jyStatus assemble_initial(jyModel *md, jySystem *sys, jyEval *e) {
     nw.position = stage;
     nw.nrows = 0;
     for (int i = 0; i < m; i++)
-      if (!stage || md->row_kinds[i] == JY_ROW_POSITION) nw.rows[nw.nrows++] = i;
+      if (stage ? md->row_kinds[i] == JY_ROW_POSITION : md->row_kinds[i] != JY_ROW_ACCELERATION)
+        nw.rows[nw.nrows++] = i;
     if (nw.nrows == 0) continue;
     double scale = 1;
     for (int j = 0; j < n; j++) scale = fmax(scale, fabs(stage ? md->q0[j] : md->v0[j]));
@@ -529,6 +530,9 @@ jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) 
     report_line(md, "glue elimination: %d glues and %d terminal coordinates substituted away",
                 md->nlinks, coords);
   }
+  for (int i = 0; i < md->nparts && st == JY_OK; i++)
+    if (md->parts[i].inst.type->nonideal_law && !(md->parts[i].shape.flags & JY_PART_NO_LAW))
+      md->has_laws = 1;
   if (st == JY_OK) st = init_parts(md, sys);
   jyEval *e = st == JY_OK ? jy_eval_create(md) : NULL;
   if (st == JY_OK && !e) st = JY_ERR_NOMEM;

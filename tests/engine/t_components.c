@@ -656,7 +656,7 @@ static void spot_names(const jyEnv *env) {
     {"rod", "ax,ay,az,bx,by,bz", "a,b", "length", "tension"},
     {"spring_mass", "xi,x", "base,tip", "", "tension"},
     {"pendulum", "px,py,theta", "pivot,bob", "", ""},
-    {"guide", "x,y", "pos", "surface", "normal_force"},
+    {"guide", "x,y", "pos", "surface", "normal_force,friction_force,friction_power"},
   };
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     Part p;
@@ -812,7 +812,7 @@ static void spot_guide(const jyEnv *env) {
   Part p;
   /* Udwadia-Kalaba-Fan 2005, section 4: the line k x1 - x2 = 0 (k = 2) with c = (1, 2). */
   part_named(&p, env, "guide", "nx", 2.0, "ny", -1.0, "cx", 1.0, "cy", 2.0, END);
-  double q[2] = {1, 2}, v[2] = {1, 2}, A[2], b[1], res[1], rate[1], C[2], out[1], lambda = 1;
+  double q[2] = {1, 2}, v[2] = {1, 2}, A[2], b[1], res[1], rate[1], C[2], out[3], lambda = 1;
   call_constraints(&p, q, v, 0, A, b, res, rate);
   call_nonideal(&p, q, v, 0, C);
   ok(A[0] == 2 && A[1] == -1 && b[0] == 0 && res[0] == 0 && rate[0] == 0,
@@ -824,6 +824,28 @@ static void spot_guide(const jyEnv *env) {
   call_constraints(&p, q, v, 0, A, b, res, NULL);
   is_near(out[0], 5.0, 1e-15, "guide n = (3, 4), lambda = 1: normal_force = lambda |n| = 5");
   is_near(res[0], 3 + 8 - 1, 1e-15, "guide: residual = n . p - d");
+  part_free(&p);
+  /* Friction on a floor (n = (0, 1)) under a normal force of 10 N (lambda = 10): Coulomb
+   * mu |N| = 5 N against the sliding direction, viscous c v_t = 0.2 N. */
+  part_named(&p, env, "guide", "mu", 0.5, "c", 0.1, END);
+  ok(!(p.shape.flags & JY_PART_NO_LAW), "guide with mu > 0 has an active non-ideal law");
+  double slide[2] = {2, 0}, rest[2] = {0, 0}, pushed[2] = {-3, 7}, law[2] = {0, 0};
+  double ten = 10;
+  jyPartState s = state_at(&p, q, slide, 0);
+  p.type->nonideal_law(&p.inst, &s, &ten, NULL, law);
+  call_nonideal(&p, q, slide, 0, C);
+  ok(law[0] == -5 && law[1] == 0 && fabs(C[0] + 0.2) < 1e-15 && C[1] == 0,
+     "guide sliding at (2, 0): Coulomb (-5, 0), viscous (-0.2, 0) (got (%g, %g), (%g, %g))",
+     law[0], law[1], C[0], C[1]);
+  s = state_at(&p, q, rest, 0);
+  law[0] = law[1] = 0;
+  p.type->nonideal_law(&p.inst, &s, &ten, pushed, law);
+  ok(law[0] == 5 && law[1] == 0,
+     "guide at rest pushed towards -x: Coulomb friction (5, 0) opposes the tangential "
+     "acceleration (got (%g, %g))", law[0], law[1]);
+  part_free(&p);
+  part_named(&p, env, "guide", END);
+  ok(p.shape.flags & JY_PART_NO_LAW, "guide with mu = 0 says its law is inactive");
   part_free(&p);
   ok(part_named(&p, env, "guide", "ny", 0.0, END) != 0 && strstr(p.error, "normal"),
      "guide with a zero normal is rejected: %s", p.error);

@@ -39,6 +39,7 @@ extern "C" {
   X(JY_ERR_NOT_UNIQUE, "acceleration not unique")                           \
   X(JY_ERR_INCONSISTENT, "inconsistent constraints")                        \
   X(JY_ERR_INTEGRATOR, "integrator failure")                                \
+  X(JY_ERR_CONVERGENCE, "non-ideal laws did not converge")                  \
   X(JY_ERR_IO, "input/output error")
 
 typedef enum jyStatus {

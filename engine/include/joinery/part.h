@@ -15,6 +15,24 @@
  *   - Functions never allocate and never keep pointers to their arguments.
  *   - Any function pointer except `shape` may be NULL, meaning "contributes nothing"
  *     (for `energy`: kinetic energy 1/2 v^T M v and no potential).
+ *   - Functions may be called from several threads at once (many simulations share one
+ *     model): they read only their arguments, the instance and the type, and write only
+ *     their outputs and state->error.
+ *
+ * Sizes, with n = shape.ncoords, m = shape.nrows, d = the terminal's dim:
+ *   terminal value d, jac d x n, vel_bias d, acc_bias d;  mass n x n;  force n;
+ *   constraints jac m x n, rhs m, residual m, rate m;  nonideal n;  outputs noutputs.
+ *
+ * Sign conventions: Q and C are forces ON the part's coordinates (a stretched spring's
+ * Q pulls its ends together); the equation of motion is M q'' = Q + A^T lambda + C with
+ * A q'' = b, so b carries the convective terms with a minus sign (see `constraints`).
+ * A generalized force conjugate to an angle is a torque (N m), to a length a force (N).
+ *
+ * Writing a part outside joinery (a plugin, joinery/plugin.h): fill a static jyPartType
+ * with .version = JY_PART_PROTOCOL_VERSION and your functions, register it with
+ * jy_env_register(), and run the conformance suite (joinery/conformance.h, or
+ * joinery.check_part in Lua) over it: it compares every derivative you wrote with finite
+ * differences.
  */
 #ifndef JOINERY_PART_H
 #define JOINERY_PART_H
@@ -25,8 +43,11 @@
 extern "C" {
 #endif
 
-/* Bumped whenever a field of jyPartType or its function signatures change. The engine
- * refuses a type whose `version` differs. */
+/* Bumped whenever a field of jyPartType, jyPartShape, jyPartInstance or jyPartState, or
+ * a function signature, changes. A type sets `version` to the value it was compiled with;
+ * jy_env_register refuses (JY_ERR_PROTOCOL) a type whose `version` differs from the
+ * engine's, so a plugin built against another joinery fails to load with a clear
+ * message instead of misreading the tables. */
 #define JY_PART_PROTOCOL_VERSION 1
 
 #define JY_PART_MAX_COORDS 64
@@ -71,12 +92,14 @@ typedef struct jyTerminalSpec {
 /* What one instance looks like, given its parameters. Names are copied by the engine
  * right after `shape` returns, so they may point into the part type or the instance. */
 typedef struct jyPartShape {
+  /* Coordinates the part owns (0..JY_PART_MAX_COORDS); names unique within the part and
+   * without '.', the CSV names them "<part>.<coord>". */
   int ncoords;
   const char *coord_names[JY_PART_MAX_COORDS];
   double coord_defaults[JY_PART_MAX_COORDS]; /* initial q when the script sets none */
   int nterminals;
   jyTerminalSpec terminals[JY_PART_MAX_TERMINALS];
-  int nrows; /* internal constraint rows */
+  int nrows; /* internal constraint rows (0..JY_PART_MAX_ROWS), named "<part>.<row>" */
   const char *row_names[JY_PART_MAX_ROWS];
   jyRowKind row_kinds[JY_PART_MAX_ROWS];
   int noutputs; /* extra output channels, named "<part>.<output>" */
@@ -87,6 +110,12 @@ typedef struct jyPartShape {
 
 /* M does not depend on q or t: the engine may assemble it once. */
 #define JY_PART_CONSTANT_MASS 1u
+/* This instance's nonideal_law contributes nothing (e.g. a friction coefficient of 0), so
+ * the engine need not iterate on the row forces for it. */
+#define JY_PART_NO_LAW 4u
+/* Q is exactly what Lagrange's equations of L = T - V (from `energy`) give: no damping, no
+ * driving. The conformance suite then checks Q against the derivatives of the energy. */
+#define JY_PART_CONSERVATIVE 2u
 
 struct jyPartType;
 
@@ -95,7 +124,8 @@ struct jyPartType;
 typedef struct jyPartInstance {
   const struct jyPartType *type;
   const char *name;     /* the instance name the script gave */
-  const double *params; /* validated values, in schema order (type->nparams) */
+  const double *params; /* validated values, in schema order (type->nparams); a
+                           JY_PARAM_DIMENSION value is exactly 1.0, 2.0 or 3.0 */
   const void *data;     /* instance_size bytes that `init` filled, or NULL */
   int ncoords, nrows;
 } jyPartInstance;
@@ -105,7 +135,8 @@ typedef struct jyPartState {
   const double *q;       /* coordinates (ncoords) */
   const double *v;       /* velocities (ncoords) */
   double t;              /* time, s */
-  const double *gravity; /* uniform field of the system, m/s^2 (3; 1-D parts use [0]) */
+  const double *gravity; /* uniform field of the system, m/s^2 (3; 1-D parts use [0],
+                            2-D parts [0] and [1]); a part with mass adds its weight to Q */
   char *error;           /* where a failing function says why */
   size_t error_len;
 } jyPartState;
@@ -118,39 +149,53 @@ typedef struct jyPartType {
   int nparams;
 
   /* Sizes and names of an instance with these parameter values (nparams, in schema
-   * order, already domain-checked). Returns non-zero with a message in `error` when the
-   * values do not make a part (e.g. a zero normal vector). */
+   * order, already domain-checked). `shape` arrives zero-filled; fill ncoords and the
+   * names, terminals, rows, outputs, flags and instance_size that apply. Returns non-zero
+   * with a message in `error` when the values do not make a part (e.g. a zero normal
+   * vector). Called at build time, more than once per instance. */
   int (*shape)(const struct jyPartType *type, const double *params, jyPartShape *shape,
                char *error, size_t error_len);
 
-  /* Fills the instance's private data once, at model compile time. */
+  /* Fills the instance's private data (shape.instance_size bytes, zero-filled) once, at
+   * model compile time: precomputed constants, never pointers to the arguments. */
   int (*init)(const jyPartInstance *self, void *data, char *error, size_t error_len);
 
   /* Terminal k: its value p(q, t) (dim), Jacobian J = dp/dq (dim x ncoords), velocity bias
    * p_t (so p' = J v + p_t) and acceleration bias gamma (so p'' = J q'' + gamma, i.e.
-   * gamma = J' v + 2 J_t v + p_tt). Any of jac, vel_bias, acc_bias may be NULL: skip it. */
+   * gamma = J' v + 2 J_t v + p_tt). Any of jac, vel_bias, acc_bias may be NULL: skip it.
+   * k is 0 .. nterminals - 1. Units: those of the terminal (m for a point); jac is d x n
+   * with leading dimension d. A terminal that is a plain block of coordinates may say so
+   * in its jyTerminalSpec (is_coord_block) and must then be exactly that block. */
   int (*terminal)(const jyPartInstance *self, const jyPartState *state, int k, double *value,
                   double *jac, double *vel_bias, double *acc_bias);
 
-  /* Mass matrix block (ncoords x ncoords), symmetric positive semi-definite. */
+  /* Mass matrix block (ncoords x ncoords), symmetric positive semi-definite: M = d2T/dv2
+   * (kg, kg m, kg m^2 by the coordinates' units). Singular is fine (massless terminal
+   * coordinates); the glue and constraints must then determine those coordinates. */
   int (*mass)(const jyPartInstance *self, const jyPartState *state, double *mass);
 
   /* Applied generalized force Q (ncoords): everything except constraint forces, with the
    * velocity-dependent inertia terms of the part's Lagrangian included, so that
-   * M q'' = Q + (constraint forces). */
+   * M q'' = Q + (constraint forces). For L = T - V this is Q = dL/dq - (d2L/dv dq) v -
+   * d2L/dv dt. Weight (from state->gravity), springs, dampers and applied loads go here. */
   int (*force)(const jyPartInstance *self, const jyPartState *state, double *force);
 
   /* Internal constraint rows at acceleration level, A q'' = b: A (nrows x ncoords), b
    * (nrows), residual (phi for position rows, psi for velocity rows) and rate (phi' for
-   * position rows; left 0 for velocity rows). residual and rate may be NULL: skip them. */
+   * position rows; left 0 for velocity rows). residual and rate may be NULL: skip them.
+   * Position row phi(q, t) = 0: A = phi_q, b = -(v^T phi_qq v + 2 phi_qt v + phi_tt),
+   * rate = phi_q v + phi_t. Velocity row psi(q, v, t) = 0: A = psi_v, b = -(psi_q v + psi_t).
+   * A is nrows x ncoords with leading dimension nrows. */
   int (*constraints)(const jyPartInstance *self, const jyPartState *state, double *jac,
                      double *rhs, double *residual, double *rate);
 
   /* Non-ideal constraint force C (ncoords): the work the constraint forces do in a virtual
-   * displacement w (A w = 0) is w^T C. */
+   * displacement w (A w = 0) is w^T C. Zero for ideal constraints; signs as for Q. */
   int (*nonideal)(const jyPartInstance *self, const jyPartState *state, double *force);
 
-  /* Kinetic and potential energy, J. */
+  /* Kinetic and potential energy, J: kinetic must equal 1/2 v^T M v; potential is the
+   * energy of the conservative part of Q (gravity included), so that energy + dissipated
+   * work is constant. */
   int (*energy)(const jyPartInstance *self, const jyPartState *state, double *kinetic,
                 double *potential);
 
@@ -163,14 +208,16 @@ typedef struct jyPartType {
    * C(q, v, t, row_forces) (ncoords), e.g. Coulomb friction proportional to a normal force.
    * It adds to `nonideal`. The engine resolves the dependence by fixed-point iteration:
    * solve with the current row forces, evaluate the law, repeat until the row forces
-   * settle (docs/numerics.md). */
+   * settle (docs/numerics.md). acc is the part's acceleration from the previous iterate
+   * (zero at the first), so a Coulomb law can pick the sliding direction from rest. */
   int (*nonideal_law)(const jyPartInstance *self, const jyPartState *state,
-                      const double *row_forces, double *force);
+                      const double *row_forces, const double *acc, double *force);
 
   /* Called once when the environment that registered the type is destroyed. */
   void (*release)(const struct jyPartType *type);
 
-  void *type_data; /* owned by whoever registered the type (e.g. the Lua binding) */
+  void *type_data; /* owned by whoever registered the type (e.g. the Lua binding); the
+                      engine never reads it */
 } jyPartType;
 
 #ifdef __cplusplus
