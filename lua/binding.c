@@ -392,6 +392,19 @@ static void push_part(lua_State *L, int sys_idx, int part) {
   lua_setiuservalue(L, -2, 1);
 }
 
+/* Name and dimension of terminal k of a shape: a real terminal, or (k >= nterminals) the
+ * 1-D terminal of coordinate k - nterminals (jy_system_coord_terminal). */
+static const char *terminal_label(const jyPartShape *shape, int k) {
+  if (!shape || k < 0) return "?";
+  if (k < shape->nterminals) return shape->terminals[k].name;
+  return k - shape->nterminals < shape->ncoords ? shape->coord_names[k - shape->nterminals] : "?";
+}
+
+static int terminal_dim(const jyPartShape *shape, int k) {
+  if (!shape || k < 0) return 0;
+  return k < shape->nterminals ? shape->terminals[k].dim : 1;
+}
+
 static void push_terminal(lua_State *L, int sys_idx, jyTerminalId id) {
   sys_idx = lua_absindex(L, sys_idx);
   LTerminal *t = (LTerminal *)lua_newuserdatauv(L, sizeof *t, 1);
@@ -435,9 +448,7 @@ static LTerminal *check_terminal_of(lua_State *L, int idx, int sys_idx) {
 static const char *push_terminal_name(lua_State *L, const LSystem *s, int part, int terminal) {
   const jyPartShape *shape = jy_system_part_shape(s->sys, (jyPartId){part});
   const char *pname = jy_system_part_name(s->sys, (jyPartId){part});
-  const char *tname = shape && terminal >= 0 && terminal < shape->nterminals
-                          ? shape->terminals[terminal].name
-                          : "?";
+  const char *tname = terminal_label(shape, terminal);
   return lua_pushfstring(L, "%s.%s", pname ? pname : "?", tname);
 }
 
@@ -517,7 +528,7 @@ static void apply_extras(lua_State *L, LSystem *s, jySystem *sys, jyPartId id, c
         if (st != JY_OK) luaL_error(L, "%s", msg_or(jy_system_error(sys), st));
       } else {
         const jyPartShape *oshape = jy_system_part_shape(s->sys, (jyPartId){other->part});
-        int odim = oshape ? oshape->terminals[other->terminal].dim : 0;
+        int odim = terminal_dim(oshape, other->terminal);
         if (odim != shape->terminals[t].dim) {
           push_terminal_name(L, s, other->part, other->terminal);
           luaL_error(L, "glue '%s': terminals %s (%d-D) and %s (%d-D) have different dimensions",
@@ -780,6 +791,7 @@ static int part_index(lua_State *L) {
     return 1;
   }
   jyTerminalId t = jy_system_terminal(s->sys, id, key);
+  if (t.part < 0 || t.terminal < 0) t = jy_system_coord_terminal(s->sys, id, key);
   if (t.part < 0 || t.terminal < 0) {
     const jyPartShape *shape = jy_system_part_shape(s->sys, id);
     push_part_type(L, 3, p->part);
@@ -792,7 +804,7 @@ static int part_index(lua_State *L) {
       push_terminal_list(L, shape);
     else
       lua_pushliteral(L, "none");
-    return luaL_error(L, "part '%s' (%s) has no terminal '%s'%s%s%s (terminals: %s)",
+    return luaL_error(L, "part '%s' (%s) has no terminal or coordinate '%s'%s%s%s (terminals: %s)",
                       jy_system_part_name(s->sys, id), lua_tostring(L, -2), key,
                       near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "",
                       lua_tostring(L, -1));
@@ -823,9 +835,9 @@ static int terminal_index(lua_State *L) {
   if (strcmp(key, "name") == 0) {
     push_terminal_name(L, s, t->part, t->terminal);
   } else if (strcmp(key, "terminal") == 0) {
-    lua_pushstring(L, shape ? shape->terminals[t->terminal].name : "?");
+    lua_pushstring(L, terminal_label(shape, t->terminal));
   } else if (strcmp(key, "dim") == 0) {
-    lua_pushinteger(L, shape ? shape->terminals[t->terminal].dim : 0);
+    lua_pushinteger(L, terminal_dim(shape, t->terminal));
   } else if (strcmp(key, "part") == 0) {
     push_part(L, 3, t->part);
   } else {
@@ -858,7 +870,7 @@ static int terminal_tostring(lua_State *L) {
   const jyPartShape *shape = jy_system_part_shape(s->sys, (jyPartId){t->part});
   push_terminal_name(L, s, t->part, t->terminal);
   lua_pushfstring(L, "joinery.Terminal %s (dim %d)", lua_tostring(L, -1),
-                  shape ? shape->terminals[t->terminal].dim : 0);
+                  terminal_dim(shape, t->terminal));
   return 1;
 }
 

@@ -40,9 +40,16 @@ typedef struct terminal_eval {
 
 static jyStatus eval_terminal(jyEval *e, const jyModelPart *p, int k, const double *q_loc,
                               const double *v_loc, double t, double *jac, terminal_eval *out) {
-  int dim = p->shape.terminals[k].dim, nc = p->inst.ncoords;
+  int nc = p->inst.ncoords;
+  int dim = k < p->shape.nterminals ? p->shape.terminals[k].dim : 1;
   memset(out, 0, sizeof *out);
   memset(jac, 0, sizeof(double) * (size_t)dim * (nc > 0 ? nc : 1));
+  if (k >= p->shape.nterminals) { /* a coordinate terminal: the coordinate itself */
+    int j = k - p->shape.nterminals;
+    out->value[0] = q_loc[j];
+    jac[j] = 1;
+    return JY_OK;
+  }
   if (!p->inst.type->terminal) {
     jy_set_error(e->error, "part '%s' (%s) declares terminals but no terminal function",
                  p->inst.name, p->inst.type->name);

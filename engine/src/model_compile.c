@@ -76,6 +76,12 @@ static int eliminable(const jySystem *sys, int part) {
     for (int c = 0; c < t->dim; c++)
       if (used[t->coord_offset + c]++) return 0;
     int glued = 0;
+    for (int g = 0; g < sys->nglues; g++) { /* a glue to one of its coordinates overlaps */
+      const jySysGlue *sg = &sys->glues[g];
+      if ((sg->a.part == part && sg->a.terminal >= s->nterminals) ||
+          (sg->b.part == part && sg->b.terminal >= s->nterminals))
+        return 0;
+    }
     for (int g = 0; g < sys->nglues; g++) {
       const jySysGlue *sg = &sys->glues[g];
       glued += (sg->a.part == part && sg->a.terminal == k) + (sg->b.part == part && sg->b.terminal == k);
@@ -105,6 +111,7 @@ static jyStatus choose_links(jyModel *md, const jySystem *sys) {
     for (int side = 0; side < 2; side++) {
       jyTerminalId x = side ? sg->b : sg->a, y = side ? sg->a : sg->b;
       if (x.part == y.part || !ok[x.part] || source[x.part] || target[y.part]) continue;
+      if (x.terminal >= sys->parts[x.part].shape.nterminals) continue;
       const jyTerminalSpec *t = &sys->parts[x.part].shape.terminals[x.terminal];
       found[count++] = (jyModelLink){g, x.part, t->coord_offset, t->dim, y.part, y.terminal,
                                      side == 0};
@@ -398,10 +405,12 @@ static jyStatus assemble_initial(jyModel *md, jySystem *sys, jyEval *e) {
         v_set[k] = sp->v_set[j];
       } else if (sp->q_set[j] || sp->v_set[j]) {
         const jyModelLink *link = &md->links[-1 - k];
+        const jyModelPart *src = &md->parts[link->source];
         report_line(md, "initial value of %s.%s ignored: it follows %s.%s through glue '%s'",
-                    sp->name, sp->shape.coord_names[j],
-                    md->parts[link->source].inst.name,
-                    md->parts[link->source].shape.terminals[link->terminal].name,
+                    sp->name, sp->shape.coord_names[j], src->inst.name,
+                    link->terminal < src->shape.nterminals
+                        ? src->shape.terminals[link->terminal].name
+                        : src->shape.coord_names[link->terminal - src->shape.nterminals],
                     md->glues[link->glue].name);
       }
     }

@@ -236,6 +236,27 @@ jyTerminalId jy_system_terminal(const jySystem *sys, jyPartId part, const char *
   return (jyTerminalId){-1, -1};
 }
 
+jyTerminalId jy_system_coord_terminal(const jySystem *sys, jyPartId part, const char *coord) {
+  const jySysPart *p = get_part(sys, part);
+  if (p && coord)
+    for (int j = 0; j < p->shape.ncoords; j++)
+      if (strcmp(p->shape.coord_names[j], coord) == 0)
+        return (jyTerminalId){part.index, p->shape.nterminals + j};
+  return (jyTerminalId){-1, -1};
+}
+
+/* The spec of terminal k of a part, real or a coordinate terminal (k >= nterminals). */
+static int terminal_spec(const jySysPart *p, int k, jyTerminalSpec *out) {
+  if (k < 0 || k >= p->shape.nterminals + p->shape.ncoords) return -1;
+  if (k < p->shape.nterminals) {
+    *out = p->shape.terminals[k];
+    return 0;
+  }
+  int j = k - p->shape.nterminals;
+  *out = (jyTerminalSpec){p->shape.coord_names[j], 1, 1, j};
+  return 0;
+}
+
 static jyStatus set_initial(jySystem *sys, jyPartId part, const char *coord, double value,
                             int velocity) {
   if (!sys) return JY_ERR_INVALID;
@@ -276,13 +297,12 @@ jyStatus jy_system_glue(jySystem *sys, jyTerminalId a, jyTerminalId b, const cha
   if (!sys) return JY_ERR_INVALID;
   const jySysPart *pa = get_part(sys, (jyPartId){a.part});
   const jySysPart *pb = get_part(sys, (jyPartId){b.part});
-  if (!pa || !pb || a.terminal < 0 || a.terminal >= pa->shape.nterminals || b.terminal < 0 ||
-      b.terminal >= pb->shape.nterminals) {
+  jyTerminalSpec spec_a, spec_b;
+  if (!pa || !pb || terminal_spec(pa, a.terminal, &spec_a) || terminal_spec(pb, b.terminal, &spec_b)) {
     jy_set_error(sys->error, "glue: no such terminal");
     return JY_ERR_INVALID;
   }
-  const jyTerminalSpec *ta = &pa->shape.terminals[a.terminal];
-  const jyTerminalSpec *tb = &pb->shape.terminals[b.terminal];
+  const jyTerminalSpec *ta = &spec_a, *tb = &spec_b;
   if (a.part == b.part && a.terminal == b.terminal) {
     jy_set_error(sys->error, "glue: terminal %s.%s is glued to itself", pa->name, ta->name);
     return JY_ERR_INVALID;

@@ -118,6 +118,10 @@ JY_API const jyPartShape *jy_system_part_shape(const jySystem *sys, jyPartId par
 
 /* Finds terminal `name` of a part; index < 0 when there is none. */
 JY_API jyTerminalId jy_system_terminal(const jySystem *sys, jyPartId part, const char *name);
+/* A 1-D terminal that is one coordinate of a part itself (J = e_j), so that glue and
+ * constraints can act on coordinates: a prescribed angle, a rolling condition. */
+JY_API jyTerminalId jy_system_coord_terminal(const jySystem *sys, jyPartId part,
+                                             const char *coord);
 
 /* Initial value of one coordinate (and its velocity). A coordinate set here is held fixed
  * while the compiler makes the initial state consistent, unless the constraints make that
