@@ -8,4 +8,6 @@ bash .ci/install-deps
 meson compile -C build >/dev/null
 export OPENBLAS_NUM_THREADS=1
 build/lua/joinery bench/models.lua
+build/lua/joinery bench/lua_parts.lua
 build/lua/joinery bench/drift.lua
+build/lua/joinery bench/formulations.lua

@@ -16,7 +16,7 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->ncoords = 0;
   s->nterminals = 1;
   s->terminals[0] = (jyTerminalSpec){.name = "pos", .dim = jy_part_dim(p)};
-  s->flags = JY_PART_CONSTANT_MASS;
+  s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE;
   return 0;
 }
 

@@ -42,7 +42,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->output_names[0] = "normal_force";
   s->output_names[1] = "friction_force";
   s->output_names[2] = "friction_power";
-  s->flags = JY_PART_CONSTANT_MASS; /* massless: M = 0 */
+  /* massless: M = 0; conservative: friction is a non-ideal force, not part of Q */
+  s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE;
   if (p[P_MU] == 0.0) s->flags |= JY_PART_NO_LAW; /* only Coulomb friction needs the normal force */
   return 0;
 }

@@ -18,7 +18,7 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   for (int i = 0; i < dim; i++) s->coord_names[i] = jy_names_xyz[i];
   s->nterminals = 1;
   s->terminals[0] = (jyTerminalSpec){"pos", dim, 1, 0};
-  s->flags = JY_PART_CONSTANT_MASS;
+  s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE;
   return 0;
 }
 

@@ -14,6 +14,7 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   (void)error;
   (void)error_len;
   jy_ends_shape(s, jy_part_dim(p), p[P_L]);
+  s->flags |= JY_PART_CONSERVATIVE;
   s->nrows = 1;
   s->row_names[0] = "length";
   s->row_kinds[0] = JY_ROW_POSITION;

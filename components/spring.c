@@ -15,6 +15,7 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   (void)error;
   (void)error_len;
   jy_ends_shape(s, jy_part_dim(p), p[P_L]);
+  s->flags |= JY_PART_CONSERVATIVE;
   s->noutputs = 2;
   s->output_names[0] = "tension";
   s->output_names[1] = "length";

@@ -26,7 +26,7 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->terminals[1] = (jyTerminalSpec){.name = "tip", .dim = 1};
   s->noutputs = 1;
   s->output_names[0] = "tension";
-  s->flags = JY_PART_CONSTANT_MASS;
+  s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE;
   return 0;
 }
 

@@ -25,7 +25,9 @@
  *   sys:glue(a, b[, name])          glue two terminals (force channel "force.<name>")
  *   sys:settings{...}               store run settings (keys: t_start, t_end, dt_out, rtol,
  *                                   atol, max_step, max_steps, baumgarte_rate,
- *                                   method = "adams"|"bdf"; the fields of jySimDef);
+ *                                   method = "adams"|"bdf", formulation =
+ *                                   "udwadia-kalaba"|"natsiavas-paraskevopoulos"; the
+ *                                   fields of jySimDef);
  *                                   returns sys. sys:settings() returns the stored settings.
  *   sys:compile([solver])           -> Model. solver: {rank_rcond=, augment_scale=,
  *                                   consistency_tol=, assembly_tol=, eliminate_glue=true|false}
@@ -232,12 +234,15 @@ enum {
   S_MAX_STEPS,
   S_BAUMGARTE,
   S_METHOD,
+  S_FORMULATION,
   S_OUT /* last: only where a file may be named */
 };
 static const char *const setting_names[] = {
   "t_start", "t_end", "dt_out", "rtol", "atol", "max_step", "max_steps", "baumgarte_rate",
-  "method",  "out"};
+  "method",  "formulation", "out"};
 static const char *const method_names[] = {"adams", "bdf"};
+/* In jyFormulation order. */
+static const char *const formulation_names[] = {"udwadia-kalaba", "natsiavas-paraskevopoulos"};
 
 /* Applies the settings table at idx to *d; *out receives "out" when out != NULL (the string
  * lives in the table). Raises on an unknown name or a bad value before changing anything
@@ -255,12 +260,19 @@ static void read_settings(lua_State *L, int idx, jySimDef *d, const char **out) 
     for (int i = 0; i < nnames; i++)
       if (strcmp(key, setting_names[i]) == 0) which = i;
     if (which < 0) unknown_name(L, "setting", key, setting_names, nnames);
-    if (which == S_OUT || which == S_METHOD) {
+    if (which == S_OUT || which == S_METHOD || which == S_FORMULATION) {
       if (lua_type(L, -1) != LUA_TSTRING)
         luaL_error(L, "setting '%s' must be a string, got %s", key, luaL_typename(L, -1));
       const char *s = lua_tostring(L, -1);
       if (which == S_OUT) {
         *out = s;
+      } else if (which == S_FORMULATION) {
+        if (strcmp(s, formulation_names[0]) == 0)
+          d->formulation = JY_FORMULATION_UK;
+        else if (strcmp(s, formulation_names[1]) == 0)
+          d->formulation = JY_FORMULATION_NP;
+        else
+          unknown_name(L, "formulation", s, formulation_names, 2);
       } else if (strcmp(s, "adams") == 0) {
         d->method = JY_METHOD_ADAMS;
       } else if (strcmp(s, "bdf") == 0) {
@@ -313,6 +325,8 @@ static void push_settings(lua_State *L, const jySimDef *d) {
   lua_setfield(L, -2, "baumgarte_rate");
   lua_pushstring(L, d->method == JY_METHOD_BDF ? "bdf" : "adams");
   lua_setfield(L, -2, "method");
+  lua_pushstring(L, formulation_names[d->formulation == JY_FORMULATION_NP]);
+  lua_setfield(L, -2, "formulation");
 }
 
 /* ---- system ---------------------------------------------------------------------------- */
@@ -459,7 +473,7 @@ static int cmp_setting(const void *a, const void *b) {
 /* Sets init (or vel) values from the table at idx. */
 static void apply_initial(lua_State *L, jySystem *sys, jyPartId id, const char *type, int idx,
                           int velocity) {
-  const char *what = velocity ? "vel" : "init";
+  const char *what = velocity == 1 ? "vel" : velocity == 2 ? "guess" : "init";
   idx = lua_absindex(L, idx);
   lua_pushnil(L);
   while (lua_next(L, idx)) {
@@ -471,8 +485,9 @@ static void apply_initial(lua_State *L, jySystem *sys, jyPartId id, const char *
       luaL_error(L, "part '%s' (%s): %s.%s must be a number, got %s",
                  jy_system_part_name(sys, id), type, what, coord, luaL_typename(L, -1));
     double x = lua_tonumber(L, -1);
-    jyStatus st = velocity ? jy_system_set_velocity(sys, id, coord, x)
-                           : jy_system_set_coord(sys, id, coord, x);
+    jyStatus st = velocity == 1   ? jy_system_set_velocity(sys, id, coord, x)
+                  : velocity == 2 ? jy_system_guess_coord(sys, id, coord, x)
+                                  : jy_system_set_coord(sys, id, coord, x);
     if (st != JY_OK) luaL_error(L, "%s", msg_or(jy_system_error(sys), st));
     lua_pop(L, 1);
   }
@@ -515,6 +530,8 @@ static void apply_extras(lua_State *L, LSystem *s, jySystem *sys, jyPartId id, c
   if (lua_getfield(L, 4, "init") == LUA_TTABLE) apply_initial(L, sys, id, type, -1, 0);
   lua_pop(L, 1);
   if (lua_getfield(L, 4, "vel") == LUA_TTABLE) apply_initial(L, sys, id, type, -1, 1);
+  lua_pop(L, 1);
+  if (lua_getfield(L, 4, "guess") == LUA_TTABLE) apply_initial(L, sys, id, type, -1, 2);
   lua_pop(L, 1);
   /* Glue in the order the type lists its terminals. */
   for (int t = 0; t < shape->nterminals; t++) {
@@ -561,7 +578,7 @@ static int sys_add(lua_State *L) {
       luaL_error(L, "part '%s' (%s): parameters are keyed by name (got a %s key)", name, type,
                  luaL_typename(L, -2));
     const char *key = lua_tostring(L, -2);
-    if (strcmp(key, "init") == 0 || strcmp(key, "vel") == 0) {
+    if (strcmp(key, "init") == 0 || strcmp(key, "vel") == 0 || strcmp(key, "guess") == 0) {
       if (lua_type(L, -1) != LUA_TTABLE)
         luaL_error(L, "part '%s' (%s): %s must be a table {coord = value, ...}, got %s", name,
                    type, key, luaL_typename(L, -1));
@@ -1450,5 +1467,7 @@ int luaopen_joinery(lua_State *L) {
   lua_pushliteral(L, JOINERY_VERSION);
   lua_setfield(L, -2, "version");
   jyl_open_math(L);
+  jyl_open_plugin(L, -2, &e->env); /* lua/plugin.c: load_plugin, check_part */
+  jyl_open_parts(L, -2); /* lua/luapart.c: part_type, eval_part, Jets in joinery.math */
   return 1;
 }

@@ -12,6 +12,7 @@
 #define JYL_MODEL "joinery.Model"
 #define JYL_SIM "joinery.Sim"
 #define JYL_HYPER "joinery.Hyper"
+#define JYL_JET "joinery.Jet"
 
 #if defined(__GNUC__)
 #define JYL_EXPORT __attribute__((visibility("default")))
@@ -26,5 +27,18 @@ JYL_EXPORT int luaopen_joinery(lua_State *L);
 /* lua/ad.c: registers the joinery.Hyper metatable and sets field "math" (hyper-dual numbers
  * and the elementary functions on them) in the table on the top of the stack. */
 void jyl_open_math(lua_State *L);
+
+/* lua/luapart.c: sets part_type and eval_part (Lua-defined part types) in the module table
+ * on the top of the stack and teaches joinery.math's functions the joinery.Jet values Lua
+ * parts compute with (call after jyl_open_math). env_idx: the environment userdata, whose
+ * block begins with the module's jyEnv pointer. */
+void jyl_open_parts(lua_State *L, int env_idx);
+
+/* lua/plugin.c: sets load_plugin (C plugins) and check_part (the conformance suite) in the
+ * module table on the top of the stack. env_index: the module's environment userdata;
+ * env_slot: where that userdata keeps its jyEnv * (a plugin's code stays loaded until
+ * after the environment is destroyed). */
+struct jyEnv;
+void jyl_open_plugin(lua_State *L, int env_index, struct jyEnv **env_slot);
 
 #endif

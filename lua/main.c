@@ -50,7 +50,8 @@ static const char usage_text[] =
   "  --dt-out DT       output interval, s\n"
   "  --rtol R          relative tolerance\n"
   "  --atol A          absolute tolerance\n"
-  "  --method M        adams (non-stiff) or bdf (stiff)\n";
+  "  --method M        adams (non-stiff) or bdf (stiff)\n"
+  "  --formulation F   udwadia-kalaba (default) or natsiavas-paraskevopoulos\n";
 
 typedef struct Cli {
   int argc;
@@ -244,6 +245,7 @@ typedef struct RunOption {
 static const RunOption run_options[] = {
   {"--out", "out", 0},   {"--t-end", "t_end", 1}, {"--dt-out", "dt_out", 1},
   {"--rtol", "rtol", 1}, {"--atol", "atol", 1},   {"--method", "method", 0},
+  {"--formulation", "formulation", 0},
 };
 #define NUM_RUN_OPTIONS ((int)(sizeof run_options / sizeof run_options[0]))
 
@@ -292,6 +294,10 @@ static int cmd_run(lua_State *L, Cli *cli, int at) {
         if (strcmp(opt->key, "method") == 0 && strcmp(value, "adams") != 0 &&
             strcmp(value, "bdf") != 0)
           return usage_error("option --method expects adams or bdf, got '%s'", value);
+        if (strcmp(opt->key, "formulation") == 0 && strcmp(value, "udwadia-kalaba") != 0 &&
+            strcmp(value, "natsiavas-paraskevopoulos") != 0)
+          return usage_error("option --formulation expects udwadia-kalaba or "
+                             "natsiavas-paraskevopoulos, got '%s'", value);
         lua_pushstring(L, value);
       }
       lua_setfield(L, settings, opt->key);

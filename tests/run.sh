@@ -22,6 +22,7 @@ status=0
 for dir in build build-asan; do
   echo "== tests in $dir"
   JOINERY="$PWD/$dir/lua/joinery" BUILD_DIR="$PWD/$dir" \
+    JOINERY_PLUGIN_DIR="$PWD/$dir/examples/plugin" JOINERY_TEST_PLUGIN_DIR="$PWD/$dir/tests/plugins" \
     prove --exec tests/tap-exec $(find "$dir/tests" -maxdepth 1 -type f -name 't_*' -perm -u+x | sort) tests/lua/t_*.lua tests/lua/t_*.sh \
     || status=1
 done

@@ -37,6 +37,12 @@ jyEval *jy_eval_create(const jyModel *model) {
   e->acc_loc = jy_calloc(a, pc, sizeof(double));
   e->law_mu = jy_calloc(a, m + 1, sizeof(double));
   e->static_nonideal = jy_calloc(a, n + 1, sizeof(double));
+  e->proj_jac = jy_calloc(a, m * n + 1, sizeof(double));
+  e->proj_rhs = jy_calloc(a, m + 1, sizeof(double));
+  e->proj_target = jy_calloc(a, m + 1, sizeof(double));
+  e->proj_zero = jy_calloc(a, n + 1, sizeof(double));
+  e->proj_dx = jy_calloc(a, n + 1, sizeof(double));
+  e->proj_use = jy_calloc(a, m + 1, 1);
   e->map_count = jy_calloc(a, pc, sizeof(int));
   e->map_col = jy_calloc(a, pc * width, sizeof(int));
   e->map_val = jy_calloc(a, pc * width, sizeof(double));
@@ -47,7 +53,9 @@ jyEval *jy_eval_create(const jyModel *model) {
       !e->multipliers || !e->local_mass || !e->local_vec || !e->local_jac || !e->local_rhs ||
       !e->local_res || !e->local_rate || !e->term_jac_a || !e->term_jac_b || !e->flags ||
       !e->channel_scratch || !e->uk || !e->q_loc || !e->v_loc || !e->g_loc || !e->map_count ||
-      !e->map_col || !e->map_val || !e->acc_loc || !e->law_mu || !e->static_nonideal) {
+      !e->map_col || !e->map_val || !e->acc_loc || !e->law_mu || !e->static_nonideal ||
+      !e->proj_jac || !e->proj_rhs || !e->proj_target || !e->proj_zero || !e->proj_dx ||
+      !e->proj_use) {
     jy_eval_destroy(e);
     return NULL;
   }
@@ -61,11 +69,13 @@ void jy_eval_destroy(jyEval *e) {
                        e->multipliers, e->local_mass, e->local_vec, e->local_jac, e->local_rhs,
                        e->local_res, e->local_rate, e->term_jac_a, e->term_jac_b,
                        e->channel_scratch, e->q_loc, e->v_loc, e->g_loc, e->map_val,
-                       e->acc_loc, e->law_mu, e->static_nonideal};
+                       e->acc_loc, e->law_mu, e->static_nonideal, e->proj_jac,
+                       e->proj_rhs, e->proj_target, e->proj_zero, e->proj_dx};
   for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) jy_free(&a, buffers[i]);
   jy_free(&a, e->flags);
   jy_free(&a, e->map_count);
   jy_free(&a, e->map_col);
+  jy_free(&a, e->proj_use);
   jy_uk_destroy(e->uk);
   jy_free(&a, e);
 }

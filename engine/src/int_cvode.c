@@ -1,4 +1,6 @@
-/* Integration with SUNDIALS CVODE: state y = [q; v], y' = [v; q''(q, v, t)]. */
+/* Integration with SUNDIALS CVODE. Udwadia–Kalaba: state y = [q; v], y' = [v; q''(q, v, t)].
+ * Natsiavas–Paraskevopoulos: y = [q; lambda; v; lambda'], y' = [v; lambda'; q''; lambda'']
+ * (dyn_np.c). */
 #include <cvode/cvode.h>
 #include <cvode/cvode_ls.h>
 #include <math.h>
@@ -30,6 +32,7 @@ jySimDef jy_default_sim_def(void) {
       .max_step = 0,
       .max_steps = 100000,
       .baumgarte_rate = 5,
+      .formulation = JY_FORMULATION_UK,
   };
 }
 
@@ -41,6 +44,21 @@ static void on_cvode_error(int code, const char *module, const char *function, c
   snprintf(sim->cvode_message, sizeof sim->cvode_message, "%s/%s: %s", module, function, msg);
 }
 
+/* What the right-hand side tells CVODE about a status (message from `why`). */
+static int rhs_outcome(jySim *sim, jyStatus st, const char *why) {
+  if (st == JY_OK) return 0;
+  if (st == JY_ERR_PART || st == JY_ERR_NOMEM || st == JY_ERR_INVALID) {
+    sim->failure = st;
+    jy_set_error(sim->error, "%s", why);
+    return -1;
+  }
+  /* A trial state off the solution may be singular or inconsistent; let CVODE retry with
+   * a smaller step and keep the reason in case it gives up. */
+  jy_set_error(sim->rhs_message, "%s", why);
+  sim->rhs_status = st;
+  return 1;
+}
+
 static int rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *ud) {
   jySim *sim = ud;
   /* Failures are sticky: the fixed-point solver of SUNDIALS 6 treats -1 as recoverable. */
@@ -50,17 +68,20 @@ static int rhs(sunrealtype t, N_Vector y, N_Vector ydot, void *ud) {
   double *dy = N_VGetArrayPointer(ydot);
   memcpy(dy, yv + n, sizeof(double) * (size_t)n);
   jyStatus st = jy_eval_acceleration(sim->eval, yv, yv + n, t, dy + n);
-  if (st == JY_OK) return 0;
-  if (st == JY_ERR_PART || st == JY_ERR_NOMEM) {
-    sim->failure = st;
-    jy_set_error(sim->error, "%s", jy_eval_error(sim->eval));
-    return -1;
-  }
-  /* A trial state off the solution may be singular or inconsistent; let CVODE retry with
-   * a smaller step and keep the reason in case it gives up. */
-  jy_set_error(sim->rhs_message, "%s", jy_eval_error(sim->eval));
-  sim->rhs_status = st;
-  return 1;
+  return rhs_outcome(sim, st, jy_eval_error(sim->eval));
+}
+
+/* y = [q; lambda; v; lambda'] (nq = n + m each half). */
+static int rhs_np(sunrealtype t, N_Vector y, N_Vector ydot, void *ud) {
+  jySim *sim = ud;
+  if (sim->failure != JY_OK) return -1;
+  int n = sim->model->n, nq = sim->nq;
+  const double *yv = N_VGetArrayPointer(y);
+  double *dy = N_VGetArrayPointer(ydot);
+  memcpy(dy, yv + nq, sizeof(double) * (size_t)nq);
+  jyStatus st = jy_np_accelerations(sim->np, yv, yv + n, yv + nq, yv + nq + n, t, dy + nq,
+                                    dy + nq + n);
+  return rhs_outcome(sim, st, jy_np_error(sim->np));
 }
 
 static jyStatus invalid(jySim *sim, const char *fmt, double value) {
@@ -80,24 +101,58 @@ static jyStatus check_def(jySim *sim, const jySimDef *d) {
     return invalid(sim, "dt_out = %g must be > 0", d->dt_out);
   if (!(d->max_step >= 0)) return invalid(sim, "max_step = %g must be >= 0", d->max_step);
   if (d->max_steps <= 0) return invalid(sim, "max_steps = %g must be > 0", (double)d->max_steps);
+  if (d->formulation != JY_FORMULATION_UK && d->formulation != JY_FORMULATION_NP)
+    return invalid(sim, "formulation %g is neither udwadia-kalaba nor natsiavas-paraskevopoulos",
+                   (double)d->formulation);
   if (!(d->baumgarte_rate >= 0 && isfinite(d->baumgarte_rate)))
     return invalid(sim, "baumgarte_rate = %g must be >= 0 (0 turns stabilization off)",
                    d->baumgarte_rate);
   return JY_OK;
 }
 
+/* The CVODE state from sim->q, v (and lambda, lambda'). */
+static void pack_state(jySim *sim, double *y) {
+  int n = sim->model->n, m = sim->model->m, nq = sim->nq;
+  memcpy(y, sim->q, sizeof(double) * (size_t)n);
+  memcpy(y + nq, sim->v, sizeof(double) * (size_t)n);
+  if (sim->np) {
+    memcpy(y + n, sim->lam, sizeof(double) * (size_t)m);
+    memcpy(y + nq + n, sim->lamdot, sizeof(double) * (size_t)m);
+  }
+}
+
+static void unpack_state(jySim *sim, const double *y) {
+  int n = sim->model->n, m = sim->model->m, nq = sim->nq;
+  memcpy(sim->q, y, sizeof(double) * (size_t)n);
+  memcpy(sim->v, y + nq, sizeof(double) * (size_t)n);
+  if (sim->np) {
+    memcpy(sim->lam, y + n, sizeof(double) * (size_t)m);
+    memcpy(sim->lamdot, y + nq + n, sizeof(double) * (size_t)m);
+  }
+}
+
+/* N–P: lambda(0), lambda'(0) consistent with the constraint force at (q, v, t). */
+static jyStatus initial_multipliers(jySim *sim) {
+  if (!sim->np) return JY_OK;
+  jyStatus st = jy_np_initial_multipliers(sim->np, sim->q, sim->v, sim->t, sim->lam,
+                                          sim->lamdot);
+  if (st != JY_OK)
+    jy_set_error(sim->error, "initial multipliers of the N-P formulation: %s",
+                 jy_np_error(sim->np));
+  return st;
+}
+
 static jyStatus setup_cvode(jySim *sim) {
-  int n2 = 2 * sim->model->n;
+  int n2 = 2 * sim->nq;
   if (SUNContext_Create(JY_SUN_COMM, &sim->ctx) != 0) return JY_ERR_NOMEM;
   sim->y = N_VNew_Serial(n2 > 0 ? n2 : 1, sim->ctx);
   if (!sim->y) return JY_ERR_NOMEM;
   sim->cvode = CVodeCreate(sim->def.method == JY_METHOD_BDF ? CV_BDF : CV_ADAMS, sim->ctx);
   if (!sim->cvode) return JY_ERR_NOMEM;
   if (CVodeSetErrHandlerFn(sim->cvode, on_cvode_error, sim) != CV_SUCCESS) return JY_ERR_INTEGRATOR;
-  double *y = N_VGetArrayPointer(sim->y);
-  memcpy(y, sim->q, sizeof(double) * (size_t)sim->model->n);
-  memcpy(y + sim->model->n, sim->v, sizeof(double) * (size_t)sim->model->n);
-  if (CVodeInit(sim->cvode, rhs, sim->t, sim->y) != CV_SUCCESS) return JY_ERR_INTEGRATOR;
+  pack_state(sim, N_VGetArrayPointer(sim->y));
+  if (CVodeInit(sim->cvode, sim->np ? rhs_np : rhs, sim->t, sim->y) != CV_SUCCESS)
+    return JY_ERR_INTEGRATOR;
   CVodeSetUserData(sim->cvode, sim);
   CVodeSStolerances(sim->cvode, sim->def.rtol, sim->def.atol);
   CVodeSetMaxNumSteps(sim->cvode, sim->def.max_steps);
@@ -130,13 +185,25 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
   sim->v = jy_calloc(&model->alloc, (size_t)model->n + 1, sizeof(double));
   sim->row = jy_calloc(&model->alloc, (size_t)model->nchannels, sizeof(double));
   sim->eval = jy_eval_create(model);
+  sim->nq = model->n;
   if (!sim->q || !sim->v || !sim->row || !sim->eval) return sim;
   *status = check_def(sim, &sim->def);
   if (*status != JY_OK) return sim;
+  *status = JY_ERR_NOMEM;
+  if (sim->def.formulation == JY_FORMULATION_NP) {
+    sim->np = jy_np_create(model);
+    sim->lam = jy_calloc(&model->alloc, (size_t)model->m + 1, sizeof(double));
+    sim->lamdot = jy_calloc(&model->alloc, (size_t)model->m + 1, sizeof(double));
+    if (!sim->np || !sim->lam || !sim->lamdot) return sim;
+    sim->nq = model->n + model->m;
+  }
   memcpy(sim->q, model->q0, sizeof(double) * (size_t)model->n);
   memcpy(sim->v, model->v0, sizeof(double) * (size_t)model->n);
   sim->t = sim->def.t_start;
-  sim->eval->baumgarte_rate = sim->def.baumgarte_rate;
+  /* N–P brings its own constraint recovery (eq. 76/78); Baumgarte applies to UK only. */
+  sim->eval->baumgarte_rate = sim->np ? 0 : sim->def.baumgarte_rate;
+  *status = initial_multipliers(sim);
+  if (*status != JY_OK) return sim;
   *status = setup_cvode(sim);
   if (*status != JY_OK && !sim->error[0])
     jy_set_error(sim->error, "could not set up CVODE: %s", sim->cvode_message);
@@ -153,6 +220,9 @@ void jy_sim_destroy(jySim *sim) {
   if (sim->ctx) SUNContext_Free(&sim->ctx);
   const jyAllocator *a = &sim->model->alloc;
   jy_eval_destroy(sim->eval);
+  jy_np_destroy(sim->np);
+  jy_free(a, sim->lam);
+  jy_free(a, sim->lamdot);
   jy_free(a, sim->q);
   jy_free(a, sim->v);
   jy_free(a, sim->row);
@@ -170,10 +240,10 @@ jyStatus jy_sim_set_state(jySim *sim, double t, const double *q, const double *v
   memcpy(sim->q, q, sizeof(double) * (size_t)n);
   memcpy(sim->v, v, sizeof(double) * (size_t)n);
   sim->t = t;
-  double *y = N_VGetArrayPointer(sim->y);
-  memcpy(y, q, sizeof(double) * (size_t)n);
-  memcpy(y + n, v, sizeof(double) * (size_t)n);
   sim->failure = JY_OK;
+  jyStatus st = initial_multipliers(sim);
+  if (st != JY_OK) return st;
+  pack_state(sim, N_VGetArrayPointer(sim->y));
   return CVodeReInit(sim->cvode, t, sim->y) == CV_SUCCESS ? JY_OK : JY_ERR_INTEGRATOR;
 }
 
@@ -202,12 +272,27 @@ jyStatus jy_sim_advance(jySim *sim, double t_out) {
     sim->failure = JY_ERR_INTEGRATOR;
     return sim->failure;
   }
-  int n = sim->model->n;
-  const double *y = N_VGetArrayPointer(sim->y);
-  memcpy(sim->q, y, sizeof(double) * (size_t)n);
-  memcpy(sim->v, y + n, sizeof(double) * (size_t)n);
+  unpack_state(sim, N_VGetArrayPointer(sim->y));
   sim->t = t_reached;
   return JY_OK;
+}
+
+jyStatus jy_sim_np_multipliers(jySim *sim, double *lam, double *lamdot, double *lamdd) {
+  if (!sim || !sim->np || !sim->cvode) return JY_ERR_INVALID;
+  int m = sim->model->m, n = sim->model->n;
+  if (lam) memcpy(lam, sim->lam, sizeof(double) * (size_t)m);
+  if (lamdot) memcpy(lamdot, sim->lamdot, sizeof(double) * (size_t)m);
+  if (!lamdd) return JY_OK;
+  /* y' of the interpolating polynomial at t; before the first step, the right-hand side. */
+  N_Vector dky = N_VClone(sim->y);
+  if (!dky) return JY_ERR_NOMEM;
+  long steps = 0;
+  CVodeGetNumSteps(sim->cvode, &steps);
+  int flag = steps > 0 ? CVodeGetDky(sim->cvode, sim->t, 1, dky)
+                       : rhs_np(sim->t, sim->y, dky, sim);
+  if (flag == 0) memcpy(lamdd, N_VGetArrayPointer(dky) + sim->nq + n, sizeof(double) * (size_t)m);
+  N_VDestroy(dky);
+  return flag == 0 ? JY_OK : JY_ERR_INTEGRATOR;
 }
 
 jyStatus jy_sim_channels(jySim *sim, double *out) {

@@ -129,6 +129,10 @@ struct jyEval {
   double *channel_scratch;
   double baumgarte_rate; /* > 0: stabilize the constraints at this rate, 1/s */
   double *law_mu;        /* m: row forces of the last fixed-point solve (warm start) */
+  /* projection scratch (int_project.c) */
+  double *proj_jac, *proj_rhs, *proj_target; /* m x n, m, m */
+  double *proj_zero, *proj_dx;               /* n, n */
+  unsigned char *proj_use;                   /* m */
   double *static_nonideal; /* n: C without the laws */
   int law_iterations;    /* of the last solve */
   char part_error[512];
@@ -157,6 +161,14 @@ jyStatus jy_eval_solve_laws(jyEval *e, const double *q, const double *v, double 
  * terminals evaluated) and *mapped = 1. */
 jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const double *v,
                      double t, const double **q_loc, const double **v_loc, int *mapped);
+
+/* Projects (q, v) at t onto the constraint manifold in place: Gauss–Newton on the position
+ * rows with the least kinetic-energy correction until its weighted RMS norm is below eps,
+ * then the velocities in one linear step. */
+jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const double *weights,
+                          double eps, int *iterations);
+/* Removes from an error estimate its components across the manifold (same projector). */
+jyStatus jy_project_error(jyEval *e, double *err_q, double *err_v);
 
 /* Norms of the position and velocity residuals from e->residual / e->rate. */
 void jy_residual_norms(const jyEval *e, double *pos, double *vel);

@@ -8,6 +8,7 @@
 #include <sundials/sundials_matrix.h>
 #include <sundials/sundials_nonlinearsolver.h>
 
+#include "dyn_np.h"
 #include "internal.h"
 
 struct jySim {
@@ -17,6 +18,11 @@ struct jySim {
   double t;
   double *q, *v; /* state at t (n each) */
   double *row;   /* one output row (nchannels) */
+  /* Natsiavas–Paraskevopoulos: the multiplier coordinates and their work (NULL with UK).
+   * The CVODE state is [q, v] (UK) or [q, lambda, v, lambda'] (N–P); nq is its first half. */
+  jyNpWork *np;
+  double *lam, *lamdot; /* m each, at t */
+  int nq;               /* n (UK) or n + m (N–P) */
   SUNContext ctx;
   void *cvode;
   N_Vector y;
@@ -29,5 +35,10 @@ struct jySim {
   char cvode_message[512];
   char rhs_message[JY_ERROR_LEN];
 };
+
+/* N–P only: the multiplier coordinates at the current time and lambda'' from the
+ * integrator's interpolating polynomial there (m each; NULL to skip). JY_ERR_INVALID for a
+ * UK simulation. */
+jyStatus jy_sim_np_multipliers(jySim *sim, double *lam, double *lamdot, double *lamdd);
 
 #endif

@@ -257,6 +257,7 @@ static int terminal_spec(const jySysPart *p, int k, jyTerminalSpec *out) {
   return 0;
 }
 
+/* velocity: 0 a held coordinate, 1 a velocity, 2 a coordinate's starting guess */
 static jyStatus set_initial(jySystem *sys, jyPartId part, const char *coord, double value,
                             int velocity) {
   if (!sys) return JY_ERR_INVALID;
@@ -272,10 +273,10 @@ static jyStatus set_initial(jySystem *sys, jyPartId part, const char *coord, dou
                    velocity ? "velocity" : "value", coord);
       return JY_ERR_PARAM;
     }
-    if (velocity)
+    if (velocity == 1)
       p->v0[i] = value, p->v_set[i] = 1;
     else
-      p->q0[i] = value, p->q_set[i] = 1;
+      p->q0[i] = value, p->q_set[i] = velocity == 0;
     return JY_OK;
   }
   char hint[512];
@@ -291,6 +292,10 @@ jyStatus jy_system_set_coord(jySystem *sys, jyPartId part, const char *coord, do
 
 jyStatus jy_system_set_velocity(jySystem *sys, jyPartId part, const char *coord, double value) {
   return set_initial(sys, part, coord, value, 1);
+}
+
+jyStatus jy_system_guess_coord(jySystem *sys, jyPartId part, const char *coord, double value) {
+  return set_initial(sys, part, coord, value, 2);
 }
 
 jyStatus jy_system_glue(jySystem *sys, jyTerminalId a, jyTerminalId b, const char *name) {

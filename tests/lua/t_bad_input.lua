@@ -56,6 +56,8 @@ return sys]],
     { "integrator failure at t =", "CV_TOO_MUCH_WORK" } },
   { "an unknown setting lists the valid ones", pendulum .. "sys:settings { tend = 3 }\nreturn sys",
     { "bad.lua:6:", "tend", "t_end" } },
+  { "a negative Baumgarte rate", pendulum .. "sys:settings { baumgarte_rate = -1 }\nreturn sys",
+    { "baumgarte_rate = -1", ">= 0" } },
   { "an unknown method lists the valid ones", pendulum .. "return sys",
     { "rk4", "adams", "bdf" }, nil, "--method rk4" },
 }

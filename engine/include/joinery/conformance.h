@@ -18,8 +18,10 @@
  *     checks that at rest Q = -dV/dq and that the rest of Q does no positive work;
  *   - the schema (version, doc, every parameter with a unit, a doc and a default in its
  *     domain), the shape (within the limits of part.h, names set and unique), that no
- *     function fails, writes past its outputs, or returns non-finite numbers, and that
- *     NULL optional outputs change nothing.
+ *     function fails, writes past its outputs, or returns non-finite numbers (outputs and
+ *     nonideal_law are called with random row forces and accelerations), that NULL
+ *     optional outputs change nothing, and that a terminal flagged is_coord_block is
+ *     exactly its block of coordinates.
  *
  * Instances: the parameter settings given are fixed; every other parameter takes its
  * default and, in a second instance, a random value of its domain; a `dim` parameter
@@ -100,7 +102,7 @@ typedef struct jyCheckResult {
                        |min eigenvalue| / max|M| for mass_psd, 1 per failure for yes/no
                        checks; +inf for NaN */
   double tol;       /* the tolerance the check applies */
-  char where[160];  /* the instance (and coordinate/row/terminal) of the worst case */
+  char where[256];  /* the instance (and coordinate/row/terminal) of the worst case */
 } jyCheckResult;
 
 typedef struct jyConformanceReport {

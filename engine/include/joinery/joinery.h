@@ -130,6 +130,10 @@ JY_API jyStatus jy_system_set_coord(jySystem *sys, jyPartId part, const char *co
                                     double value);
 JY_API jyStatus jy_system_set_velocity(jySystem *sys, jyPartId part, const char *coord,
                                        double value);
+/* A starting value for a coordinate the compiler may move freely (not held like
+ * jy_system_set_coord): picks the branch of the assembly, e.g. elbow up or down. */
+JY_API jyStatus jy_system_guess_coord(jySystem *sys, jyPartId part, const char *coord,
+                                      double value);
 
 /* Glue: p_a(q) - p_b(q) = 0 for two terminals of equal dimension. name may be NULL
  * ("glue<k>"). Its force channel, "force.<name>", is the force the glue applies to

@@ -1,0 +1,98 @@
+/* Projection onto the constraint manifold, for CVODE's projection interface (BDF).
+ *
+ * A correction dx that satisfies the linearized constraints J dx = -r with the least
+ * kinetic-energy norm dx^T M dx is exactly what the acceleration solve computes for an
+ * unforced system (Gauss's principle): the Udwadia–Kalaba solve with Q = 0, A = J and
+ * b = -r. So the projection reuses the solver, including singular M (auxiliary-mass
+ * form) and redundant rows (minimum-norm solve):
+ *   positions: Gauss–Newton on the position rows, q <- q + dq, until the weighted RMS norm
+ *              of dq is below eps;
+ *   velocities: one linear step on all rows (position rows' rate A v + phi_t, velocity
+ *              rows' psi; exact for rows linear in v, a Newton step otherwise). */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* dx = argmin dx^T M dx subject to A_rows dx = target (rows not selected are left free by
+ * giving them a zero row). M and A are the eval's assembled ones. */
+static jyStatus min_kinetic_step(jyEval *e, const unsigned char *use_row, const double *target,
+                                 double *dx) {
+  const jyModel *m = e->model;
+  int n = m->n, rows = m->m;
+  for (int i = 0; i < rows; i++) {
+    e->proj_rhs[i] = use_row[i] ? target[i] : 0.0;
+    if (!use_row[i])
+      for (int j = 0; j < n; j++) e->proj_jac[i + (size_t)j * rows] = 0.0;
+    else
+      for (int j = 0; j < n; j++) e->proj_jac[i + (size_t)j * rows] = e->jac[i + (size_t)j * rows];
+  }
+  jyUkProblem p = {n, rows, e->mass, e->proj_zero, NULL, e->proj_jac, e->proj_rhs};
+  jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, 1.0 /* any b: project */};
+  jyUkResult res;
+  jyUkOutcome out = jy_uk_solve(e->uk, &p, &opt, dx, &res);
+  return out == JY_UK_NOT_UNIQUE ? JY_ERR_NOT_UNIQUE : JY_OK;
+}
+
+static double wrms(const double *x, const double *w, int n) {
+  double s = 0;
+  for (int j = 0; j < n; j++) s += (x[j] * w[j]) * (x[j] * w[j]);
+  return n > 0 ? sqrt(s / n) : 0.0;
+}
+
+jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const double *weights,
+                          double eps, int *iterations) {
+  const jyModel *m = e->model;
+  int n = m->n, rows = m->m, any_position = 0;
+  *iterations = 0;
+  if (rows == 0) return JY_OK;
+  for (int i = 0; i < rows; i++) {
+    e->proj_use[i] = m->row_kinds[i] == JY_ROW_POSITION;
+    any_position |= e->proj_use[i];
+  }
+  for (int it = 0; any_position && it < 10; it++) {
+    jyStatus st = jy_assemble(e, q, v, t, JY_ASM_MASS | JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS);
+    if (st != JY_OK) return st;
+    for (int i = 0; i < rows; i++) e->proj_target[i] = -e->residual[i];
+    st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);
+    if (st != JY_OK) return st;
+    for (int j = 0; j < n; j++) q[j] += e->proj_dx[j];
+    *iterations = it + 1;
+    if (wrms(e->proj_dx, weights, n) <= eps) break;
+    if (it == 9) return JY_ERR_INCONSISTENT; /* not converging: CVODE retries smaller */
+  }
+  jyStatus st = jy_assemble(e, q, v, t, JY_ASM_MASS | JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS);
+  if (st != JY_OK) return st;
+  for (int i = 0; i < rows; i++) {
+    e->proj_use[i] = m->row_kinds[i] != JY_ROW_ACCELERATION;
+    e->proj_target[i] = -(m->row_kinds[i] == JY_ROW_POSITION ? e->rate[i] : e->residual[i]);
+  }
+  st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);
+  if (st != JY_OK) return st;
+  for (int j = 0; j < n; j++) v[j] += e->proj_dx[j];
+  return JY_OK;
+}
+
+jyStatus jy_project_error(jyEval *e, double *err_q, double *err_v) {
+  /* The error estimate loses its components across the manifold: err -= P err with the
+   * same M-orthogonal projector, P x = argmin ... s.t. J dx = J x. A and M are those of the
+   * last jy_project_state. */
+  const jyModel *m = e->model;
+  int n = m->n, rows = m->m;
+  if (rows == 0) return JY_OK;
+  double *parts[2] = {err_q, err_v};
+  for (int k = 0; k < 2; k++) {
+    for (int i = 0; i < rows; i++) {
+      int used = k == 0 ? m->row_kinds[i] == JY_ROW_POSITION
+                        : m->row_kinds[i] != JY_ROW_ACCELERATION;
+      e->proj_use[i] = (unsigned char)used;
+      double s = 0;
+      for (int j = 0; j < n; j++) s += e->jac[i + (size_t)j * rows] * parts[k][j];
+      e->proj_target[i] = s;
+    }
+    jyStatus st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);
+    if (st != JY_OK) return st;
+    for (int j = 0; j < n; j++) parts[k][j] -= e->proj_dx[j];
+  }
+  return JY_OK;
+}
