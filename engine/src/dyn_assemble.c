@@ -319,10 +319,47 @@ jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsi
   return JY_OK;
 }
 
+/* The part's local acceleration q_loc'' = G acc + g into e->acc_loc (after jy_localize). */
+static void local_acceleration(jyEval *e, const jyModelPart *p, int mapped, const double *acc) {
+  int width = e->model->max_source_coords;
+  for (int a = 0; a < p->inst.ncoords; a++) {
+    if (!mapped) {
+      e->acc_loc[a] = acc[p->coord_offset + a];
+      continue;
+    }
+    double x = e->g_loc[a];
+    for (int k = 0; k < e->map_count[a]; k++)
+      x += e->map_val[a * width + k] * acc[e->map_col[a * width + k]];
+    e->acc_loc[a] = x;
+  }
+}
+
+jyStatus jy_part_nonideal(jyEval *e, const jyModelPart *p, const double *q, const double *v,
+                          double t, const double *mu, const double *acc, const double **v_loc) {
+  int nc = p->inst.ncoords;
+  const jyPartType *type = p->inst.type;
+  const double *ql;
+  int mapped;
+  jyStatus st = jy_localize(e, p, q, v, t, &ql, v_loc, &mapped);
+  if (st != JY_OK) return st;
+  jyPartState s = part_state(e, ql, *v_loc, t);
+  memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
+  if (type->nonideal && type->nonideal(&p->inst, &s, e->local_vec) != 0)
+    return part_failed(e, p, "nonideal", t);
+  if (type->nonideal_law && !(p->shape.flags & JY_PART_NO_LAW)) {
+    local_acceleration(e, p, mapped, acc);
+    double extra[JY_PART_MAX_COORDS] = {0};
+    if (type->nonideal_law(&p->inst, &s, mu + p->row_offset, e->acc_loc, extra) != 0)
+      return part_failed(e, p, "nonideal_law", t);
+    for (int j = 0; j < nc; j++) e->local_vec[j] += extra[j];
+  }
+  if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "nonideal", t);
+  return JY_OK;
+}
+
 jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,
                           const double *mu, const double *acc) {
   const jyModel *m = e->model;
-  int width = m->max_source_coords;
   for (int i = 0; i < m->nparts; i++) {
     const jyModelPart *p = &m->parts[i];
     int nc = p->inst.ncoords;
@@ -331,16 +368,7 @@ jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,
     int mapped;
     jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
     if (st != JY_OK) return st;
-    for (int a = 0; a < nc; a++) { /* q_loc'' = G q'' + g */
-      if (!mapped) {
-        e->acc_loc[a] = acc[p->coord_offset + a];
-        continue;
-      }
-      double x = e->g_loc[a];
-      for (int k = 0; k < e->map_count[a]; k++)
-        x += e->map_val[a * width + k] * acc[e->map_col[a * width + k]];
-      e->acc_loc[a] = x;
-    }
+    local_acceleration(e, p, mapped, acc);
     jyPartState s = part_state(e, ql, vl, t);
     memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
     if (p->inst.type->nonideal_law(&p->inst, &s, mu + p->row_offset, e->acc_loc, e->local_vec))

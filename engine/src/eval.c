@@ -293,6 +293,26 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
   }
   derived[5] = ideal;
   derived[6] = nonideal;
+  for (int i = 0; i < m->nparts; i++) {
+    const jyModelPart *part = &m->parts[i];
+    for (int r = 0; r < part->inst.nrows; r++)
+      out[part->row_force_channel + r] = e->multipliers[part->row_offset + r];
+    if (part->power_channel < 0) continue;
+    double ideal_power = 0; /* mu . (A v) over the part's rows, in global terms */
+    for (int r = 0; r < part->inst.nrows; r++) {
+      int row = part->row_offset + r;
+      double av = 0;
+      for (int j = 0; j < n; j++) av += e->jac[row + (size_t)j * m->m] * v[j];
+      ideal_power += e->multipliers[row] * av;
+    }
+    const double *vl;
+    st = jy_part_nonideal(e, part, q, v, t, e->multipliers, acc, &vl);
+    if (st != JY_OK) return st;
+    double nonideal_power = 0;
+    for (int j = 0; j < part->inst.ncoords; j++) nonideal_power += e->local_vec[j] * vl[j];
+    out[part->power_channel] = ideal_power;
+    out[part->power_channel + 1] = nonideal_power;
+  }
   for (int g = 0; g < m->nglues; g++) {
     const jyModelGlue *glue = &m->glues[g];
     if (glue->link >= 0) {

@@ -53,6 +53,8 @@ typedef struct jyModelPart {
   int coord_offset;    /* first global coordinate of its own (not eliminated) ones */
   int row_offset;      /* first global constraint row of its internal rows */
   int output_channel;  /* channel index of its first output */
+  int row_force_channel; /* "force.<part>.<row>" for each row, or -1 */
+  int power_channel;   /* "power.<part>.ideal", ".nonideal", or -1 */
   int *coord_map;      /* ncoords: global index, or -1 - link for an eliminated coordinate */
   int first_link, nlinks; /* its eliminated blocks: model->links[first_link ..] */
 } jyModelPart;
@@ -142,6 +144,11 @@ struct jyEval {
 /* Fills the global arrays of `what` at (q, v, t). On a part failure returns JY_ERR_PART
  * with the message (part, function, time) in e->error. Never allocates. */
 jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsigned what);
+
+/* One part's whole non-ideal force (static C plus its law at row forces mu and global
+ * acceleration acc), local, into e->local_vec; *v_loc receives its local velocities. */
+jyStatus jy_part_nonideal(jyEval *e, const jyModelPart *p, const double *q, const double *v,
+                          double t, const double *mu, const double *acc, const double **v_loc);
 
 /* Adds the parts' non-ideal laws C(q, v, t, row forces mu, acc) into e->nonideal. */
 jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,

@@ -219,7 +219,13 @@ static jyStatus lay_out(jyModel *md, const jySystem *sys) {
   md->row_names = jy_calloc(a, (size_t)m + 1, sizeof(char *));
   md->row_kinds = jy_calloc(a, (size_t)m + 1, sizeof(jyRowKind));
   md->row_part = jy_calloc(a, (size_t)m + 1, sizeof(int));
-  md->nchannels = 1 + 2 * n + 7 + nforce + nout;
+  int nrow_force = 0, npower = 0;
+  for (int i = 0; i < md->nparts; i++) {
+    const jyPartType *ty = md->parts[i].inst.type;
+    nrow_force += md->parts[i].inst.nrows;
+    npower += 2 * (md->parts[i].inst.nrows > 0 || ty->nonideal || ty->nonideal_law);
+  }
+  md->nchannels = 1 + 2 * n + 7 + nforce + nrow_force + npower + nout;
   md->channel_names = jy_calloc(a, (size_t)md->nchannels, sizeof(char *));
   md->q0 = jy_calloc(a, (size_t)n + 1, sizeof(double));
   md->v0 = jy_calloc(a, (size_t)n + 1, sizeof(double));
@@ -271,6 +277,21 @@ static jyStatus lay_out(jyModel *md, const jySystem *sys) {
         md->row_part[row] = -1;
       }
       bad |= !(chn[ch++] = join_name(a, "force.", mg->name, axis, ""));
+    }
+  }
+  /* Each part's constraint rows: their ideal force (the row's multiplier) and the power of
+   * the ideal and non-ideal constraint forces on the part. */
+  for (int i = 0; i < md->nparts && !bad; i++) {
+    jyModelPart *p = &md->parts[i];
+    const jyPartType *ty = p->inst.type;
+    p->row_force_channel = p->inst.nrows > 0 ? ch : -1;
+    for (int r = 0; r < p->inst.nrows && !bad; r++)
+      bad |= !(chn[ch++] = join_name(a, "force.", md->row_names[p->row_offset + r], "", ""));
+    p->power_channel = -1;
+    if (p->inst.nrows > 0 || ty->nonideal || ty->nonideal_law) {
+      p->power_channel = ch;
+      bad |= !(chn[ch++] = join_name(a, "power.", p->inst.name, ".ideal", ""));
+      bad |= !(chn[ch++] = join_name(a, "power.", p->inst.name, ".nonideal", ""));
     }
   }
   for (int i = 0; i < md->nparts && !bad; i++) {

@@ -1,7 +1,7 @@
 -- examples/friction_incline.lua: x(t) = 1/2 g (sin a - mu cos a) t^2 along the incline,
 -- the friction force mu m g cos a, and the energy lost equal to the work of friction.
 local tap = dofile("tests/lua/tap.lua")
-tap.plan(5)
+tap.plan(6)
 local g, alpha, mu = 9.81, math.rad(30), 0.2
 local res = dofile("examples/friction_incline.lua"):simulate { rtol = 1e-10, atol = 1e-12 }
 local n = #res.t
@@ -25,4 +25,11 @@ for i = 2, n do
   total = total + (res.t[i] - res.t[i - 1]) * (res["power.nonideal"][i] + res["power.nonideal"][i - 1]) / 2
 end
 tap.is_near(total, work, 1e-9, "power.nonideal carries the friction power")
+local worst = 0
+for i = 1, n do
+  worst = math.max(worst, math.abs(res["power.incline.nonideal"][i] - res["incline.friction_power"][i]),
+    math.abs(res["power.incline.ideal"][i]))
+end
+tap.ok(worst < 1e-9, "per-constraint channels: power.incline.nonideal is the friction power, "
+  .. "power.incline.ideal is 0")
 tap.done()
