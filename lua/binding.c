@@ -54,7 +54,7 @@
  * Result of simulate: res.channels (names in CSV order, "t" first), res[<channel>] (array
  *   per channel: res.t, res["bob.x"], res["der(bob.x)"], res.energy, res["force.hinge.x"],
  *   ...), res.rows (number of output rows), res.report, res.stats ({steps=, rhs_evals=,
- *   error_test_fails=, nonlinear_fails=, jac_evals=}), res.seconds (wall time of the
+ *   error_test_fails=, nonlinear_fails=, jac_evals=, restarts=}), res.seconds (wall time of the
  *   integration), res.model. With opts.out = "file.csv" the engine writes the rows to that
  *   file (jy_sim_write_csv: the file appears only when the run succeeded) and the same
  *   rows fill the arrays; res.out is the path. On a terminal, a run longer than a second
@@ -235,14 +235,17 @@ enum {
   S_BAUMGARTE,
   S_METHOD,
   S_FORMULATION,
+  S_DRIFT,
   S_OUT /* last: only where a file may be named */
 };
 static const char *const setting_names[] = {
   "t_start", "t_end", "dt_out", "rtol", "atol", "max_step", "max_steps", "baumgarte_rate",
-  "method",  "formulation", "out"};
+  "method",  "formulation", "drift", "out"};
 static const char *const method_names[] = {"adams", "bdf"};
 /* In jyFormulation order. */
 static const char *const formulation_names[] = {"udwadia-kalaba", "natsiavas-paraskevopoulos"};
+/* In jyDrift order. */
+static const char *const drift_names[] = {"baumgarte", "projection", "none"};
 
 /* Applies the settings table at idx to *d; *out receives "out" when out != NULL (the string
  * lives in the table). Raises on an unknown name or a bad value before changing anything
@@ -260,12 +263,18 @@ static void read_settings(lua_State *L, int idx, jySimDef *d, const char **out) 
     for (int i = 0; i < nnames; i++)
       if (strcmp(key, setting_names[i]) == 0) which = i;
     if (which < 0) unknown_name(L, "setting", key, setting_names, nnames);
-    if (which == S_OUT || which == S_METHOD || which == S_FORMULATION) {
+    if (which == S_OUT || which == S_METHOD || which == S_FORMULATION || which == S_DRIFT) {
       if (lua_type(L, -1) != LUA_TSTRING)
         luaL_error(L, "setting '%s' must be a string, got %s", key, luaL_typename(L, -1));
       const char *s = lua_tostring(L, -1);
       if (which == S_OUT) {
         *out = s;
+      } else if (which == S_DRIFT) {
+        int found = -1;
+        for (int i = 0; i < 3; i++)
+          if (strcmp(s, drift_names[i]) == 0) found = i;
+        if (found < 0) unknown_name(L, "drift control", s, drift_names, 3);
+        d->drift = (jyDrift)found;
       } else if (which == S_FORMULATION) {
         if (strcmp(s, formulation_names[0]) == 0)
           d->formulation = JY_FORMULATION_UK;
@@ -327,6 +336,8 @@ static void push_settings(lua_State *L, const jySimDef *d) {
   lua_setfield(L, -2, "method");
   lua_pushstring(L, formulation_names[d->formulation == JY_FORMULATION_NP]);
   lua_setfield(L, -2, "formulation");
+  lua_pushstring(L, drift_names[d->drift]);
+  lua_setfield(L, -2, "drift");
 }
 
 /* ---- system ---------------------------------------------------------------------------- */
@@ -1120,6 +1131,8 @@ static void push_stats(lua_State *L, const jySim *sim) {
   lua_setfield(L, -2, "nonlinear_fails");
   lua_pushinteger(L, (lua_Integer)st.jac_evals);
   lua_setfield(L, -2, "jac_evals");
+  lua_pushinteger(L, (lua_Integer)st.restarts);
+  lua_setfield(L, -2, "restarts");
 }
 
 /* Runs a fresh simulation of the model at model_idx and pushes the result table. */

@@ -51,7 +51,8 @@ static const char usage_text[] =
   "  --rtol R          relative tolerance\n"
   "  --atol A          absolute tolerance\n"
   "  --method M        adams (non-stiff) or bdf (stiff)\n"
-  "  --formulation F   udwadia-kalaba (default) or natsiavas-paraskevopoulos\n";
+  "  --formulation F   udwadia-kalaba (default) or natsiavas-paraskevopoulos\n"
+  "  --drift D         projection (default), baumgarte or none\n";
 
 typedef struct Cli {
   int argc;
@@ -245,7 +246,7 @@ typedef struct RunOption {
 static const RunOption run_options[] = {
   {"--out", "out", 0},   {"--t-end", "t_end", 1}, {"--dt-out", "dt_out", 1},
   {"--rtol", "rtol", 1}, {"--atol", "atol", 1},   {"--method", "method", 0},
-  {"--formulation", "formulation", 0},
+  {"--formulation", "formulation", 0}, {"--drift", "drift", 0},
 };
 #define NUM_RUN_OPTIONS ((int)(sizeof run_options / sizeof run_options[0]))
 
@@ -298,6 +299,10 @@ static int cmd_run(lua_State *L, Cli *cli, int at) {
             strcmp(value, "natsiavas-paraskevopoulos") != 0)
           return usage_error("option --formulation expects udwadia-kalaba or "
                              "natsiavas-paraskevopoulos, got '%s'", value);
+        if (strcmp(opt->key, "drift") == 0 && strcmp(value, "baumgarte") != 0 &&
+            strcmp(value, "projection") != 0 && strcmp(value, "none") != 0)
+          return usage_error("option --drift expects baumgarte, projection or none, got '%s'",
+                             value);
         lua_pushstring(L, value);
       }
       lua_setfield(L, settings, opt->key);

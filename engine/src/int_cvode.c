@@ -3,6 +3,7 @@
  * (dyn_np.c). */
 #include <cvode/cvode.h>
 #include <cvode/cvode_ls.h>
+#include <cvode/cvode_proj.h>
 #include <math.h>
 #include <nvector/nvector_serial.h>
 #include <stdio.h>
@@ -33,8 +34,11 @@ jySimDef jy_default_sim_def(void) {
       .max_steps = 100000,
       .baumgarte_rate = 5,
       .formulation = JY_FORMULATION_UK,
+      .drift = JY_DRIFT_PROJECTION,
   };
 }
+
+static jyStatus restart(jySim *sim, double t);
 
 /* CVODE reports through this; SUNDIALS 6.4 crashes on a NULL handler, so always set one. */
 static void on_cvode_error(int code, const char *module, const char *function, char *msg,
@@ -101,6 +105,10 @@ static jyStatus check_def(jySim *sim, const jySimDef *d) {
     return invalid(sim, "dt_out = %g must be > 0", d->dt_out);
   if (!(d->max_step >= 0)) return invalid(sim, "max_step = %g must be >= 0", d->max_step);
   if (d->max_steps <= 0) return invalid(sim, "max_steps = %g must be > 0", (double)d->max_steps);
+  if (d->drift != JY_DRIFT_BAUMGARTE && d->drift != JY_DRIFT_PROJECTION &&
+      d->drift != JY_DRIFT_NONE)
+    return invalid(sim, "drift control %g is none of baumgarte, projection, none",
+                   (double)d->drift);
   if (d->formulation != JY_FORMULATION_UK && d->formulation != JY_FORMULATION_NP)
     return invalid(sim, "formulation %g is neither udwadia-kalaba nor natsiavas-paraskevopoulos",
                    (double)d->formulation);
@@ -142,6 +150,38 @@ static jyStatus initial_multipliers(jySim *sim) {
   return st;
 }
 
+/* CVODE's projection callback: (q, v) onto the constraint manifolds, least kinetic-energy
+ * correction (int_project.c); CVODE adds corr to its history itself. */
+static int project(sunrealtype t, N_Vector ycur, N_Vector corr, sunrealtype eps, N_Vector err,
+                   void *ud) {
+  jySim *sim = ud;
+  if (sim->failure != JY_OK) return -1;
+  int n = sim->model->n, iterations = 0;
+  const double *y = N_VGetArrayPointer(ycur);
+  double *c = N_VGetArrayPointer(corr);
+  memcpy(sim->proj_q, y, sizeof(double) * (size_t)n);
+  memcpy(sim->proj_v, y + n, sizeof(double) * (size_t)n);
+  CVodeGetErrWeights(sim->cvode, sim->proj_weights);
+  jyStatus st = jy_project_state(sim->eval, t, sim->proj_q, sim->proj_v,
+                                 N_VGetArrayPointer(sim->proj_weights), eps, &iterations);
+  if (st == JY_OK && err)
+    st = jy_project_error(sim->eval, N_VGetArrayPointer(err), N_VGetArrayPointer(err) + n);
+  if (st == JY_ERR_PART || st == JY_ERR_NOMEM) {
+    sim->failure = st;
+    jy_set_error(sim->error, "%s", jy_eval_error(sim->eval));
+    return -1;
+  }
+  if (st != JY_OK) { /* not converging: CVODE retries with a smaller step */
+    jy_set_error(sim->rhs_message, "projection did not converge at t = %.9g", (double)t);
+    return 1;
+  }
+  for (int j = 0; j < n; j++) {
+    c[j] = sim->proj_q[j] - y[j];
+    c[n + j] = sim->proj_v[j] - y[n + j];
+  }
+  return 0;
+}
+
 static jyStatus setup_cvode(jySim *sim) {
   int n2 = 2 * sim->nq;
   if (SUNContext_Create(JY_SUN_COMM, &sim->ctx) != 0) return JY_ERR_NOMEM;
@@ -166,6 +206,18 @@ static jyStatus setup_cvode(jySim *sim) {
     sim->jac = SUNDenseMatrix(n2 > 0 ? n2 : 1, n2 > 0 ? n2 : 1, sim->ctx);
     sim->ls = sim->jac ? SUNLinSol_Dense(sim->y, sim->jac, sim->ctx) : NULL;
     if (!sim->ls || CVodeSetLinearSolver(sim->cvode, sim->ls, sim->jac) != CV_SUCCESS)
+      return JY_ERR_INTEGRATOR;
+  }
+  /* Drift control applies to Udwadia–Kalaba; N–P brings its own recovery (eq. 76/78). */
+  if (sim->def.drift == JY_DRIFT_PROJECTION && sim->model->m > 0 && !sim->np) {
+    int n = sim->model->n;
+    sim->proj_q = jy_calloc(&sim->model->alloc, (size_t)n + 1, sizeof(double));
+    sim->proj_v = jy_calloc(&sim->model->alloc, (size_t)n + 1, sizeof(double));
+    sim->proj_weights = N_VNew_Serial(n2 > 0 ? n2 : 1, sim->ctx);
+    if (!sim->proj_q || !sim->proj_v || !sim->proj_weights) return JY_ERR_NOMEM;
+    /* CVODE 6.4 projects inside its steps with BDF only; with Adams the state is projected
+     * at every output time and the integrator restarted there (jy_sim_advance). */
+    if (sim->def.method == JY_METHOD_BDF && CVodeSetProjFn(sim->cvode, project) != CV_SUCCESS)
       return JY_ERR_INTEGRATOR;
   }
   return JY_OK;
@@ -201,7 +253,11 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
   memcpy(sim->v, model->v0, sizeof(double) * (size_t)model->n);
   sim->t = sim->def.t_start;
   /* N–P brings its own constraint recovery (eq. 76/78); Baumgarte applies to UK only. */
-  sim->eval->baumgarte_rate = sim->np ? 0 : sim->def.baumgarte_rate;
+  /* Baumgarte keeps Adams close to the manifold between the output-time projections too;
+   * BDF projects every step, N–P brings its own recovery (eq. 76/78). */
+  int baumgarte = sim->def.drift == JY_DRIFT_BAUMGARTE ||
+                  (sim->def.drift == JY_DRIFT_PROJECTION && sim->def.method == JY_METHOD_ADAMS);
+  sim->eval->baumgarte_rate = sim->np || !baumgarte ? 0 : sim->def.baumgarte_rate;
   *status = initial_multipliers(sim);
   if (*status != JY_OK) return sim;
   *status = setup_cvode(sim);
@@ -217,6 +273,7 @@ void jy_sim_destroy(jySim *sim) {
   if (sim->ls) SUNLinSolFree(sim->ls);
   if (sim->jac) SUNMatDestroy(sim->jac);
   if (sim->y) N_VDestroy(sim->y);
+  if (sim->proj_weights) N_VDestroy(sim->proj_weights);
   if (sim->ctx) SUNContext_Free(&sim->ctx);
   const jyAllocator *a = &sim->model->alloc;
   jy_eval_destroy(sim->eval);
@@ -226,6 +283,8 @@ void jy_sim_destroy(jySim *sim) {
   jy_free(a, sim->q);
   jy_free(a, sim->v);
   jy_free(a, sim->row);
+  jy_free(a, sim->proj_q);
+  jy_free(a, sim->proj_v);
   jy_free(a, sim);
 }
 
@@ -244,7 +303,38 @@ jyStatus jy_sim_set_state(jySim *sim, double t, const double *q, const double *v
   jyStatus st = initial_multipliers(sim);
   if (st != JY_OK) return st;
   pack_state(sim, N_VGetArrayPointer(sim->y));
-  return CVodeReInit(sim->cvode, t, sim->y) == CV_SUCCESS ? JY_OK : JY_ERR_INTEGRATOR;
+  return restart(sim, t);
+}
+
+/* Adams with projection: the state at an output time is projected (to a correction of at
+ * most 1e-3 of the error weights, tighter than CVODE's per-step 0.1 since it happens less
+ * often) and the integrator restarts from it. */
+static jyStatus project_and_restart(jySim *sim, double t) {
+  int n = sim->model->n, iterations = 0;
+  double *y = N_VGetArrayPointer(sim->y);
+  /* Within atol already (Baumgarte keeps it close between outputs): no restart needed. */
+  double pos = 0, vel = 0;
+  jyStatus st = jy_assemble(sim->eval, y, y + n, t, JY_ASM_RESIDUALS);
+  if (st == JY_OK) jy_residual_norms(sim->eval, &pos, &vel);
+  if (st == JY_OK && pos <= sim->def.atol && vel <= sim->def.atol) return JY_OK;
+  memcpy(sim->proj_q, y, sizeof(double) * (size_t)n);
+  memcpy(sim->proj_v, y + n, sizeof(double) * (size_t)n);
+  N_VAbs(sim->y, sim->proj_weights); /* error weights 1 / (rtol |y| + atol) */
+  N_VScale(sim->def.rtol, sim->proj_weights, sim->proj_weights);
+  N_VAddConst(sim->proj_weights, sim->def.atol, sim->proj_weights);
+  N_VInv(sim->proj_weights, sim->proj_weights);
+  st = jy_project_state(sim->eval, t, sim->proj_q, sim->proj_v,
+                       N_VGetArrayPointer(sim->proj_weights), 1e-3, &iterations);
+  if (st != JY_OK) {
+    jy_set_error(sim->error, "projection onto the constraints failed at t = %.9g: %s", t,
+                 st == JY_ERR_INCONSISTENT ? "Gauss-Newton did not converge"
+                                           : jy_eval_error(sim->eval));
+    sim->failure = st;
+    return st;
+  }
+  memcpy(y, sim->proj_q, sizeof(double) * (size_t)n);
+  memcpy(y + n, sim->proj_v, sizeof(double) * (size_t)n);
+  return restart(sim, t);
 }
 
 jyStatus jy_sim_advance(jySim *sim, double t_out) {
@@ -258,6 +348,9 @@ jyStatus jy_sim_advance(jySim *sim, double t_out) {
   if (t_out == sim->t) return JY_OK;
   sunrealtype t_reached = sim->t;
   sim->rhs_message[0] = '\0';
+  /* With projection, outputs land on step ends: an interpolated state between projected
+   * steps is off the manifold by the interpolation error. */
+  if (sim->proj_q) CVodeSetStopTime(sim->cvode, t_out);
   int flag = CVode(sim->cvode, t_out, sim->y, &t_reached, CV_NORMAL);
   if (sim->failure != JY_OK) return sim->failure; /* message already in sim->error */
   if (flag < 0) {
@@ -271,6 +364,10 @@ jyStatus jy_sim_advance(jySim *sim, double t_out) {
     free(name);
     sim->failure = JY_ERR_INTEGRATOR;
     return sim->failure;
+  }
+  if (sim->proj_q && sim->def.method == JY_METHOD_ADAMS) {
+    jyStatus st = project_and_restart(sim, t_reached);
+    if (st != JY_OK) return st;
   }
   unpack_state(sim, N_VGetArrayPointer(sim->y));
   sim->t = t_reached;
@@ -322,13 +419,38 @@ jyStatus jy_sim_run(jySim *sim, jyRowSink sink, void *ud) {
   return JY_OK;
 }
 
-jySimStats jy_sim_stats(const jySim *sim) {
+/* CVODE's counters since its last (re)initialization. */
+static jySimStats cvode_counters(const jySim *sim) {
   jySimStats s = {0};
-  if (!sim || !sim->cvode) return s;
   CVodeGetNumSteps(sim->cvode, &s.steps);
   CVodeGetNumRhsEvals(sim->cvode, &s.rhs_evals);
   CVodeGetNumErrTestFails(sim->cvode, &s.error_test_fails);
   CVodeGetNumNonlinSolvConvFails(sim->cvode, &s.nonlinear_fails);
   if (sim->def.method == JY_METHOD_BDF) CVodeGetNumJacEvals(sim->cvode, &s.jac_evals);
+  return s;
+}
+
+/* Restarts CVODE at (t, y), keeping the counters of the runs before. */
+static jyStatus restart(jySim *sim, double t) {
+  jySimStats now = cvode_counters(sim);
+  sim->stats_before.steps += now.steps;
+  sim->stats_before.rhs_evals += now.rhs_evals;
+  sim->stats_before.error_test_fails += now.error_test_fails;
+  sim->stats_before.nonlinear_fails += now.nonlinear_fails;
+  sim->stats_before.jac_evals += now.jac_evals;
+  sim->restarts++;
+  return CVodeReInit(sim->cvode, t, sim->y) == CV_SUCCESS ? JY_OK : JY_ERR_INTEGRATOR;
+}
+
+jySimStats jy_sim_stats(const jySim *sim) {
+  jySimStats s = {0};
+  if (!sim || !sim->cvode) return s;
+  s = cvode_counters(sim);
+  s.steps += sim->stats_before.steps;
+  s.rhs_evals += sim->stats_before.rhs_evals;
+  s.error_test_fails += sim->stats_before.error_test_fails;
+  s.nonlinear_fails += sim->stats_before.nonlinear_fails;
+  s.jac_evals += sim->stats_before.jac_evals;
+  s.restarts = sim->restarts;
   return s;
 }

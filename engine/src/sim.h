@@ -29,6 +29,10 @@ struct jySim {
   SUNNonlinearSolver nls;
   SUNMatrix jac;
   SUNLinearSolver ls;
+  double *proj_q, *proj_v;  /* projection scratch (n each); NULL without projection */
+  N_Vector proj_weights;    /* CVODE's error weights (2n) */
+  jySimStats stats_before; /* counters of CVODE runs before its last restart */
+  long restarts;
   jyStatus failure;   /* sticky: once set, the right-hand side refuses to run */
   jyStatus rhs_status;/* last recoverable trouble of the right-hand side */
   char error[JY_ERROR_LEN];
