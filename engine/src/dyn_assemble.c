@@ -64,6 +64,12 @@ static jyStatus eval_terminal(jyEval *e, const jyModelPart *p, int k, const doub
   return JY_OK;
 }
 
+jyStatus jy_terminal_jacobian(jyEval *e, const jyModelPart *p, int k, const double *q_loc,
+                              const double *v_loc, double t, double *jac) {
+  terminal_eval te;
+  return eval_terminal(e, p, k, q_loc, v_loc, t, jac, &te);
+}
+
 jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const double *v,
                      double t, const double **q_loc, const double **v_loc, int *mapped) {
   const jyModel *m = e->model;

@@ -197,8 +197,9 @@ static jyStatus part_call_failed(jyEval *e, const jyModelPart *p, const char *fu
 }
 
 /* The force an eliminated glue carries: the block it moved is massless, so the glue balances
- * everything else acting on the block, F = -(Q + C + A^T mu) restricted to the block (mu of
- * the part's own rows). Reported, as for every glue, as the force on the first terminal. */
+ * everything else acting on the block, F = -(Q + C + A^T mu + sum of J^T mu over the part's
+ * other glues) restricted to the block. Reported, as for every glue, as the force on the
+ * first terminal. */
 static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const double *q,
                                       const double *v, double t, double *out) {
   const jyModelPart *p = &e->model->parts[link->part];
@@ -228,6 +229,23 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
       for (int i = 0; i < nr; i++)
         force[c] -= e->local_jac[i + (size_t)(link->offset + c) * nr] *
                     e->multipliers[p->row_offset + i];
+  }
+  const jyModel *m = e->model;
+  for (int g = 0; g < m->nglues; g++) {
+    const jyModelGlue *other = &m->glues[g];
+    if (other->link >= 0) continue;
+    for (int side = 0; side < 2; side++) {
+      int part = side ? other->part_b : other->part_a;
+      if (part != link->part) continue;
+      int k = side ? other->terminal_b : other->terminal_a;
+      double sign = side ? -1.0 : 1.0;
+      jyStatus jst = jy_terminal_jacobian(e, p, k, ql, vl, t, e->term_jac_a);
+      if (jst != JY_OK) return jst;
+      for (int c = 0; c < link->dim; c++)
+        for (int i = 0; i < other->dim; i++)
+          force[c] -= sign * e->term_jac_a[i + (size_t)(link->offset + c) * other->dim] *
+                      e->multipliers[other->row_offset + i];
+    }
   }
   for (int c = 0; c < link->dim; c++) out[c] = link->part_is_a ? force[c] : -force[c];
   return JY_OK;
@@ -322,6 +340,21 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
     }
     for (int k = 0; k < glue->dim; k++)
       out[glue->force_channel + k] = e->multipliers[glue->row_offset + k];
+  }
+  for (int u = 0; u < m->nuser; u++) {
+    const jyUserChannel *c = &m->user_channels[u];
+    e->part_error[0] = '\0';
+    double value = 0;
+    if (c->fn(c->ud, m, out, &value, e->part_error, sizeof e->part_error) != 0) {
+      jy_set_error(e->error, "channel '%s': %s at t = %.9g", c->name,
+                   e->part_error[0] ? e->part_error : "failed", t);
+      return JY_ERR_PART;
+    }
+    if (!isfinite(value)) {
+      jy_set_error(e->error, "channel '%s': value is not finite at t = %.9g", c->name, t);
+      return JY_ERR_PART;
+    }
+    out[m->user_channel + u] = value;
   }
   return JY_OK;
 }

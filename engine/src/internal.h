@@ -36,8 +36,16 @@ typedef struct jySysGlue {
   int dim;
 } jySysGlue;
 
+typedef struct jyUserChannel {
+  char *name;
+  jyChannelFn fn;
+  void *ud;
+} jyUserChannel;
+
 struct jySystem {
   jyEnv *env;
+  jyUserChannel *channels;
+  int nchannels, channels_cap;
   jySysPart *parts;
   int nparts, parts_cap;
   jySysGlue *glues;
@@ -94,6 +102,8 @@ struct jyModel {
   int *row_part;        /* m: owning part, or -1 for glue rows */
   int nchannels;
   char **channel_names;
+  jyUserChannel *user_channels; /* names owned by the model */
+  int nuser, user_channel;      /* how many, and the channel index of the first */
   int ch_energy;        /* index of "energy"; kinetic, potential, residual.pos, residual.vel,
                            power.ideal, power.nonideal follow */
   double *q0, *v0;      /* consistent initial state */
@@ -176,6 +186,10 @@ jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const doubl
                           double eps, int *iterations);
 /* Removes from an error estimate its components across the manifold (same projector). */
 jyStatus jy_project_error(jyEval *e, double *err_q, double *err_v);
+
+/* Terminal k's Jacobian (dim x ncoords, local) at a part's local state. */
+jyStatus jy_terminal_jacobian(jyEval *e, const jyModelPart *p, int k, const double *q_loc,
+                              const double *v_loc, double t, double *jac);
 
 /* Norms of the position and velocity residuals from e->residual / e->rate. */
 void jy_residual_norms(const jyEval *e, double *pos, double *vel);

@@ -34,6 +34,7 @@ void jy_model_destroy(jyModel *model) {
     for (int i = 0; i < model->nlocal; i++) jy_free(&a, model->local_names[i]);
   jy_free(&a, model->local_names);
   jy_free(&a, model->links);
+  jy_free(&a, model->user_channels);
   if (model->row_names)
     for (int i = 0; i < model->m; i++) jy_free(&a, model->row_names[i]);
   if (model->channel_names)
@@ -59,34 +60,39 @@ static char *join_name(const jyAllocator *a, const char *prefix, const char *x, 
   return s;
 }
 
+/* Component names of a glue's force: x, y, z up to 3-D, numbered beyond (frames). */
 static const char *const axis_suffix[3] = {".x", ".y", ".z"};
+static const char *const index_suffix[JY_TERMINAL_MAX_DIM] = {".1", ".2", ".3", ".4", ".5",
+                                                               ".6", ".7"};
 
-/* A part whose coordinate blocks may be eliminated: massless, every terminal a block of
- * its own coordinates, blocks disjoint, each terminal in at most one glue. Then each glue
- * to it can be replaced by substitution and its force recovered from the block's balance. */
-static int eliminable(const jySystem *sys, int part) {
+/* Whether terminal k of a part may be eliminated by substitution: the part has no mass,
+ * the terminal is exactly a block of its own coordinates, it is glued only once, its block
+ * overlaps no other glued coordinate-block terminal of the part, and nothing is glued to
+ * the part's coordinate terminals. The glue's force is then recovered from the massless
+ * block's balance (eval.c). */
+static int eliminable(const jySystem *sys, int part, int k) {
   const jySysPart *sp = &sys->parts[part];
   const jyPartShape *s = &sp->shape;
-  if (sp->type->mass || s->nterminals == 0) return 0;
-  unsigned char used[JY_PART_MAX_COORDS] = {0};
-  for (int k = 0; k < s->nterminals; k++) {
-    const jyTerminalSpec *t = &s->terminals[k];
-    if (!t->is_coord_block || t->coord_offset < 0 || t->coord_offset + t->dim > s->ncoords)
+  if (sp->type->mass || k < 0 || k >= s->nterminals) return 0;
+  const jyTerminalSpec *t = &s->terminals[k];
+  if (!t->is_coord_block || t->coord_offset < 0 || t->coord_offset + t->dim > s->ncoords)
+    return 0;
+  int glued[JY_PART_MAX_TERMINALS] = {0};
+  for (int g = 0; g < sys->nglues; g++) {
+    const jySysGlue *sg = &sys->glues[g];
+    for (int side = 0; side < 2; side++) {
+      jyTerminalId id = side ? sg->b : sg->a;
+      if (id.part != part) continue;
+      if (id.terminal >= s->nterminals) return 0; /* a glue on one of its coordinates */
+      glued[id.terminal]++;
+    }
+  }
+  if (glued[k] != 1) return 0;
+  for (int j = 0; j < s->nterminals; j++) {
+    const jyTerminalSpec *o = &s->terminals[j];
+    if (j == k || !glued[j] || !o->is_coord_block) continue;
+    if (o->coord_offset < t->coord_offset + t->dim && t->coord_offset < o->coord_offset + o->dim)
       return 0;
-    for (int c = 0; c < t->dim; c++)
-      if (used[t->coord_offset + c]++) return 0;
-    int glued = 0;
-    for (int g = 0; g < sys->nglues; g++) { /* a glue to one of its coordinates overlaps */
-      const jySysGlue *sg = &sys->glues[g];
-      if ((sg->a.part == part && sg->a.terminal >= s->nterminals) ||
-          (sg->b.part == part && sg->b.terminal >= s->nterminals))
-        return 0;
-    }
-    for (int g = 0; g < sys->nglues; g++) {
-      const jySysGlue *sg = &sys->glues[g];
-      glued += (sg->a.part == part && sg->a.terminal == k) + (sg->b.part == part && sg->b.terminal == k);
-    }
-    if (glued > 1) return 0;
   }
   return 1;
 }
@@ -98,20 +104,19 @@ static jyStatus choose_links(jyModel *md, const jySystem *sys) {
   int np = sys->nparts, ng = sys->nglues;
   int *target = jy_calloc(a, (size_t)np + 1, sizeof(int));
   int *source = jy_calloc(a, (size_t)np + 1, sizeof(int));
-  int *ok = jy_calloc(a, (size_t)np + 1, sizeof(int));
   jyModelLink *found = jy_calloc(a, (size_t)ng + 1, sizeof *found);
   md->links = jy_calloc(a, (size_t)ng + 1, sizeof *md->links);
   jyStatus st = JY_ERR_NOMEM;
-  if (!target || !source || !ok || !found || !md->links) goto out;
-  for (int i = 0; i < np; i++) ok[i] = md->solver.eliminate_glue && eliminable(sys, i);
+  if (!target || !source || !found || !md->links) goto out;
   int count = 0;
   for (int g = 0; g < ng; g++) {
     const jySysGlue *sg = &sys->glues[g];
     md->glues[g].link = -1;
     for (int side = 0; side < 2; side++) {
       jyTerminalId x = side ? sg->b : sg->a, y = side ? sg->a : sg->b;
-      if (x.part == y.part || !ok[x.part] || source[x.part] || target[y.part]) continue;
-      if (x.terminal >= sys->parts[x.part].shape.nterminals) continue;
+      if (!md->solver.eliminate_glue || x.part == y.part || source[x.part] || target[y.part] ||
+          !eliminable(sys, x.part, x.terminal))
+        continue;
       const jyTerminalSpec *t = &sys->parts[x.part].shape.terminals[x.terminal];
       found[count++] = (jyModelLink){g, x.part, t->coord_offset, t->dim, y.part, y.terminal,
                                      side == 0};
@@ -141,7 +146,6 @@ static jyStatus choose_links(jyModel *md, const jySystem *sys) {
 out:
   jy_free(a, target);
   jy_free(a, source);
-  jy_free(a, ok);
   jy_free(a, found);
   return st;
 }
@@ -225,7 +229,10 @@ static jyStatus lay_out(jyModel *md, const jySystem *sys) {
     nrow_force += md->parts[i].inst.nrows;
     npower += 2 * (md->parts[i].inst.nrows > 0 || ty->nonideal || ty->nonideal_law);
   }
-  md->nchannels = 1 + 2 * n + 7 + nforce + nrow_force + npower + nout;
+  md->nuser = sys->nchannels;
+  md->nchannels = 1 + 2 * n + 7 + nforce + nrow_force + npower + nout + md->nuser;
+  md->user_channels = jy_calloc(a, (size_t)md->nuser + 1, sizeof *md->user_channels);
+  if (!md->user_channels) return JY_ERR_NOMEM;
   md->channel_names = jy_calloc(a, (size_t)md->nchannels, sizeof(char *));
   md->q0 = jy_calloc(a, (size_t)n + 1, sizeof(double));
   md->v0 = jy_calloc(a, (size_t)n + 1, sizeof(double));
@@ -269,7 +276,7 @@ static jyStatus lay_out(jyModel *md, const jySystem *sys) {
     jyModelGlue *mg = &md->glues[g];
     mg->force_channel = ch;
     for (int k = 0; k < mg->dim; k++) {
-      const char *axis = mg->dim > 1 ? axis_suffix[k] : "";
+      const char *axis = mg->dim == 1 ? "" : mg->dim <= 3 ? axis_suffix[k] : index_suffix[k];
       if (mg->row_offset >= 0) {
         int row = mg->row_offset + k;
         bad |= !(md->row_names[row] = join_name(a, mg->name, axis, "", ""));
@@ -299,6 +306,13 @@ static jyStatus lay_out(jyModel *md, const jySystem *sys) {
     p->output_channel = ch;
     for (int o = 0; o < p->shape.noutputs; o++)
       bad |= !(chn[ch++] = join_name(a, p->inst.name, ".", p->shape.output_names[o], ""));
+  }
+  md->user_channel = ch;
+  for (int u = 0; u < md->nuser && !bad; u++) {
+    md->user_channels[u] = sys->channels[u];
+    md->user_channels[u].name = NULL; /* the channel name table owns the text */
+    bad |= !(chn[ch++] = jy_strdup(a, sys->channels[u].name));
+    if (!bad) md->user_channels[u].name = chn[ch - 1];
   }
   if (bad) return JY_ERR_NOMEM;
   for (int i = 0; i < md->nparts; i++) {
@@ -554,6 +568,14 @@ jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) 
   md->alloc = sys->env->alloc;
   md->solver = def ? *def : jy_default_solver_def();
   jyStatus st = lay_out(md, sys);
+  for (int u = 0; u < md->nuser && st == JY_OK; u++)
+    for (int c = 0; c < md->user_channel; c++)
+      if (strcmp(md->channel_names[c], md->channel_names[md->user_channel + u]) == 0) {
+        jy_set_error(sys->error, "channel '%s' has the name of a channel the model has "
+                     "already: choose another", md->channel_names[c]);
+        st = JY_ERR_INVALID;
+        break;
+      }
   if (st == JY_OK && md->nlinks > 0) {
     int coords = 0;
     for (int l = 0; l < md->nlinks; l++) coords += md->links[l].dim;

@@ -34,6 +34,8 @@ void jy_system_destroy(jySystem *sys) {
   const jyAllocator *a = &sys->env->alloc;
   for (int i = 0; i < sys->nparts; i++) free_part(a, &sys->parts[i]);
   for (int i = 0; i < sys->nglues; i++) jy_free(a, sys->glues[i].name);
+  for (int i = 0; i < sys->nchannels; i++) jy_free(a, sys->channels[i].name);
+  jy_free(a, sys->channels);
   jy_free(a, sys->parts);
   jy_free(a, sys->glues);
   jy_free(a, sys);
@@ -339,5 +341,26 @@ jyStatus jy_system_glue(jySystem *sys, jyTerminalId a, jyTerminalId b, const cha
   char *owned = jy_strdup(al, name);
   if (!owned) return JY_ERR_NOMEM;
   sys->glues[sys->nglues++] = (jySysGlue){owned, a, b, ta->dim};
+  return JY_OK;
+}
+
+jyStatus jy_system_add_channel(jySystem *sys, const char *name, jyChannelFn fn, void *ud) {
+  if (!sys) return JY_ERR_INVALID;
+  if (!fn || !name || !*name || strchr(name, ',') || strlen(name) > 200) {
+    jy_set_error(sys->error, "channel '%s': needs a function and a name without ','",
+                 name ? name : "(null)");
+    return JY_ERR_INVALID;
+  }
+  for (int i = 0; i < sys->nchannels; i++)
+    if (strcmp(sys->channels[i].name, name) == 0) {
+      jy_set_error(sys->error, "a channel named '%s' exists already", name);
+      return JY_ERR_INVALID;
+    }
+  const jyAllocator *a = &sys->env->alloc;
+  if (grow(a, (void **)&sys->channels, &sys->channels_cap, sys->nchannels, sizeof *sys->channels))
+    return JY_ERR_NOMEM;
+  char *owned = jy_strdup(a, name);
+  if (!owned) return JY_ERR_NOMEM;
+  sys->channels[sys->nchannels++] = (jyUserChannel){owned, fn, ud};
   return JY_OK;
 }

@@ -85,6 +85,7 @@ JY_API jyStatus jy_components_register(jyEnv *env);
 /* ---- system (builder) -------------------------------------------------------------- */
 
 typedef struct jySystem jySystem;
+typedef struct jyModel jyModel;
 typedef struct jyPartId {
   int index;
 } jyPartId; /* index < 0: invalid */
@@ -141,9 +142,17 @@ JY_API jyStatus jy_system_guess_coord(jySystem *sys, jyPartId part, const char *
 JY_API jyStatus jy_system_glue(jySystem *sys, jyTerminalId a, jyTerminalId b,
                                const char *name);
 
+/* A user-defined output channel: computes one value from the output row so far (every
+ * channel before the user channels, in jy_model_channel_name order) at output times. Returns
+ * 0, or non-zero with a message in error. ud must outlive every model compiled from the
+ * system; fn must not call back into a simulation of that model. */
+typedef int (*jyChannelFn)(void *ud, const jyModel *model, const double *row, double *value,
+                           char *error, size_t error_len);
+JY_API jyStatus jy_system_add_channel(jySystem *sys, const char *name, jyChannelFn fn,
+                                      void *ud);
+
 /* ---- model (compiled, immutable) ---------------------------------------------------- */
 
-typedef struct jyModel jyModel;
 
 /* Solver settings that belong to the model: how the acceleration is computed. */
 typedef struct jySolverDef {
@@ -187,8 +196,9 @@ JY_API const char *jy_model_report(const jyModel *model);
 /* Output channels, in CSV column order: "t", every coordinate "part.coord", every
  * velocity "der(part.coord)", then "energy", "kinetic", "potential", "residual.pos",
  * "residual.vel", "power.ideal" and "power.nonideal" (power of the ideal and non-ideal
- * constraint forces, W), the glue forces "force.<glue>[.x|.y|.z]", and the parts' own
- * outputs "<part>.<output>". */
+ * constraint forces, W), the glue forces "force.<glue>[.x|.y|.z]", each part's row forces
+ * "force.<part>.<row>" and powers "power.<part>.ideal|nonideal", the parts' own outputs
+ * "<part>.<output>", and last the user channels (jy_system_add_channel). */
 JY_API int jy_model_num_channels(const jyModel *model);
 JY_API const char *jy_model_channel_name(const jyModel *model, int i);
 JY_API int jy_model_find_channel(const jyModel *model, const char *name);

@@ -54,7 +54,7 @@ extern "C" {
 #define JY_PART_MAX_TERMINALS 16
 #define JY_PART_MAX_ROWS 64
 #define JY_PART_MAX_OUTPUTS 16
-#define JY_TERMINAL_MAX_DIM 3
+#define JY_TERMINAL_MAX_DIM 7 /* a spatial frame: position and unit quaternion */
 
 /* What values a parameter accepts; checked before the part sees it. */
 typedef enum jyParamDomain {
