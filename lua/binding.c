@@ -30,7 +30,8 @@
  *                                   fields of jySimDef);
  *                                   returns sys. sys:settings() returns the stored settings.
  *   sys:compile([solver])           -> Model. solver: {rank_rcond=, augment_scale=,
- *                                   consistency_tol=, assembly_tol=, eliminate_glue=true|false}
+ *                                   consistency_tol=, assembly_tol=, eliminate_glue=true|false,
+ *                                   sparse_min_coords=}
  *                                   (defaults otherwise).
  *                                   The model takes a copy of the system's run settings.
  *   sys:simulate([opts])            compile + model:simulate(opts), opts over sys:settings.
@@ -682,7 +683,8 @@ static int sys_settings(lua_State *L) {
 }
 
 static const char *const solver_names[] = {"rank_rcond", "augment_scale", "consistency_tol",
-                                           "assembly_tol", "eliminate_glue"};
+                                           "assembly_tol", "eliminate_glue",
+                                           "sparse_min_coords"};
 enum { NSOLVER = sizeof solver_names / sizeof solver_names[0] };
 
 static void read_solver(lua_State *L, int idx, jySolverDef *d) {
@@ -710,7 +712,8 @@ static void read_solver(lua_State *L, int idx, jySolverDef *d) {
     if (which == 0) d->rank_rcond = x;
     else if (which == 1) d->augment_scale = x;
     else if (which == 2) d->consistency_tol = x;
-    else d->assembly_tol = x;
+    else if (which == 3) d->assembly_tol = x;
+    else d->sparse_min_coords = x >= 0 && x < 1e9 ? (int)x : 0;
     lua_pop(L, 1);
   }
 }

@@ -5,6 +5,43 @@
 
 #include "internal.h"
 
+/* Marks the columns a part's blocks can touch: its own coordinates and those of the
+ * terminals its eliminated blocks follow. */
+static void mark_part_columns(const jyModel *model, int part, unsigned char *cols) {
+  const jyModelPart *p = &model->parts[part];
+  for (int j = 0; j < p->inst.ncoords; j++)
+    if (p->coord_map[j] >= 0) cols[p->coord_map[j]] = 1;
+  for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
+    const jyModelPart *src = &model->parts[model->links[l].source];
+    for (int j = 0; j < src->inst.ncoords; j++) cols[src->coord_offset + j] = 1;
+  }
+}
+
+/* Which entries of A can be non-zero: a part's rows over its columns, a glue's rows over
+ * both parts' columns. cols is scratch of n flags. */
+static void sparse_pattern(const jyModel *model, unsigned char *pattern, unsigned char *cols) {
+  int n = model->n, m = model->m;
+  for (int i = 0; i < model->nparts; i++) {
+    const jyModelPart *p = &model->parts[i];
+    if (p->inst.nrows == 0) continue;
+    memset(cols, 0, (size_t)n);
+    mark_part_columns(model, i, cols);
+    for (int j = 0; j < n; j++)
+      if (cols[j])
+        for (int r = 0; r < p->inst.nrows; r++) pattern[p->row_offset + r + (size_t)j * m] = 1;
+  }
+  for (int g = 0; g < model->nglues; g++) {
+    const jyModelGlue *glue = &model->glues[g];
+    if (glue->row_offset < 0) continue;
+    memset(cols, 0, (size_t)n);
+    mark_part_columns(model, glue->part_a, cols);
+    mark_part_columns(model, glue->part_b, cols);
+    for (int j = 0; j < n; j++)
+      if (cols[j])
+        for (int k = 0; k < glue->dim; k++) pattern[glue->row_offset + k + (size_t)j * m] = 1;
+  }
+}
+
 jyEval *jy_eval_create(const jyModel *model) {
   if (!model) return NULL;
   const jyAllocator *a = &model->alloc;
@@ -49,6 +86,16 @@ jyEval *jy_eval_create(const jyModel *model) {
   e->flags = jy_calloc(a, n + 1, sizeof(int));
   e->channel_scratch = jy_calloc(a, n + 1, sizeof(double));
   e->uk = jy_uk_create(a, model->n, model->m);
+  if (model->solver.sparse_min_coords > 0 && model->n >= model->solver.sparse_min_coords &&
+      model->m > 0) {
+    unsigned char *pattern = jy_calloc(a, m * n, 1), *cols = jy_calloc(a, n, 1);
+    if (pattern && cols) {
+      sparse_pattern(model, pattern, cols);
+      e->sparse = jy_sparse_create(a, model->n, model->m, pattern); /* NULL: dense only */
+    }
+    jy_free(a, pattern);
+    jy_free(a, cols);
+  }
   if (!e->mass || !e->force || !e->nonideal || !e->jac || !e->rhs || !e->residual || !e->rate ||
       !e->multipliers || !e->local_mass || !e->local_vec || !e->local_jac || !e->local_rhs ||
       !e->local_res || !e->local_rate || !e->term_jac_a || !e->term_jac_b || !e->flags ||
@@ -77,6 +124,7 @@ void jy_eval_destroy(jyEval *e) {
   jy_free(&a, e->map_col);
   jy_free(&a, e->proj_use);
   jy_uk_destroy(e->uk);
+  jy_sparse_destroy(e->sparse);
   jy_free(&a, e);
 }
 
@@ -93,12 +141,21 @@ static void append(char *buf, size_t len, const char *s) {
   if (used + 1 < len) snprintf(buf + used, len - used, "%s", s);
 }
 
+jyUkOutcome jy_eval_uk(jyEval *e, const jyUkProblem *p, const jyUkOptions *opt, double *acc,
+                       jyUkResult *result) {
+  if (e->sparse && jy_sparse_applies(p)) {
+    jyUkOutcome out = jy_sparse_solve(e->sparse, p, opt, acc, result);
+    if (out != JY_UK_NOT_UNIQUE) return out;
+  }
+  return jy_uk_solve(e->uk, p, opt, acc, result);
+}
+
 jyStatus jy_eval_solve(jyEval *e, double t, double *acc) {
   const jyModel *m = e->model;
   jyUkProblem p = problem(e);
   jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, m->solver.consistency_tol};
   jyUkResult res;
-  jyUkOutcome outcome = jy_uk_solve(e->uk, &p, &opt, acc, &res);
+  jyUkOutcome outcome = jy_eval_uk(e, &p, &opt, acc, &res);
   if (outcome == JY_UK_OK) {
     for (int j = 0; j < m->n; j++)
       if (!isfinite(acc[j])) {
@@ -123,8 +180,8 @@ jyStatus jy_eval_solve(jyEval *e, double t, double *acc) {
     append(e->error, JY_ERROR_LEN, "; give them mass or glue them to something");
     return JY_ERR_NOT_UNIQUE;
   }
-  jy_set_error(e->error, "inconsistent constraints at t = %.9g (relative residual %.3g, rank "
-               "%d of %d rows): these rows cannot all hold: ", t, res.residual, res.rank, m->m);
+  jy_set_error(e->error, "inconsistent constraints at t = %.9g (relative residual %.3g, %d "
+               "rows): these rows cannot all hold: ", t, res.residual, m->m);
   int listed = 0;
   for (int i = 0; i < m->m; i++)
     if (fabs(res.row_residual[i]) > m->solver.consistency_tol) {

@@ -30,7 +30,7 @@ static jyStatus min_kinetic_step(jyEval *e, const unsigned char *use_row, const 
   jyUkProblem p = {n, rows, e->mass, e->proj_zero, NULL, e->proj_jac, e->proj_rhs};
   jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, 1.0 /* any b: project */};
   jyUkResult res;
-  jyUkOutcome out = jy_uk_solve(e->uk, &p, &opt, dx, &res);
+  jyUkOutcome out = jy_eval_uk(e, &p, &opt, dx, &res);
   return out == JY_UK_NOT_UNIQUE ? JY_ERR_NOT_UNIQUE : JY_OK;
 }
 

@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 
+#include "dyn_sparse.h"
 #include "dyn_uk.h"
 #include "joinery/joinery.h"
 #include "mem.h"
@@ -137,6 +138,7 @@ struct jyEval {
   int *map_count, *map_col; /* max_part_coords, max_part_coords x max_source_coords */
   double *map_val;
   jyUkWork *uk;
+  jySparseWork *sparse; /* NULL: dense only */
   int *flags; /* n */
   double *channel_scratch;
   double baumgarte_rate; /* > 0: stabilize the constraints at this rate, 1/s */
@@ -190,6 +192,10 @@ jyStatus jy_project_error(jyEval *e, double *err_q, double *err_v);
 /* Terminal k's Jacobian (dim x ncoords, local) at a part's local state. */
 jyStatus jy_terminal_jacobian(jyEval *e, const jyModelPart *p, int k, const double *q_loc,
                               const double *v_loc, double t, double *jac);
+
+/* The acceleration solve of one problem: sparse when it applies, else dense. */
+jyUkOutcome jy_eval_uk(jyEval *e, const jyUkProblem *p, const jyUkOptions *opt, double *acc,
+                       jyUkResult *result);
 
 /* Norms of the position and velocity residuals from e->residual / e->rate. */
 void jy_residual_norms(const jyEval *e, double *pos, double *vel);

@@ -15,6 +15,7 @@ jySolverDef jy_default_solver_def(void) {
       .consistency_tol = 1e-6,
       .assembly_tol = 1e-12,
       .eliminate_glue = 1,
+      .sparse_min_coords = 60,
   };
 }
 

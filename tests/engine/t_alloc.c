@@ -89,7 +89,7 @@ static jyModel *double_pendulum(jyEnv *env, char *why, size_t len) {
 }
 
 int main(void) {
-  plan(8);
+  plan(9);
   counting c = {0, 0, 0, -1};
   jyAllocator alloc = {count_alloc, count_realloc, count_free, &c};
   jyEnv *env = jy_env_create(&alloc);
@@ -148,6 +148,49 @@ int main(void) {
        "eliminated glues (pendulum, 2 coordinates): 1000 evaluations allocate nothing");
     jy_eval_destroy(pe);
     jy_model_destroy(pm);
+  }
+
+  /* A chain of 40 masses on rods: 80 coordinates, a diagonal mass matrix, so the sparse
+   * (CHOLMOD) solve runs; after a warm-up it must not allocate either. */
+  {
+    jySystem *sys = jy_system_create(env);
+    jy_system_set_gravity(sys, (double[3]){0, -9.81, 0});
+    jyTerminalId prev = jy_system_terminal(
+        sys, jy_system_add_part(sys, "ground", "g", (jyParamSetting[]){{"dim", 2}}, 1), "pos");
+    for (int i = 1; i <= 40; i++) {
+      char mname[16], rname[16];
+      snprintf(mname, sizeof mname, "m%d", i);
+      snprintf(rname, sizeof rname, "r%d", i);
+      jyPartId mp = jy_system_add_part(sys, "mass", mname, (jyParamSetting[]){{"dim", 2}}, 1);
+      jyPartId rp = jy_system_add_part(sys, "rod", rname,
+                                       (jyParamSetting[]){{"dim", 2}, {"L", 0.1}}, 2);
+      jy_system_set_coord(sys, mp, "x", 0.1 * i);
+      jy_system_glue(sys, jy_system_terminal(sys, rp, "a"), prev, NULL);
+      jy_system_glue(sys, jy_system_terminal(sys, rp, "b"), jy_system_terminal(sys, mp, "pos"),
+                     NULL);
+      prev = jy_system_terminal(sys, mp, "pos");
+    }
+    jyModel *cm = NULL;
+    jy_model_compile(sys, NULL, &cm);
+    jy_system_destroy(sys);
+    jyEval *ce = jy_eval_create(cm);
+    double cq[80], cv[80], ca[80];
+    memcpy(cq, jy_model_initial_q(cm), sizeof cq);
+    memcpy(cv, jy_model_initial_v(cm), sizeof cv);
+    jy_eval_acceleration(ce, cq, cv, 0, ca);
+    env_before = c.allocations;
+    proc_before = process_allocations;
+    failures = 0;
+    for (int k = 0; k < 1000; k++) {
+      cv[1] = 1e-3 * k;
+      failures += jy_eval_acceleration(ce, cq, cv, 0, ca) != JY_OK;
+    }
+    ok(cm && jy_model_num_coords(cm) == 80 && failures == 0 && c.allocations == env_before &&
+           (!WRAP_MALLOC || process_allocations == proc_before),
+       "sparse path (80 coordinates): 1000 evaluations allocate nothing (%ld malloc calls)",
+       process_allocations - proc_before);
+    jy_eval_destroy(ce);
+    jy_model_destroy(cm);
   }
 
   jySimDef def = jy_default_sim_def();

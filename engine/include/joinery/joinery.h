@@ -165,6 +165,9 @@ typedef struct jySolverDef {
    * coordinates (the ends of a spring, damper or rod; a guide's point) is removed, and
    * that block follows the other terminal. Fewer coordinates and rows, same motion. */
   int eliminate_glue;
+  /* Models with at least this many coordinates and a diagonal positive mass matrix use the
+   * sparse solve (CHOLMOD on A M^-1 A^T) instead of the dense one (60; 0: never). */
+  int sparse_min_coords;
 } jySolverDef;
 
 JY_API jySolverDef jy_default_solver_def(void);

@@ -1,0 +1,309 @@
+/* The acceleration solve for large models with a diagonal, positive mass matrix (rigid
+ * bodies, point masses: no massless coordinates left after glue elimination).
+ *
+ * With W = M^-1 diagonal, the Udwadia–Kalaba acceleration is q'' = u + W A^T y with
+ * u = W (Q + C) and y the minimum-norm solution of (A W A^T) y = b - A u. A W A^T is as
+ * sparse as the constraint graph (rows share a column only through a common part), so
+ * CHOLMOD factors it with a fill-reducing ordering once analysed; a small shift
+ * beta I makes the factor exist when rows are dependent (redundant constraints, or a
+ * mechanism passing a singular configuration), and iterative refinement against the
+ * unshifted matrix removes the shift's bias wherever the rows are independent.
+ * Rows are scaled to unit length first, as in the dense solve. */
+#include "dyn_sparse.h"
+
+#include <math.h>
+#include <string.h>
+#include <suitesparse/cholmod.h>
+
+#include "mem.h"
+
+struct jySparseWork {
+  jyAllocator alloc;
+  int n, m;
+  cholmod_common common;
+  cholmod_sparse *f;  /* F = S A W^1/2, m x n, fixed pattern */
+  cholmod_sparse *s;  /* F F^T, upper triangle (stype 1), fixed pattern */
+  int *pair_a, *pair_b, *pair_s; /* S entry pair_s += F entries pair_a * pair_b */
+  int *perm, *inv;    /* S is stored as P S P^T: row k of it is row perm[k] of S */
+  int npairs;
+  cholmod_factor *l;  /* of beta I + F F^T */
+  cholmod_dense *rhs, *ft_y;
+  double *row_scale, *u, *r, *sy, *y;
+  int started;
+};
+
+void jy_sparse_destroy(jySparseWork *w) {
+  if (!w) return;
+  if (w->started) {
+    cholmod_free_sparse(&w->f, &w->common);
+    cholmod_free_sparse(&w->s, &w->common);
+    cholmod_free_factor(&w->l, &w->common);
+    cholmod_free_dense(&w->rhs, &w->common);
+    cholmod_free_dense(&w->ft_y, &w->common);
+    cholmod_finish(&w->common);
+  }
+  jyAllocator a = w->alloc;
+  jy_free(&a, w->row_scale);
+  jy_free(&a, w->u);
+  jy_free(&a, w->r);
+  jy_free(&a, w->sy);
+  jy_free(&a, w->y);
+  jy_free(&a, w->pair_a);
+  jy_free(&a, w->pair_b);
+  jy_free(&a, w->pair_s);
+  jy_free(&a, w->perm);
+  jy_free(&a, w->inv);
+  jy_free(&a, w);
+}
+
+/* The upper-triangle pattern of F F^T (stype 1) and, for every product of two entries of a
+ * column of F, where it lands in S. Allocation happens here only. */
+static int build_product_pattern(jySparseWork *w, const int *inv) {
+  int m = w->m, n = w->n;
+  const int *cp = w->f->p, *ri = w->f->i;
+  /* dense m x m map of which (i, k), i <= k, occur; m is at most a few thousand here */
+  int *where = jy_calloc(&w->alloc, (size_t)m * m, sizeof(int));
+  if (!where) return -1;
+  int npairs = 0, nnz = 0;
+  for (int j = 0; j < n; j++)
+    for (int a = cp[j]; a < cp[j + 1]; a++)
+      for (int b = a; b < cp[j + 1]; b++) {
+        int ra = inv[ri[a]], rb = inv[ri[b]];
+        int i = ra < rb ? ra : rb, k = ra < rb ? rb : ra;
+        npairs++;
+        if (!where[i + (size_t)k * m]) where[i + (size_t)k * m] = ++nnz;
+      }
+  for (int i = 0; i < m; i++) /* the diagonal, so the shift always has a place */
+    if (!where[i + (size_t)i * m]) where[i + (size_t)i * m] = ++nnz;
+  w->s = cholmod_allocate_sparse((size_t)m, (size_t)m, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL,
+                                 &w->common);
+  w->pair_a = jy_calloc(&w->alloc, (size_t)npairs + 1, sizeof(int));
+  w->pair_b = jy_calloc(&w->alloc, (size_t)npairs + 1, sizeof(int));
+  w->pair_s = jy_calloc(&w->alloc, (size_t)npairs + 1, sizeof(int));
+  if (!w->s || !w->pair_a || !w->pair_b || !w->pair_s) {
+    jy_free(&w->alloc, where);
+    return -1;
+  }
+  /* Column k of S (upper): rows i <= k in increasing order; positions numbered anew. */
+  int *sp = w->s->p, *si = w->s->i, at = 0;
+  for (int k = 0; k < m; k++) {
+    sp[k] = at;
+    for (int i = 0; i <= k; i++)
+      if (where[i + (size_t)k * m]) {
+        where[i + (size_t)k * m] = at + 1;
+        si[at++] = i;
+      }
+  }
+  sp[m] = at;
+  for (int j = 0; j < n; j++)
+    for (int a = cp[j]; a < cp[j + 1]; a++)
+      for (int b = a; b < cp[j + 1]; b++) {
+        int ra = inv[ri[a]], rb = inv[ri[b]];
+        int i = ra < rb ? ra : rb, k = ra < rb ? rb : ra;
+        w->pair_a[w->npairs] = a;
+        w->pair_b[w->npairs] = b;
+        w->pair_s[w->npairs] = where[i + (size_t)k * m] - 1;
+        w->npairs++;
+      }
+  double *sx = w->s->x;
+  for (int k = 0; k < at; k++) sx[k] = 1.0; /* any non-zero for the analysis */
+  jy_free(&w->alloc, where);
+  return 0;
+}
+
+jySparseWork *jy_sparse_create(const jyAllocator *alloc, int n, int m,
+                               const unsigned char *pattern) {
+  if (n <= 0 || m <= 0 || !pattern) return NULL;
+  jyAllocator a = alloc ? *alloc : (jyAllocator){0};
+  jySparseWork *w = jy_calloc(&a, 1, sizeof *w);
+  if (!w) return NULL;
+  w->alloc = a;
+  w->n = n;
+  w->m = m;
+  w->row_scale = jy_calloc(&a, (size_t)m, sizeof(double));
+  w->u = jy_calloc(&a, (size_t)n, sizeof(double));
+  w->r = jy_calloc(&a, (size_t)m, sizeof(double));
+  w->sy = jy_calloc(&a, (size_t)m, sizeof(double));
+  w->y = jy_calloc(&a, (size_t)m, sizeof(double));
+  w->perm = jy_calloc(&a, (size_t)m, sizeof(int));
+  w->inv = jy_calloc(&a, (size_t)m, sizeof(int));
+  if (!w->row_scale || !w->u || !w->r || !w->sy || !w->y || !w->perm || !w->inv) goto fail;
+  cholmod_start(&w->common);
+  w->started = 1;
+  w->common.print = 0;
+  w->common.supernodal = CHOLMOD_SIMPLICIAL; /* small, banded-like factors */
+  w->common.final_ll = 1;
+  size_t nnz = 0;
+  for (size_t k = 0; k < (size_t)m * (size_t)n; k++) nnz += pattern[k] != 0;
+  w->f = cholmod_allocate_sparse((size_t)m, (size_t)n, nnz > 0 ? nnz : 1, 1, 1, 0, CHOLMOD_REAL,
+                                 &w->common);
+  if (!w->f) goto fail;
+  int *cp = w->f->p, *ri = w->f->i;
+  double *fx = w->f->x;
+  size_t at = 0;
+  for (int j = 0; j < n; j++) {
+    cp[j] = (int)at;
+    for (int i = 0; i < m; i++)
+      if (pattern[i + (size_t)j * m]) {
+        ri[at] = i;
+        fx[at] = 1.0; /* any non-zero for the analysis */
+        at++;
+      }
+  }
+  cp[n] = (int)at;
+  /* S = F F^T is formed here, not by CHOLMOD, and already in the fill-reducing order, so
+   * that factorizing it permutes and transposes nothing (which would allocate on every
+   * call): first the pattern in the natural order to let CHOLMOD choose the ordering, then
+   * the permuted pattern, analysed with the natural ordering. */
+  for (int i = 0; i < m; i++) w->perm[i] = w->inv[i] = i;
+  if (build_product_pattern(w, w->inv) != 0) goto fail;
+  cholmod_factor *order = cholmod_analyze(w->s, &w->common);
+  if (!order) goto fail;
+  const int *perm = order->Perm;
+  for (int k = 0; k < m; k++) {
+    w->perm[k] = perm[k];
+    w->inv[perm[k]] = k;
+  }
+  cholmod_free_factor(&order, &w->common);
+  cholmod_free_sparse(&w->s, &w->common);
+  jy_free(&a, w->pair_a);
+  jy_free(&a, w->pair_b);
+  jy_free(&a, w->pair_s);
+  w->pair_a = w->pair_b = w->pair_s = NULL;
+  w->npairs = 0;
+  if (build_product_pattern(w, w->inv) != 0) goto fail;
+  w->common.nmethods = 1;
+  w->common.method[0].ordering = CHOLMOD_NATURAL;
+  w->common.postorder = 0;
+  w->l = cholmod_analyze(w->s, &w->common);
+  if (w->l && w->l->ordering != CHOLMOD_NATURAL) goto fail; /* solve_factor assumes none */
+  w->rhs = cholmod_zeros((size_t)m, 1, CHOLMOD_REAL, &w->common);
+  w->ft_y = cholmod_zeros((size_t)n, 1, CHOLMOD_REAL, &w->common);
+  if (!w->l || !w->rhs || !w->ft_y) goto fail;
+  return w;
+fail:
+  jy_sparse_destroy(w);
+  return NULL;
+}
+
+/* x <- (L L^T)^-1 x with the simplicial factor CHOLMOD computed (natural ordering, so no
+ * permutation; column-compressed, diagonal first in each column). cholmod_solve2 would
+ * reallocate its workspace on every call. */
+static void solve_factor(const cholmod_factor *l, double *x) {
+  const int *lp = l->p, *li = l->i, *lnz = l->nz;
+  const double *lx = l->x;
+  int n = (int)l->n;
+  for (int j = 0; j < n; j++) { /* L z = x */
+    x[j] /= lx[lp[j]];
+    for (int k = lp[j] + 1; k < lp[j] + lnz[j]; k++) x[li[k]] -= lx[k] * x[j];
+  }
+  for (int j = n - 1; j >= 0; j--) { /* L^T x = z */
+    for (int k = lp[j] + 1; k < lp[j] + lnz[j]; k++) x[j] -= lx[k] * x[li[k]];
+    x[j] /= lx[lp[j]];
+  }
+}
+
+/* sy = F F^T y (through F^T y), the unshifted matrix for the refinement. */
+static void apply_s(jySparseWork *w, const double *y, double *sy) {
+  const int *cp = w->f->p, *ri = w->f->i;
+  const double *fx = w->f->x;
+  double *t = w->ft_y->x;
+  for (int j = 0; j < w->n; j++) {
+    double s = 0;
+    for (int k = cp[j]; k < cp[j + 1]; k++) s += fx[k] * y[ri[k]];
+    t[j] = s;
+  }
+  memset(sy, 0, sizeof(double) * (size_t)w->m);
+  for (int j = 0; j < w->n; j++)
+    for (int k = cp[j]; k < cp[j + 1]; k++) sy[ri[k]] += fx[k] * t[j];
+}
+
+int jy_sparse_applies(const jyUkProblem *p) {
+  int n = p->n;
+  for (int j = 0; j < n; j++) {
+    if (!(p->mass[j + (size_t)j * n] > 0)) return 0;
+    for (int i = 0; i < n; i++)
+      if (i != j && p->mass[i + (size_t)j * n] != 0) return 0;
+  }
+  return 1;
+}
+
+jyUkOutcome jy_sparse_solve(jySparseWork *w, const jyUkProblem *p, const jyUkOptions *opt,
+                            double *acc, jyUkResult *result) {
+  int n = p->n, m = p->m;
+  const double *mass = p->mass, *jac = p->jac;
+  result->outcome = JY_UK_OK;
+  result->rank = -1; /* not revealed by this path */
+  result->residual = 0;
+  result->row_residual = w->r;
+  /* u = W (Q + C); rows scaled to unit length; F = S A W^1/2 in the fixed pattern. */
+  for (int j = 0; j < n; j++)
+    w->u[j] = (p->force[j] + (p->nonideal ? p->nonideal[j] : 0)) / mass[j + (size_t)j * n];
+  for (int i = 0; i < m; i++) {
+    double norm = 0;
+    for (int j = 0; j < n; j++) norm = hypot(norm, jac[i + (size_t)j * m]);
+    w->row_scale[i] = norm > 0 ? 1.0 / norm : 0.0;
+  }
+  const int *cp = w->f->p, *ri = w->f->i;
+  double *fx = w->f->x, max_diag = 0;
+  for (int j = 0; j < n; j++) {
+    double root_w = 1.0 / sqrt(mass[j + (size_t)j * n]);
+    for (int k = cp[j]; k < cp[j + 1]; k++)
+      fx[k] = w->row_scale[ri[k]] * jac[ri[k] + (size_t)j * m] * root_w;
+  }
+  for (int j = 0; j < n; j++)
+    for (int k = cp[j]; k < cp[j + 1]; k++) max_diag = fmax(max_diag, fx[k] * fx[k]);
+  /* R = S (b - A u), in w->r, rows in their own order */
+  double scale = 0;
+  for (int i = 0; i < m; i++) {
+    double v = p->rhs[i];
+    for (int j = 0; j < n; j++) v -= jac[i + (size_t)j * m] * w->u[j];
+    w->r[i] = w->row_scale[i] * v;
+    if (w->row_scale[i] == 0 && p->rhs[i] != 0) result->outcome = JY_UK_INCONSISTENT;
+    scale = fmax(scale, fabs(w->row_scale[i] * p->rhs[i]));
+    scale = fmax(scale, fabs(w->r[i]));
+  }
+  if (!(scale > 0)) scale = 1;
+  /* The shift: far below any independent row's scale, enough for dependent ones to factor. */
+  double beta[2] = {1e-12 * fmax(max_diag, 1e-300) * (double)m, 0};
+  double *sx = w->s->x;
+  memset(sx, 0, sizeof(double) * (size_t)((int *)w->s->p)[m]);
+  for (int k = 0; k < w->npairs; k++) sx[w->pair_s[k]] += fx[w->pair_a[k]] * fx[w->pair_b[k]];
+  if (!cholmod_factorize_p(w->s, beta, NULL, 0, w->l, &w->common) ||
+      w->common.status != CHOLMOD_OK || !w->l->is_ll || w->l->is_super) {
+    result->outcome = JY_UK_NOT_UNIQUE;
+    return result->outcome;
+  }
+  /* y from (beta I + F F^T) y = R, refined against F F^T: y += (beta I + F F^T)^-1 (R - F F^T y).
+   * The factor holds the rows permuted: row k of it is row perm[k]. */
+  double *y = w->y, *rhs = w->rhs->x;
+  memset(y, 0, sizeof(double) * (size_t)m);
+  for (int pass = 0; pass < 4; pass++) {
+    if (pass == 0)
+      memcpy(w->sy, w->r, sizeof(double) * (size_t)m);
+    else {
+      apply_s(w, y, w->sy);
+      for (int i = 0; i < m; i++) w->sy[i] = w->r[i] - w->sy[i];
+    }
+    for (int k = 0; k < m; k++) rhs[k] = w->sy[w->perm[k]];
+    solve_factor(w->l, rhs);
+    for (int k = 0; k < m; k++) y[w->perm[k]] += rhs[k];
+  }
+  /* q'' = u + W^1/2 F^T y */
+  for (int j = 0; j < n; j++) {
+    double v = 0;
+    for (int k = cp[j]; k < cp[j + 1]; k++) v += fx[k] * y[ri[k]];
+    acc[j] = w->u[j] + v / sqrt(mass[j + (size_t)j * n]);
+  }
+  /* What A q'' = b leaves: zero when b is in range(A). */
+  double worst = 0;
+  for (int i = 0; i < m; i++) {
+    double s = -p->rhs[i];
+    for (int j = 0; j < n; j++) s += jac[i + (size_t)j * m] * acc[j];
+    w->r[i] = w->row_scale[i] != 0 ? w->row_scale[i] * s / scale : p->rhs[i];
+    worst = fmax(worst, fabs(w->r[i]));
+  }
+  result->residual = worst;
+  if (!(worst <= opt->consistency_tol)) result->outcome = JY_UK_INCONSISTENT;
+  return result->outcome;
+}
