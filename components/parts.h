@@ -16,6 +16,20 @@ const jyPartType *jy_part_rod(void);
 const jyPartType *jy_part_spring_mass(void);
 const jyPartType *jy_part_pendulum(void);
 const jyPartType *jy_part_guide(void);
+/* spatial bodies and joints (docs/bodies3d.md) */
+const jyPartType *jy_part_body3d(void);
+const jyPartType *jy_part_marker3d(void);
+const jyPartType *jy_part_ground3d(void);
+const jyPartType *jy_part_hinge3d(void);
+const jyPartType *jy_part_prismatic3d(void);
+const jyPartType *jy_part_weld3d(void);
+/* planar bodies, joints and loads (docs/bodies2d.md) */
+const jyPartType *jy_part_body2d(void);
+const jyPartType *jy_part_marker2d(void);
+const jyPartType *jy_part_slider2d(void);
+const jyPartType *jy_part_rotational_spring2d(void);
+const jyPartType *jy_part_torque2d(void);
+const jyPartType *jy_part_ground2d(void);
 
 /* Writes the formatted message into error (when there is room) and returns 1, so a part
  * function can say `return jy_part_fail(...)`. */

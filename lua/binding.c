@@ -23,6 +23,9 @@
  *                                   The part is tried in a scratch system first, so a
  *                                   failing add leaves the system unchanged.
  *   sys:glue(a, b[, name])          glue two terminals (force channel "force.<name>")
+ *   sys:constrain{name=, on={...}, phi=|psi=|accel=, rows=, kind=, nonideal=}
+ *                                   a constraint written in Lua between terminals and
+ *                                   coordinates (lua/constrain.c; docs/constraints.md)
  *   sys:settings{...}               store run settings (keys: t_start, t_end, dt_out, rtol,
  *                                   atol, max_step, max_steps, baumgarte_rate,
  *                                   method = "adams"|"bdf", formulation =
@@ -722,7 +725,7 @@ static void read_solver(lua_State *L, int idx, jySolverDef *d) {
 static LModel *compile_system(lua_State *L, int idx, const jySolverDef *def) {
   LSystem *s = check_system(L, idx);
   idx = lua_absindex(L, idx);
-  LModel *m = (LModel *)lua_newuserdatauv(L, sizeof *m, 1);
+  LModel *m = (LModel *)lua_newuserdatauv(L, sizeof *m, 2);
   m->model = NULL;
   m->eval = NULL;
   m->def = s->def;
@@ -731,6 +734,8 @@ static LModel *compile_system(lua_State *L, int idx, const jySolverDef *def) {
   luaL_setmetatable(L, JYL_MODEL);
   lua_getiuservalue(L, idx, 1);
   lua_setiuservalue(L, -2, 1);
+  lua_getiuservalue(L, idx, 2); /* keeps the system's sys:channel functions (lua/channel.c) */
+  lua_setiuservalue(L, -2, 2);
   jyStatus st = jy_model_compile(s->sys, def, &m->model);
   if (st != JY_OK) {
     m->model = NULL;
@@ -1485,5 +1490,9 @@ int luaopen_joinery(lua_State *L) {
   jyl_open_math(L);
   jyl_open_plugin(L, -2, &e->env); /* lua/plugin.c: load_plugin, check_part */
   jyl_open_parts(L, -2); /* lua/luapart.c: part_type, eval_part, Jets in joinery.math */
+  jyl_open_constrain(L); /* lua/constrain.c: sys:constrain */
+  jyl_open_channel(L);   /* lua/channel.c: sys:channel */
+  jyl_open_bodies2d(L);  /* lua/bodies2d.c: body:point, body:frame_at, sys:pin, sys:weld */
+  jyl_open_bodies3d(L);  /* lua/bodies3d.c: the same on body3d parts, sys:ball */
   return 1;
 }

@@ -34,6 +34,22 @@ void jyl_open_math(lua_State *L);
  * block begins with the module's jyEnv pointer. */
 void jyl_open_parts(lua_State *L, int env_idx);
 
+/* lua/luapart.c: pushes joinery.part_type bound to the environment userdata at env_idx (a
+ * system's user value 1), so that a type registered through it lands where the system looks. */
+void jyl_push_part_type(lua_State *L, int env_idx);
+
+/* lua/constrain.c: adds sys:constrain{...} (constraints written in Lua between terminals and
+ * coordinates) to the joinery.System methods; call after jyl_open_parts. */
+void jyl_open_constrain(lua_State *L);
+
+/* lua/channel.c: adds sys:channel(name, fn) (user output channels computed in Lua). */
+void jyl_open_channel(lua_State *L);
+
+/* lua/bodies2d.c: body:marker/point/frame_at on body2d parts, sys:pin and sys:weld. */
+void jyl_open_bodies2d(lua_State *L);
+/* lua/bodies3d.c: body:marker/point/frame_at on body3d parts, sys:ball (after bodies2d). */
+void jyl_open_bodies3d(lua_State *L);
+
 /* lua/plugin.c: sets load_plugin (C plugins) and check_part (the conformance suite) in the
  * module table on the top of the stack. env_index: the module's environment userdata;
  * env_slot: where that userdata keeps its jyEnv * (a plugin's code stays loaded until

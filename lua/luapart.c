@@ -17,12 +17,24 @@
  *     mass = function(q, t, p) return {{...}, ...} end, force = function(q, v, t, p) ... end,
  *     -- with a Lagrangian or energies, `force` adds a non-conservative generalized force
  *     constraints = { { name = "on_ellipse", phi = function(q, t, p) ... end },
- *                     { name = "rolling", psi = function(q, v, t, p) ... end } },
+ *                     { name = "rolling", psi = function(q, v, t, p) ... end },
+ *                     { name = "servo", accel = function(q, v, t, p) return A, b end },
+ *                     { name = "pin", rows = 2, phi = function(q, t, p) return { .., .. } end } },
  *     nonideal = function(q, v, t, p) return { ... } end,
+ *     nonideal_law = function(q, v, t, p, f, a) return { ... } end,
  *     outputs = { { name = "tension", fn = function(q, v, t, p, f) ... end } },
  *     constant_mass = false,
+ *     flat = false,
  *   }                                  -> the type name
  *   (terminals, constraints and outputs may also be maps name -> spec, taken in name order.)
+ *   A constraint entry gives one row, or with rows = k the k rows <name>1 .. <name>k from one
+ *   function returning a table of k values (accel: A a list of k rows, b a list of k). kind =
+ *   "position" | "velocity" | "acceleration" may be written and must agree with the function.
+ *   nonideal_law gets the row forces f (by row name and by row number) and the accelerations
+ *   a of the previous fixed-point iterate (by coordinate) and is jyPartType.nonideal_law.
+ *   flat = true: q, v, a are arrays (q[1] ..) and no function gets p — the form
+ *   sys:constrain (lua/constrain.c) registers its constraints in.
+ *   A type defined by a Lagrangian or energies without `force` is JY_PART_CONSERVATIVE.
  *
  *   joinery.eval_part{ type = name, params = {...}, q = {...}, v = {...}, t = 0,
  *                      gravity = {...} }  -> { M, Q, C, A, b, residual, rate, kinetic,
@@ -39,6 +51,7 @@
  *   POS (terminals, phi): variables (q, t), N = n + 1, plus the first and second
  *       derivatives along (v, 1): J = p_q, p_t, gamma = v'p_qq v + 2 p_qt v + p_tt.
  *   VEL (psi): variables (q, v, t), gradient only: A = psi_v, b = -(psi_q v + psi_t).
+ * accel, mass, force, nonideal, nonideal_law and outputs get plain numbers.
  * joinery.math's functions are wrapped here so that they also take Jets (the hyper-dual
  * derivative rules of joinery/ad.h give f, f', f''; the 2-argument ones three times).
  *
@@ -73,6 +86,7 @@
 #include "joinery/part.h"
 
 #define LP_GUARD "joinery.PartTypeGuard"
+#define TD JY_TERMINAL_MAX_DIM /* room for the largest terminal */
 
 /* ==== Jets ============================================================================= */
 
@@ -447,10 +461,15 @@ typedef struct LpTerminal {
   int cache; /* offset of its cache in the instance data (doubles) */
 } LpTerminal;
 
+/* One constraint row. An entry of `constraints` gives `count` consecutive rows with one
+ * function (rows = k: the function returns k values); comp is the row's place in it. */
 typedef struct LpRow {
   char *name;
   jyRowKind kind;
-  LpFn fn;
+  LpFn fn;   /* set on every row of the entry (the label is owned by the first) */
+  int count; /* rows of the entry (on its first row; 0 on the others) */
+  int comp;  /* 0 .. count - 1 */
+  int table; /* the entry said rows = k: the function returns a table */
 } LpRow;
 
 typedef struct LpOutput {
@@ -474,10 +493,12 @@ typedef struct LpType {
   LpRow rows[JY_PART_MAX_ROWS];
   LpOutput out[JY_PART_MAX_OUTPUTS];
   DynMode mode;
-  LpFn lagrangian, kinetic, potential, mass, force, nonideal;
+  LpFn lagrangian, kinetic, potential, mass, force, nonideal, law;
   unsigned flags;
+  int flat; /* functions get arrays (x[1], ...) and no p (sys:constrain's types) */
   /* stack slots on T */
   int s_msgh, s_jetmt, s_names, s_p, s_p_proxy, s_grav, s_qn, s_qn_proxy, s_vn, s_vn_proxy, s_rowf;
+  int s_lawf, s_lawf_proxy, s_acc, s_acc_proxy; /* the law's row forces and accelerations */
   int s_lag_q, s_lag_v, s_lag_t, s_pos_q, s_pos_t, s_vel_q, s_vel_v, s_vel_t;
   Jet **lag_q, **lag_v, *lag_t, **pos_q, *pos_t, **vel_q, **vel_v, *vel_t;
   /* the parameter values and gravity p was last filled with */
@@ -510,14 +531,14 @@ static void lp_free(LpType *lt) {
   }
   for (int r = 0; r < lt->nrows; r++) {
     free(lt->rows[r].name);
-    free(lt->rows[r].fn.label);
+    if (lt->rows[r].comp == 0) free(lt->rows[r].fn.label);
   }
   for (int o = 0; o < lt->nout; o++) {
     free(lt->out[o].name);
     free(lt->out[o].fn.label);
   }
   LpFn *fns[] = {&lt->lagrangian, &lt->kinetic, &lt->potential,
-                 &lt->mass,       &lt->force,   &lt->nonideal};
+                 &lt->mass,       &lt->force,   &lt->nonideal, &lt->law};
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) free(fns[i]->label);
   free(lt->lag_q);
   free(lt->p_last);
@@ -601,12 +622,21 @@ static void fill_numbers(LpType *lt, const double *q, const double *v) {
   }
 }
 
-/* Calls the function fn with nargs arguments already pushed after it; one result. */
-static int lp_pcall(LpType *lt, const LpFn *fn, int nargs, char *error, size_t len) {
-  int st = lua_pcall(lt->T, nargs, 1, lt->s_msgh);
+/* Pushes p, the instance's parameters, unless the type is flat (its functions get no p). */
+static void push_p(LpType *lt) {
+  if (!lt->flat) lua_pushvalue(lt->T, lt->s_p_proxy);
+}
+
+/* Calls the function fn with nargs arguments already pushed after it; nres results. */
+static int lp_pcalln(LpType *lt, const LpFn *fn, int nargs, int nres, char *error, size_t len) {
+  int st = lua_pcall(lt->T, nargs, nres, lt->s_msgh);
   if (st == LUA_OK) return 0;
   const char *msg = lua_tostring(lt->T, -1);
   return fail(error, len, "%s: %s", fn->label, msg ? msg : "error (no message)");
+}
+
+static int lp_pcall(LpType *lt, const LpFn *fn, int nargs, char *error, size_t len) {
+  return lp_pcalln(lt, fn, nargs, 1, error, len);
 }
 
 static int enter(LpType *lt, const jyPartInstance *self, const jyPartState *s, int *base) {
@@ -763,8 +793,8 @@ static int eval_dynamics(LpType *lt, const jyPartInstance *self, const jyPartSta
       lua_pushvalue(T, lt->s_lag_q);
       lua_pushvalue(T, lt->s_lag_v);
       lua_pushvalue(T, lt->s_lag_t);
-      lua_pushvalue(T, lt->s_p_proxy);
-      bad = lp_pcall(lt, &lt->lagrangian, 4, err, len) ||
+      push_p(lt);
+      bad = lp_pcall(lt, &lt->lagrangian, 4 - lt->flat, err, len) ||
             result_jet(lt, -1, lt->lag_t, &jl, &xl, &lt->lagrangian, err, len);
     } else {
       if (!bad && lt->kinetic.slot) {
@@ -773,16 +803,16 @@ static int eval_dynamics(LpType *lt, const jyPartInstance *self, const jyPartSta
         lua_pushvalue(T, lt->s_lag_q);
         lua_pushvalue(T, lt->s_lag_v);
         lua_pushvalue(T, lt->s_lag_t);
-        lua_pushvalue(T, lt->s_p_proxy);
-        bad = lp_pcall(lt, &lt->kinetic, 4, err, len) ||
+        push_p(lt);
+        bad = lp_pcall(lt, &lt->kinetic, 4 - lt->flat, err, len) ||
               result_jet(lt, -1, lt->lag_t, &jt, &xt, &lt->kinetic, err, len);
       }
       if (!bad && lt->potential.slot) {
         lua_pushvalue(T, lt->potential.slot);
         lua_pushvalue(T, lt->s_lag_q);
         lua_pushvalue(T, lt->s_lag_t);
-        lua_pushvalue(T, lt->s_p_proxy);
-        bad = lp_pcall(lt, &lt->potential, 3, err, len) ||
+        push_p(lt);
+        bad = lp_pcall(lt, &lt->potential, 3 - lt->flat, err, len) ||
               result_jet(lt, -1, lt->lag_t, &jv, &xv, &lt->potential, err, len);
         if (!bad && !lt->kinetic.slot) what = &lt->potential;
       }
@@ -816,8 +846,8 @@ static int eval_dynamics(LpType *lt, const jyPartInstance *self, const jyPartSta
       lua_pushvalue(T, lt->mass.slot);
       lua_pushvalue(T, lt->s_qn_proxy);
       lua_pushnumber(T, s->t);
-      lua_pushvalue(T, lt->s_p_proxy);
-      bad = lp_pcall(lt, &lt->mass, 3, err, len);
+      push_p(lt);
+      bad = lp_pcall(lt, &lt->mass, 3 - lt->flat, err, len);
       if (!bad && lua_type(T, -1) != LUA_TTABLE)
         bad = fail(err, len, "%s: must return an %d x %d table of numbers, got %s",
                    lt->mass.label, n, n, luaL_typename(T, -1));
@@ -863,8 +893,8 @@ static int eval_dynamics(LpType *lt, const jyPartInstance *self, const jyPartSta
     lua_pushvalue(T, lt->s_qn_proxy);
     lua_pushvalue(T, lt->s_vn_proxy);
     lua_pushnumber(T, s->t);
-    lua_pushvalue(T, lt->s_p_proxy);
-    bad = lp_pcall(lt, &lt->force, 4, err, len) ||
+    push_p(lt);
+    bad = lp_pcall(lt, &lt->force, 4 - lt->flat, err, len) ||
           read_coord_vector(lt, lua_gettop(T), extra, &lt->force, err, len);
     if (!bad && !finite_all(extra, n))
       bad = fail(err, len, "%s: returned a value that is not finite", lt->force.label);
@@ -992,7 +1022,7 @@ static int lp_terminal(const jyPartInstance *self, const jyPartState *s, int k, 
     return 0;
   }
   double *blk = instance_data(self) + tm->cache;
-  double *val = blk + 1 + key_len(n), *J = val + 3, *vb = J + 3 * n, *ab = vb + 3;
+  double *val = blk + 1 + key_len(n), *J = val + TD, *vb = J + TD * n, *ab = vb + TD;
   if (!cache_hit(blk, s, n)) {
     blk[0] = 0.0;
     int base, bad = 0;
@@ -1002,8 +1032,8 @@ static int lp_terminal(const jyPartInstance *self, const jyPartState *s, int k, 
     lua_pushvalue(T, tm->fn.slot);
     lua_pushvalue(T, lt->s_pos_q);
     lua_pushvalue(T, lt->s_pos_t);
-    lua_pushvalue(T, lt->s_p_proxy);
-    bad = lp_pcall(lt, &tm->fn, 3, s->error, s->error_len);
+    push_p(lt);
+    bad = lp_pcall(lt, &tm->fn, 3 - lt->flat, s->error, s->error_len);
     int res = lua_gettop(T), count = 1;
     if (!bad && lua_type(T, res) == LUA_TTABLE) {
       count = (int)lua_rawlen(T, res);
@@ -1049,6 +1079,66 @@ static int lp_terminal(const jyPartInstance *self, const jyPartState *s, int k, 
   return 0;
 }
 
+/* Pushes value c of a constraint entry's result at idx: the result itself when the entry has
+ * one row and returned no table, else entry c + 1 of the table of `count` values it must
+ * return. Returns the pushed index, or 0 after writing an error. */
+static int push_component(LpType *lt, int idx, const LpRow *first, int c, char *error,
+                          size_t len) {
+  lua_State *T = lt->T;
+  if (lua_type(T, idx) == LUA_TTABLE) {
+    int k = (int)lua_rawlen(T, idx);
+    if (k != first->count) {
+      fail(error, len, "%s: returned %d values; the constraint has %d row%s", first->fn.label,
+           k, first->count, first->count == 1 ? "" : "s");
+      return 0;
+    }
+    lua_rawgeti(T, idx, c + 1);
+  } else if (first->count > 1) {
+    fail(error, len, "%s: must return a table of %d values (one per row), got %s",
+         first->fn.label, first->count, luaL_typename(T, idx));
+    return 0;
+  } else {
+    lua_pushvalue(T, idx);
+  }
+  return lua_gettop(T);
+}
+
+/* Row c of an acceleration-level entry's results: A at ia (one row, or a list of `count`
+ * rows, each n numbers or keyed by coordinate) and b at ib (a number or a list). */
+static int read_accel_row(LpType *lt, int ia, int ib, const LpRow *first, int c, double *a,
+                          double *b, char *error, size_t len) {
+  lua_State *T = lt->T;
+  const char *label = first->fn.label;
+  if (lua_type(T, ia) != LUA_TTABLE)
+    return fail(error, len, "%s: must return A (a table) and b, got %s for A", label,
+                luaL_typename(T, ia));
+  int rows_form = lua_rawgeti(T, ia, 1) == LUA_TTABLE; /* a list of rows, not one row */
+  lua_pop(T, 1);
+  if (!rows_form && first->count > 1)
+    return fail(error, len, "%s: A must be a list of %d rows", label, first->count);
+  if (rows_form && (int)lua_rawlen(T, ia) != first->count)
+    return fail(error, len, "%s: A has %d rows; the constraint has %d", label,
+                (int)lua_rawlen(T, ia), first->count);
+  if (rows_form) {
+    lua_rawgeti(T, ia, c + 1);
+    ia = lua_gettop(T);
+    if (lua_type(T, ia) != LUA_TTABLE)
+      return fail(error, len, "%s: row %d of A is %s, not a table", label, c + 1,
+                  luaL_typename(T, ia));
+  }
+  if (read_coord_vector(lt, ia, a, &first->fn, error, len)) return 1;
+  if (lua_type(T, ib) == LUA_TNUMBER && first->count == 1) {
+    *b = (double)lua_tonumber(T, ib);
+  } else if (lua_type(T, ib) == LUA_TTABLE && (int)lua_rawlen(T, ib) == first->count &&
+             lua_rawgeti(T, ib, c + 1) == LUA_TNUMBER) {
+    *b = (double)lua_tonumber(T, -1);
+  } else {
+    return fail(error, len, "%s: b must be %s", label,
+                first->count == 1 ? "a number" : "a list of one number per row");
+  }
+  return 0;
+}
+
 static int lp_constraints(const jyPartInstance *self, const jyPartState *s, double *A,
                           double *b, double *residual, double *rate) {
   LpType *lt = (LpType *)self->type->type_data;
@@ -1063,44 +1153,79 @@ static int lp_constraints(const jyPartInstance *self, const jyPartState *s, doub
     }
     lt->vel_t->v = s->t;
   }
-  for (int r = 0; r < m && !bad; r++) {
-    const LpRow *row = &lt->rows[r];
-    const Jet *j;
-    double x;
-    lua_pushvalue(T, row->fn.slot);
-    if (row->kind == JY_ROW_POSITION) {
+  int numbers = 0; /* q and v as plain numbers (acceleration-level rows) filled */
+  for (int r0 = 0; r0 < m && !bad;) {
+    const LpRow *first = &lt->rows[r0];
+    int count = first->count;
+    lua_settop(T, base);
+    lua_pushvalue(T, first->fn.slot);
+    if (first->kind == JY_ROW_POSITION) {
       lua_pushvalue(T, lt->s_pos_q);
       lua_pushvalue(T, lt->s_pos_t);
-      lua_pushvalue(T, lt->s_p_proxy);
-      bad = lp_pcall(lt, &row->fn, 3, s->error, s->error_len) ||
-            result_jet(lt, -1, lt->pos_t, &j, &x, &row->fn, s->error, s->error_len);
-      if (bad) break;
-      for (int c = 0; c < n; c++) A[r + c * m] = j ? j->g[c] : 0.0;
-      b[r] = j ? -j->d2 : 0.0;
-      if (residual) residual[r] = x;
-      if (rate) rate[r] = j ? j->d1 : 0.0;
-    } else {
+      push_p(lt);
+      bad = lp_pcall(lt, &first->fn, 3 - lt->flat, s->error, s->error_len);
+    } else if (first->kind == JY_ROW_VELOCITY) {
       lua_pushvalue(T, lt->s_vel_q);
       lua_pushvalue(T, lt->s_vel_v);
       lua_pushvalue(T, lt->s_vel_t);
-      lua_pushvalue(T, lt->s_p_proxy);
-      bad = lp_pcall(lt, &row->fn, 4, s->error, s->error_len) ||
-            result_jet(lt, -1, lt->vel_t, &j, &x, &row->fn, s->error, s->error_len);
-      if (bad) break;
-      double rhs = 0.0;
-      for (int c = 0; c < n; c++) {
-        A[r + c * m] = j ? j->g[n + c] : 0.0;
-        rhs -= j ? j->g[c] * s->v[c] : 0.0;
-      }
-      b[r] = rhs - (j ? j->g[2 * n] : 0.0);
-      if (residual) residual[r] = x;
+      push_p(lt);
+      bad = lp_pcall(lt, &first->fn, 4 - lt->flat, s->error, s->error_len);
+    } else {
+      if (!numbers) fill_numbers(lt, s->q, s->v);
+      numbers = 1;
+      lua_pushvalue(T, lt->s_qn_proxy);
+      lua_pushvalue(T, lt->s_vn_proxy);
+      lua_pushnumber(T, s->t);
+      push_p(lt);
+      bad = lp_pcalln(lt, &first->fn, 4 - lt->flat, 2, s->error, s->error_len);
     }
-    int fin = isfinite(b[r]) && isfinite(x);
-    for (int c = 0; c < n; c++) fin = fin && isfinite(A[r + c * m]);
-    if (!fin)
-      bad = fail(s->error, s->error_len, "%s: the value or a derivative is not finite (%g)",
-                 row->fn.label, x);
-    lua_settop(T, base);
+    if (bad) break;
+    int res = lua_gettop(T);
+    for (int c = 0; c < count && !bad; c++) {
+      int r = r0 + c, top = lua_gettop(T);
+      double x = 0.0;
+      if (first->kind == JY_ROW_ACCELERATION) {
+        double arow[JY_PART_MAX_COORDS];
+        bad = read_accel_row(lt, res - 1, res, first, c, arow, &b[r], s->error, s->error_len);
+        if (bad) break;
+        for (int k = 0; k < n; k++) A[r + k * m] = arow[k];
+        if (residual) residual[r] = 0.0;
+        if (rate) rate[r] = 0.0;
+      } else {
+        const Jet *j;
+        int idx = push_component(lt, res, first, c, s->error, s->error_len);
+        const Jet *like = first->kind == JY_ROW_POSITION ? lt->pos_t : lt->vel_t;
+        if (!idx || result_jet(lt, idx, like, &j, &x, &first->fn, s->error, s->error_len)) {
+          bad = 1;
+          break;
+        }
+        if (first->kind == JY_ROW_POSITION) {
+          for (int k = 0; k < n; k++) A[r + k * m] = j ? j->g[k] : 0.0;
+          b[r] = j ? -j->d2 : 0.0;
+          if (residual) residual[r] = x;
+          if (rate) rate[r] = j ? j->d1 : 0.0;
+        } else {
+          double rhs = 0.0;
+          for (int k = 0; k < n; k++) {
+            A[r + k * m] = j ? j->g[n + k] : 0.0;
+            rhs -= j ? j->g[k] * s->v[k] : 0.0;
+          }
+          b[r] = rhs - (j ? j->g[2 * n] : 0.0);
+          if (residual) residual[r] = x;
+        }
+      }
+      int fin = isfinite(b[r]) && isfinite(x);
+      for (int k = 0; k < n; k++) fin = fin && isfinite(A[r + k * m]);
+      if (!fin && count > 1)
+        bad = fail(s->error, s->error_len,
+                   "%s: the value or a derivative of row %d is not finite (%g)",
+                   first->fn.label, c + 1, x);
+      else if (!fin)
+        bad = fail(s->error, s->error_len, "%s: the value or a derivative is not finite (%g)",
+                   first->fn.label, x);
+      lua_settop(T, top);
+    }
+    r0 += count;
   }
   leave(lt, base);
   return bad;
@@ -1116,12 +1241,50 @@ static int lp_nonideal(const jyPartInstance *self, const jyPartState *s, double 
   lua_pushvalue(T, lt->s_qn_proxy);
   lua_pushvalue(T, lt->s_vn_proxy);
   lua_pushnumber(T, s->t);
-  lua_pushvalue(T, lt->s_p_proxy);
-  bad = lp_pcall(lt, &lt->nonideal, 4, s->error, s->error_len) ||
+  push_p(lt);
+  bad = lp_pcall(lt, &lt->nonideal, 4 - lt->flat, s->error, s->error_len) ||
         read_coord_vector(lt, lua_gettop(T), C, &lt->nonideal, s->error, s->error_len);
   if (!bad && !finite_all(C, lt->n))
     bad = fail(s->error, s->error_len, "%s: returned a value that is not finite",
                lt->nonideal.label);
+  leave(lt, base);
+  return bad;
+}
+
+/* The non-ideal law C(q, v, t, row forces, q''): f holds the part's row forces by row name
+ * (and by row number), a the accelerations of the previous iterate by coordinate. */
+static int lp_law(const jyPartInstance *self, const jyPartState *s, const double *row_forces,
+                  const double *acc, double *force) {
+  LpType *lt = (LpType *)self->type->type_data;
+  int base, bad;
+  if (enter(lt, self, s, &base)) return 1;
+  lua_State *T = lt->T;
+  fill_numbers(lt, s->q, s->v);
+  for (int r = 0; r < lt->nrows; r++) {
+    double f = row_forces ? row_forces[r] : 0.0;
+    lua_pushnumber(T, f);
+    lua_rawseti(T, lt->s_lawf, r + 1);
+    lua_pushstring(T, lt->rows[r].name);
+    lua_pushnumber(T, f);
+    lua_rawset(T, lt->s_lawf);
+  }
+  for (int i = 0; i < lt->n; i++) {
+    lua_rawgeti(T, lt->s_names, i + 1);
+    lua_pushnumber(T, acc ? acc[i] : 0.0);
+    lua_rawset(T, lt->s_acc);
+  }
+  lua_pushvalue(T, lt->law.slot);
+  lua_pushvalue(T, lt->s_qn_proxy);
+  lua_pushvalue(T, lt->s_vn_proxy);
+  lua_pushnumber(T, s->t);
+  push_p(lt);
+  lua_pushvalue(T, lt->s_lawf_proxy);
+  lua_pushvalue(T, lt->s_acc_proxy);
+  bad = lp_pcall(lt, &lt->law, 6 - lt->flat, s->error, s->error_len) ||
+        read_coord_vector(lt, lua_gettop(T), force, &lt->law, s->error, s->error_len);
+  if (!bad && !finite_all(force, lt->n))
+    bad = fail(s->error, s->error_len, "%s: returned a value that is not finite",
+               lt->law.label);
   leave(lt, base);
   return bad;
 }
@@ -1143,9 +1306,9 @@ static int lp_outputs(const jyPartInstance *self, const jyPartState *s, const do
     lua_pushvalue(T, lt->s_qn_proxy);
     lua_pushvalue(T, lt->s_vn_proxy);
     lua_pushnumber(T, s->t);
-    lua_pushvalue(T, lt->s_p_proxy);
+    push_p(lt);
     lua_pushvalue(T, lt->s_rowf);
-    bad = lp_pcall(lt, fn, 5, s->error, s->error_len);
+    bad = lp_pcall(lt, fn, 5 - lt->flat, s->error, s->error_len);
     if (!bad && lua_type(T, -1) != LUA_TNUMBER)
       bad = fail(s->error, s->error_len, "%s: must return a number, got %s", fn->label,
                  luaL_typename(T, -1));
@@ -1488,8 +1651,8 @@ static void parse_terminals(lua_State *L, LpType *lt) {
     if (lua_getfield(L, e, "coords") == LUA_TTABLE) {
       int c = lua_gettop(L), nc = (int)lua_rawlen(L, c);
       if (nc < 1 || nc > JY_TERMINAL_MAX_DIM || (dim && dim != nc))
-        luaL_error(L, "part type '%s': terminal '%s' lists %d coordinates (1 to 3, = dim)",
-                   lt->name, name, nc);
+        luaL_error(L, "part type '%s': terminal '%s' lists %d coordinates (1 to %d, = dim)",
+                   lt->name, name, nc, JY_TERMINAL_MAX_DIM);
       tm->dim = nc;
       tm->is_block = 1;
       for (int i = 0; i < nc; i++) {
@@ -1513,7 +1676,8 @@ static void parse_terminals(lua_State *L, LpType *lt) {
         luaL_error(L, "part type '%s': terminal '%s': coords must be a list of names", lt->name,
                    name);
       if (dim < 1 || dim > JY_TERMINAL_MAX_DIM)
-        luaL_error(L, "part type '%s': terminal '%s' needs dim = 1, 2 or 3", lt->name, name);
+        luaL_error(L, "part type '%s': terminal '%s' needs dim = 1 to %d", lt->name, name,
+                   JY_TERMINAL_MAX_DIM);
       tm->dim = dim;
       lua_getfield(L, e, "fn");
       if (lua_type(L, -1) != LUA_TFUNCTION)
@@ -1529,21 +1693,30 @@ static void parse_terminals(lua_State *L, LpType *lt) {
   lua_pop(L, 2);
 }
 
+/* Row c of a constraint entry is named after it, numbered from 1 when it gave rows = k. */
+static void row_name(char *out, size_t len, const char *name, int numbered, int c) {
+  if (numbered)
+    snprintf(out, len, "%s%d", name, c + 1);
+  else
+    snprintf(out, len, "%s", name);
+}
+
 static void parse_constraints(lua_State *L, LpType *lt) {
-  static const char *const keys[] = {"name", "kind", "phi", "psi"};
+  static const char *const keys[] = {"name", "kind", "phi", "psi", "accel", "rows"};
+  static const char *const fields[] = {"phi", "psi", "accel"};
+  static const char *const kinds[] = {"position", "velocity", "acceleration"};
+  static const char *const what[] = {"phi (a position constraint)", "psi (a velocity constraint)",
+                                     "accel (an acceleration-level constraint)"};
   if (lua_getfield(L, 1, "constraints") == LUA_TNIL) {
     lua_pop(L, 1);
     return;
   }
   push_entries(L, -1, "constraints", "phi", lt);
-  int list = lua_gettop(L), nr = (int)lua_rawlen(L, list);
-  if (nr > JY_PART_MAX_ROWS)
-    luaL_error(L, "part type '%s': at most %d constraints", lt->name, JY_PART_MAX_ROWS);
-  for (int r = 0; r < nr; r++) {
+  int list = lua_gettop(L), ne = (int)lua_rawlen(L, list);
+  for (int r = 0; r < ne; r++) {
     lua_rawgeti(L, list, r + 1);
     int e = lua_gettop(L);
-    check_keys(L, e, "a constraint", keys, 4, lt->name);
-    LpRow *row = &lt->rows[r];
+    check_keys(L, e, "a constraint", keys, 6, lt->name);
     const char *name = opt_string(L, e, "name", "constraints[i]", lt);
     char fallback[32];
     if (!name) {
@@ -1552,26 +1725,75 @@ static void parse_constraints(lua_State *L, LpType *lt) {
     }
     if (!is_identifier(name))
       luaL_error(L, "part type '%s': constraint name '%s' is no identifier", lt->name, name);
-    for (int j = 0; j < r; j++)
-      if (strcmp(lt->rows[j].name, name) == 0)
-        luaL_error(L, "part type '%s': constraint '%s' is listed twice", lt->name, name);
-    row->name = dup(L, name);
-    lt->nrows = r + 1;
+    int count = 1, numbered = 0;
+    if (lua_getfield(L, e, "rows") != LUA_TNIL) {
+      int isint = 0;
+      lua_Integer k = lua_tointegerx(L, -1, &isint);
+      if (!isint || k < 1 || k > JY_PART_MAX_ROWS)
+        luaL_error(L, "part type '%s': constraint '%s': rows must be a whole number from 1 to %d",
+                   lt->name, name, JY_PART_MAX_ROWS);
+      count = (int)k;
+      numbered = 1;
+    }
+    lua_pop(L, 1);
+    if (lt->nrows + count > JY_PART_MAX_ROWS)
+      luaL_error(L, "part type '%s': at most %d constraint rows", lt->name, JY_PART_MAX_ROWS);
     const char *kind = opt_string(L, e, "kind", name, lt);
-    lua_getfield(L, e, "phi");
-    lua_getfield(L, e, "psi");
-    int has_phi = !lua_isnil(L, -2), has_psi = !lua_isnil(L, -1);
-    if (has_phi == has_psi)
+    int which = -1, given = 0;
+    for (int f = 0; f < 3; f++) {
+      lua_getfield(L, e, fields[f]);
+      if (!lua_isnil(L, -1)) {
+        which = f;
+        given++;
+      }
+      lua_pop(L, 1);
+    }
+    if (given != 1)
       luaL_error(L, "part type '%s': constraint '%s' needs exactly one of phi = function(q, t, "
-                    "p) (position) and psi = function(q, v, t, p) (velocity)", lt->name, name);
-    row->kind = has_phi ? JY_ROW_POSITION : JY_ROW_VELOCITY;
-    if (kind && strcmp(kind, has_phi ? "position" : "velocity") != 0)
-      luaL_error(L, "part type '%s': constraint '%s' has kind '%s' but gives %s", lt->name, name,
-                 kind, has_phi ? "phi (a position constraint)" : "psi (a velocity constraint)");
+                    "p) (position), psi = function(q, v, t, p) (velocity) and accel = "
+                    "function(q, v, t, p) (acceleration level: returns A, b)", lt->name, name);
+    if (kind) {
+      int k = -1;
+      for (int f = 0; f < 3; f++)
+        if (strcmp(kind, kinds[f]) == 0) k = f;
+      if (k < 0)
+        luaL_error(L, "part type '%s': constraint '%s' has kind '%s' (valid: position, "
+                      "velocity, acceleration)", lt->name, name, kind);
+      if (k != which)
+        luaL_error(L, "part type '%s': constraint '%s' has kind '%s' but gives %s%s", lt->name,
+                   name, kind, what[which],
+                   k == 0 && which == 1 ? ": a position constraint must be a function "
+                                          "phi(q, t) of the coordinates and time only" : "");
+    }
+    char rname[96];
+    for (int c = 0; c < count; c++) {
+      row_name(rname, sizeof rname, name, numbered, c);
+      for (int j = 0; j < lt->nrows; j++)
+        if (strcmp(lt->rows[j].name, rname) == 0)
+          luaL_error(L, "part type '%s': constraint row '%s' is listed twice", lt->name, rname);
+    }
+    /* The first row owns the function's label; the others share it. */
+    LpRow *first = &lt->rows[lt->nrows];
+    first->kind = (jyRowKind)which;
+    first->count = count;
+    lt->nrows++;
     char role[96];
-    snprintf(role, sizeof role, "constraint '%s' %s", name, has_phi ? "phi" : "psi");
-    take_fn(L, lt, has_phi ? -2 : -1, role, &row->fn);
-    lua_pop(L, 3);
+    snprintf(role, sizeof role, "constraint '%s' %s", name, fields[which]);
+    lua_getfield(L, e, fields[which]);
+    take_fn(L, lt, -1, role, &first->fn);
+    lua_pop(L, 1);
+    for (int c = 0; c < count; c++) {
+      LpRow *row = first + c;
+      if (c > 0) {
+        row->kind = first->kind;
+        row->fn = first->fn;
+        row->comp = c;
+        lt->nrows++;
+      }
+      row_name(rname, sizeof rname, name, numbered, c);
+      row->name = dup(L, rname);
+    }
+    lua_pop(L, 1);
   }
   lua_pop(L, 2);
 }
@@ -1613,6 +1835,12 @@ static int readonly_error(lua_State *L) {
                     lua_upvalueindex(1)));
 }
 
+/* #x of a proxy: the length of the table behind it (a flat type's arrays). */
+static int proxy_len(lua_State *L) {
+  lua_pushinteger(L, (lua_Integer)lua_rawlen(L, lua_upvalueindex(1)));
+  return 1;
+}
+
 static int make_proxy(lua_State *L, LpType *lt, int real, const char *what) {
   lua_State *T = lt->T;
   lua_checkstack(T, 4);
@@ -1623,6 +1851,9 @@ static int make_proxy(lua_State *L, LpType *lt, int real, const char *what) {
   lua_pushstring(T, what);
   lua_pushcclosure(T, readonly_error, 1);
   lua_setfield(T, -2, "__newindex");
+  lua_pushvalue(T, real);
+  lua_pushcclosure(T, proxy_len, 1);
+  lua_setfield(T, -2, "__len");
   lua_pushboolean(T, 0);
   lua_setfield(T, -2, "__metatable");
   lua_setmetatable(T, -2);
@@ -1647,7 +1878,9 @@ static int make_jets(lua_State *L, LpType *lt, int N, int R, int roff, int dd, i
     j->dd = dd;
     j->g[first + i] = 1.0;
     luaL_setmetatable(T, JYL_JET);
-    lua_setfield(T, real, lt->coord_names[i]);
+    lua_rawgeti(T, lt->s_names, i + 1);
+    lua_insert(T, -2);
+    lua_rawset(T, real);
     jets[i] = j;
   }
   int proxy = make_proxy(L, lt, real, what);
@@ -1676,7 +1909,7 @@ static int l_part_type(lua_State *L) {
   static const char *const keys[] = {
     "name",      "doc",      "params",      "coords",   "terminals", "lagrangian",
     "kinetic",   "potential", "mass",       "force",    "constraints", "nonideal",
-    "outputs",   "constant_mass"};
+    "outputs",   "constant_mass", "nonideal_law", "flat"};
   jyEnv *env = *(jyEnv **)lua_touserdata(L, lua_upvalueindex(1));
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
@@ -1729,7 +1962,9 @@ static int l_part_type(lua_State *L) {
   take_fn(L, lt, -1, "force", &lt->force);
   lua_getfield(L, 1, "nonideal");
   take_fn(L, lt, -1, "nonideal", &lt->nonideal);
-  lua_pop(L, 6);
+  lua_getfield(L, 1, "nonideal_law");
+  take_fn(L, lt, -1, "nonideal_law", &lt->law);
+  lua_pop(L, 7);
   int energies = lt->kinetic.slot || lt->potential.slot;
   if ((lt->lagrangian.slot != 0) + (energies != 0) + (lt->mass.slot != 0) > 1)
     return luaL_error(L, "part type '%s': give the dynamics one way: lagrangian, or "
@@ -1743,6 +1978,14 @@ static int l_part_type(lua_State *L) {
     return luaL_error(L, "part type '%s': constant_mass must be true or false", name);
   if (lua_toboolean(L, -1)) lt->flags |= JY_PART_CONSTANT_MASS;
   lua_pop(L, 1);
+  lua_getfield(L, 1, "flat");
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+    return luaL_error(L, "part type '%s': flat must be true or false", name);
+  lt->flat = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  /* Q comes from L = T - V alone: the conformance suite may check it against the energy. */
+  if ((lt->mode == DYN_LAGRANGIAN || lt->mode == DYN_ENERGY) && !lt->force.slot)
+    lt->flags |= JY_PART_CONSERVATIVE;
 
   parse_terminals(L, lt);
   parse_constraints(L, lt);
@@ -1752,7 +1995,11 @@ static int l_part_type(lua_State *L) {
   lua_newtable(T);
   lt->s_names = lua_gettop(T);
   for (int i = 0; i < n; i++) {
-    lua_pushstring(T, lt->coord_names[i]);
+    /* The keys of q, v and a: coordinate names, or 1 .. n for a flat type. */
+    if (lt->flat)
+      lua_pushinteger(T, i + 1);
+    else
+      lua_pushstring(T, lt->coord_names[i]);
     lua_rawseti(T, lt->s_names, i + 1);
   }
   lua_createtable(T, 0, lt->nparams + 1);
@@ -1770,12 +2017,18 @@ static int l_part_type(lua_State *L) {
   lt->s_vn_proxy = make_proxy(L, lt, lt->s_vn, "v");
   lua_createtable(T, lt->nrows, 0);
   lt->s_rowf = lua_gettop(T);
+  if (lt->law.slot) {
+    lua_createtable(T, lt->nrows, lt->nrows);
+    lt->s_lawf = lua_gettop(T);
+    lt->s_lawf_proxy = make_proxy(L, lt, lt->s_lawf, "f");
+    lua_createtable(T, lt->flat ? n : 0, lt->flat ? 0 : n);
+    lt->s_acc = lua_gettop(T);
+    lt->s_acc_proxy = make_proxy(L, lt, lt->s_acc, "a");
+  }
   int npos = 0, nvel = 0, nfnterm = 0;
   for (int r = 0; r < lt->nrows; r++) {
-    if (lt->rows[r].kind == JY_ROW_POSITION)
-      npos++;
-    else
-      nvel++;
+    npos += lt->rows[r].kind == JY_ROW_POSITION;
+    nvel += lt->rows[r].kind == JY_ROW_VELOCITY;
   }
   for (int k = 0; k < lt->nterm; k++) nfnterm += lt->term[k].fn.slot != 0;
   if (lt->mode == DYN_LAGRANGIAN || lt->mode == DYN_ENERGY) {
@@ -1803,7 +2056,7 @@ static int l_part_type(lua_State *L) {
   for (int k = 0; k < lt->nterm; k++)
     if (lt->term[k].fn.slot) {
       lt->term[k].cache = (int)off;
-      off += 1 + (size_t)key_len(n) + 3 + 3 * (size_t)n + 6;
+      off += 1 + (size_t)key_len(n) + 3 * TD + (size_t)(TD * n);
     }
   lt->data_doubles = off;
 
@@ -1825,6 +2078,7 @@ static int l_part_type(lua_State *L) {
   }
   ty->constraints = lt->nrows ? lp_constraints : NULL;
   ty->nonideal = lt->nonideal.slot ? lp_nonideal : NULL;
+  ty->nonideal_law = lt->law.slot ? lp_law : NULL;
   ty->outputs = lt->nout ? lp_outputs : NULL;
   ty->release = lp_release;
   ty->type_data = lt;
@@ -1925,12 +2179,12 @@ static int l_eval_part(lua_State *L) {
   jyPartInstance inst = {type, "eval_part", params, sh->instance_size ? data : NULL, n, m};
   if (type->init && type->init(&inst, data, err, sizeof err) != 0)
     return luaL_error(L, "eval_part: init: %s", err);
-  size_t nbuf = (size_t)(4 * n + 2 * n * n + m * n + 4 * m + 16 + 3 * n + sh->noutputs);
+  size_t nbuf = (size_t)(4 * n + 2 * n * n + m * n + 4 * m + 3 * TD + TD * n + sh->noutputs);
   double *buf = (double *)lua_newuserdatauv(L, sizeof(double) * nbuf, 0);
   memset(buf, 0, sizeof(double) * nbuf);
   double *q = buf, *v = q + n, *M = v + n, *Q = M + n * n, *C = Q + n, *A = C + n;
   double *b = A + m * n, *res = b + m, *rate = res + m, *rowf = rate + m, *J = rowf + m;
-  double *tv = J + 3 * n, *out = tv + 16, grav[3] = {0, 0, 0};
+  double *tv = J + TD * n, *out = tv + 3 * TD, grav[3] = {0, 0, 0};
   for (int i = 0; i < n; i++) q[i] = sh->coord_defaults[i];
   read_state(L, "q", sh, q);
   read_state(L, "v", sh, v);
@@ -1985,17 +2239,17 @@ static int l_eval_part(lua_State *L) {
   lua_createtable(L, 0, sh->nterminals);
   for (int k = 0; k < sh->nterminals; k++) {
     int dim = sh->terminals[k].dim;
-    memset(J, 0, sizeof(double) * 3 * (size_t)n);
-    memset(tv, 0, sizeof(double) * 16);
-    if (type->terminal) CALL("terminal", type->terminal(&inst, &s, k, tv, J, tv + 4, tv + 8));
+    memset(J, 0, sizeof(double) * TD * (size_t)n);
+    memset(tv, 0, sizeof(double) * 3 * TD);
+    if (type->terminal) CALL("terminal", type->terminal(&inst, &s, k, tv, J, tv + TD, tv + 2 * TD));
     lua_createtable(L, 0, 4);
     push_vector(L, tv, dim);
     lua_setfield(L, -2, "value");
     push_matrix(L, J, dim, n);
     lua_setfield(L, -2, "J");
-    push_vector(L, tv + 4, dim);
+    push_vector(L, tv + TD, dim);
     lua_setfield(L, -2, "vel_bias");
-    push_vector(L, tv + 8, dim);
+    push_vector(L, tv + 2 * TD, dim);
     lua_setfield(L, -2, "acc_bias");
     lua_setfield(L, -2, sh->terminals[k].name);
   }
@@ -2015,6 +2269,12 @@ static int l_eval_part(lua_State *L) {
   }
   lua_setfield(L, r, "coords");
   return 1;
+}
+
+/* Pushes joinery.part_type bound to the environment userdata at env_idx. */
+void jyl_push_part_type(lua_State *L, int env_idx) {
+  lua_pushvalue(L, env_idx);
+  lua_pushcclosure(L, l_part_type, 1);
 }
 
 /* ---- opening ---- */

@@ -154,10 +154,17 @@ static jyStatus assemble_mass(jyEval *e, const jyModelPart *p, const jyPartState
   memset(e->local_mass, 0, sizeof(double) * (size_t)nc * nc);
   if (p->inst.type->mass(&p->inst, s, e->local_mass) != 0) return part_failed(e, p, "mass", s->t);
   if (!all_finite(e->local_mass, nc * nc)) return not_finite(e, p, "mass", s->t);
+  for (int a = 0; a < nc && e->mass_diagonal; a++)
+    for (int b = 0; b < nc; b++)
+      if (a != b && e->local_mass[a + (size_t)b * nc] != 0) {
+        e->mass_diagonal = 0;
+        break;
+      }
   if (!mapped) {
     scatter(e->mass, m->n, p->coord_offset, p->coord_offset, e->local_mass, nc, nc, 1.0);
     return JY_OK;
   }
+  e->mass_diagonal = 0; /* G^T M G: not diagonal in general */
   for (int a = 0; a < nc; a++)
     for (int b = 0; b < nc; b++) {
       double x = e->local_mass[a + (size_t)b * nc];
@@ -301,7 +308,10 @@ static jyStatus assemble_glue(jyEval *e, const jyModelGlue *g, const double *q, 
 jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsigned what) {
   const jyModel *m = e->model;
   size_t n = (size_t)m->n, rows = (size_t)m->m;
-  if (what & JY_ASM_MASS) memset(e->mass, 0, sizeof(double) * n * n);
+  if (what & JY_ASM_MASS) {
+    memset(e->mass, 0, sizeof(double) * n * n);
+    e->mass_diagonal = 1;
+  }
   if (what & JY_ASM_FORCE) memset(e->force, 0, sizeof(double) * n);
   if (what & JY_ASM_NONIDEAL) memset(e->nonideal, 0, sizeof(double) * n);
   if (what & JY_ASM_CONSTRAINTS) {

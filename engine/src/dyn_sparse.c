@@ -4,10 +4,11 @@
  * With W = M^-1 diagonal, the Udwadia–Kalaba acceleration is q'' = u + W A^T y with
  * u = W (Q + C) and y the minimum-norm solution of (A W A^T) y = b - A u. A W A^T is as
  * sparse as the constraint graph (rows share a column only through a common part), so
- * CHOLMOD factors it with a fill-reducing ordering once analysed; a small shift
- * beta I makes the factor exist when rows are dependent (redundant constraints, or a
- * mechanism passing a singular configuration), and iterative refinement against the
- * unshifted matrix removes the shift's bias wherever the rows are independent.
+ * CHOLMOD factors it in a fill-reducing ordering found once, with a tiny shift beta I
+ * that iterative refinement against the unshifted matrix removes again. Where rows are
+ * (nearly) dependent, a redundant constraint or a mechanism passing a singular
+ * configuration, the factor's pivots say so and the dense rank-revealing solve is used
+ * for that evaluation instead.
  * Rows are scaled to unit length first, as in the dense solve. */
 #include "dyn_sparse.h"
 
@@ -218,10 +219,11 @@ static void apply_s(jySparseWork *w, const double *y, double *sy) {
     for (int k = cp[j]; k < cp[j + 1]; k++) sy[ri[k]] += fx[k] * t[j];
 }
 
-int jy_sparse_applies(const jyUkProblem *p) {
+int jy_sparse_applies(const jyUkProblem *p, int diagonal) {
   int n = p->n;
   for (int j = 0; j < n; j++) {
     if (!(p->mass[j + (size_t)j * n] > 0)) return 0;
+    if (diagonal) continue; /* the assembly knows no block put anything off the diagonal */
     for (int i = 0; i < n; i++)
       if (i != j && p->mass[i + (size_t)j * n] != 0) return 0;
   }
@@ -239,12 +241,15 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const jyUkProblem *p, const jyUkOpt
   /* u = W (Q + C); rows scaled to unit length; F = S A W^1/2 in the fixed pattern. */
   for (int j = 0; j < n; j++)
     w->u[j] = (p->force[j] + (p->nonideal ? p->nonideal[j] : 0)) / mass[j + (size_t)j * n];
-  for (int i = 0; i < m; i++) {
-    double norm = 0;
-    for (int j = 0; j < n; j++) norm = hypot(norm, jac[i + (size_t)j * m]);
-    w->row_scale[i] = norm > 0 ? 1.0 / norm : 0.0;
-  }
+  /* Everything below walks the fixed pattern of A (a few entries per row), not dense rows. */
   const int *cp = w->f->p, *ri = w->f->i;
+  memset(w->sy, 0, sizeof(double) * (size_t)m);
+  for (int j = 0; j < n; j++)
+    for (int k = cp[j]; k < cp[j + 1]; k++) {
+      double a = jac[ri[k] + (size_t)j * m];
+      w->sy[ri[k]] += a * a;
+    }
+  for (int i = 0; i < m; i++) w->row_scale[i] = w->sy[i] > 0 ? 1.0 / sqrt(w->sy[i]) : 0.0;
   double *fx = w->f->x, max_diag = 0;
   for (int j = 0; j < n; j++) {
     double root_w = 1.0 / sqrt(mass[j + (size_t)j * n]);
@@ -255,9 +260,11 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const jyUkProblem *p, const jyUkOpt
     for (int k = cp[j]; k < cp[j + 1]; k++) max_diag = fmax(max_diag, fx[k] * fx[k]);
   /* R = S (b - A u), in w->r, rows in their own order */
   double scale = 0;
+  memcpy(w->sy, p->rhs, sizeof(double) * (size_t)m); /* b - A u */
+  for (int j = 0; j < n; j++)
+    for (int k = cp[j]; k < cp[j + 1]; k++) w->sy[ri[k]] -= jac[ri[k] + (size_t)j * m] * w->u[j];
   for (int i = 0; i < m; i++) {
-    double v = p->rhs[i];
-    for (int j = 0; j < n; j++) v -= jac[i + (size_t)j * m] * w->u[j];
+    double v = w->sy[i];
     w->r[i] = w->row_scale[i] * v;
     if (w->row_scale[i] == 0 && p->rhs[i] != 0) result->outcome = JY_UK_INCONSISTENT;
     scale = fmax(scale, fabs(w->row_scale[i] * p->rhs[i]));
@@ -274,11 +281,25 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const jyUkProblem *p, const jyUkOpt
     result->outcome = JY_UK_NOT_UNIQUE;
     return result->outcome;
   }
+  /* Near-dependent rows (redundant constraints, a singular configuration) show as tiny
+   * pivots; there a small inconsistency of the right side (drift) would be amplified by
+   * 1/beta, so the dense rank-revealing solve takes over. */
+  {
+    const int *lp = w->l->p;
+    const double *lx = w->l->x;
+    double dmin = INFINITY, dmax = 0;
+    for (int j = 0; j < m; j++) {
+      double d = lx[lp[j]] * lx[lp[j]];
+      dmin = fmin(dmin, d);
+      dmax = fmax(dmax, d);
+    }
+    if (!(dmin > 1e-6 * dmax)) return result->outcome = JY_UK_NOT_UNIQUE;
+  }
   /* y from (beta I + F F^T) y = R, refined against F F^T: y += (beta I + F F^T)^-1 (R - F F^T y).
    * The factor holds the rows permuted: row k of it is row perm[k]. */
   double *y = w->y, *rhs = w->rhs->x;
   memset(y, 0, sizeof(double) * (size_t)m);
-  for (int pass = 0; pass < 4; pass++) {
+  for (int pass = 0; pass < 3; pass++) {
     if (pass == 0)
       memcpy(w->sy, w->r, sizeof(double) * (size_t)m);
     else {
@@ -297,10 +318,11 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const jyUkProblem *p, const jyUkOpt
   }
   /* What A q'' = b leaves: zero when b is in range(A). */
   double worst = 0;
+  for (int i = 0; i < m; i++) w->sy[i] = -p->rhs[i];
+  for (int j = 0; j < n; j++)
+    for (int k = cp[j]; k < cp[j + 1]; k++) w->sy[ri[k]] += jac[ri[k] + (size_t)j * m] * acc[j];
   for (int i = 0; i < m; i++) {
-    double s = -p->rhs[i];
-    for (int j = 0; j < n; j++) s += jac[i + (size_t)j * m] * acc[j];
-    w->r[i] = w->row_scale[i] != 0 ? w->row_scale[i] * s / scale : p->rhs[i];
+    w->r[i] = w->row_scale[i] != 0 ? w->row_scale[i] * w->sy[i] / scale : p->rhs[i];
     worst = fmax(worst, fabs(w->r[i]));
   }
   result->residual = worst;

@@ -11,8 +11,9 @@ jySparseWork *jy_sparse_create(const jyAllocator *alloc, int n, int m,
                                const unsigned char *pattern);
 void jy_sparse_destroy(jySparseWork *work);
 
-/* Whether M is diagonal with positive entries (the only case this path solves). */
-int jy_sparse_applies(const jyUkProblem *p);
+/* Whether M is diagonal with positive entries (the only case this path solves); diagonal
+ * != 0 says the assembly already knows it has no off-diagonal entries. */
+int jy_sparse_applies(const jyUkProblem *p, int diagonal);
 
 /* q'' as jy_uk_solve computes it (rank is not revealed: result->rank = -1). Returns
  * JY_UK_NOT_UNIQUE when the factorization fails; the caller then uses the dense path. */

@@ -143,7 +143,7 @@ static void append(char *buf, size_t len, const char *s) {
 
 jyUkOutcome jy_eval_uk(jyEval *e, const jyUkProblem *p, const jyUkOptions *opt, double *acc,
                        jyUkResult *result) {
-  if (e->sparse && jy_sparse_applies(p)) {
+  if (e->sparse && jy_sparse_applies(p, p->mass == e->mass && e->mass_diagonal)) {
     jyUkOutcome out = jy_sparse_solve(e->sparse, p, opt, acc, result);
     if (out != JY_UK_NOT_UNIQUE) return out;
   }
@@ -258,7 +258,8 @@ static jyStatus part_call_failed(jyEval *e, const jyModelPart *p, const char *fu
  * other glues) restricted to the block. Reported, as for every glue, as the force on the
  * first terminal. */
 static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const double *q,
-                                      const double *v, double t, double *out) {
+                                      const double *v, double t, const double *acc,
+                                      double *out) {
   const jyModelPart *p = &e->model->parts[link->part];
   const jyPartType *type = p->inst.type;
   int nc = p->inst.ncoords, nr = p->inst.nrows;
@@ -269,15 +270,18 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
   double force[JY_TERMINAL_MAX_DIM] = {0};
   e->part_error[0] = '\0';
   jyPartState s = {ql, vl, t, e->model->gravity, e->part_error, sizeof e->part_error};
-  const char *stage[2] = {"force", "nonideal"};
-  int (*fn[2])(const jyPartInstance *, const jyPartState *, double *) = {type->force,
-                                                                          type->nonideal};
-  for (int k = 0; k < 2; k++) {
-    if (!fn[k]) continue;
+  if (type->force) {
     memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
-    if (fn[k](&p->inst, &s, e->local_vec) != 0) return part_call_failed(e, p, stage[k], t);
+    if (type->force(&p->inst, &s, e->local_vec) != 0) return part_call_failed(e, p, "force", t);
     for (int c = 0; c < link->dim; c++) force[c] -= e->local_vec[link->offset + c];
   }
+  /* the whole non-ideal force, laws included (at this evaluation's row forces) */
+  const double *vl2;
+  st = jy_part_nonideal(e, p, q, v, t, e->multipliers, acc, &vl2);
+  if (st != JY_OK) return st;
+  for (int c = 0; c < link->dim; c++) force[c] -= e->local_vec[link->offset + c];
+  st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped); /* the terminal Jacobians below */
+  if (st != JY_OK) return st;
   if (nr > 0 && type->constraints) {
     memset(e->local_jac, 0, sizeof(double) * (size_t)nr * nc);
     if (type->constraints(&p->inst, &s, e->local_jac, e->local_rhs, NULL, NULL) != 0)
@@ -391,7 +395,8 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
   for (int g = 0; g < m->nglues; g++) {
     const jyModelGlue *glue = &m->glues[g];
     if (glue->link >= 0) {
-      st = eliminated_glue_force(e, &m->links[glue->link], q, v, t, out + glue->force_channel);
+      st = eliminated_glue_force(e, &m->links[glue->link], q, v, t, acc,
+                                 out + glue->force_channel);
       if (st != JY_OK) return st;
       continue;
     }

@@ -9,6 +9,7 @@
  *              of dq is below eps;
  *   velocities: one linear step on all rows (position rows' rate A v + phi_t, velocity
  *              rows' psi; exact for rows linear in v, a Newton step otherwise). */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -50,9 +51,20 @@ jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const doubl
     e->proj_use[i] = m->row_kinds[i] == JY_ROW_POSITION;
     any_position |= e->proj_use[i];
   }
+  /* Converged also when the residuals themselves are below what the weights resolve: near
+   * a singular configuration a rounding-level residual still yields corrections that
+   * wander by ~eps/sigma without ever shrinking. */
+  double w_max = 0;
+  for (int j = 0; j < n; j++) w_max = fmax(w_max, weights[j]);
   for (int it = 0; any_position && it < 10; it++) {
     jyStatus st = jy_assemble(e, q, v, t, JY_ASM_MASS | JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS);
     if (st != JY_OK) return st;
+    double worst = 0;
+    for (int i = 0; i < rows; i++)
+      if (e->proj_use[i]) worst = fmax(worst, fabs(e->residual[i]));
+    double qscale = 1;
+    for (int j = 0; j < n; j++) qscale = fmax(qscale, fabs(q[j]));
+    if (it > 0 && (worst * w_max <= eps || worst <= 64 * DBL_EPSILON * qscale)) break;
     for (int i = 0; i < rows; i++) e->proj_target[i] = -e->residual[i];
     st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);
     if (st != JY_OK) return st;

@@ -139,6 +139,7 @@ struct jyEval {
   double *map_val;
   jyUkWork *uk;
   jySparseWork *sparse; /* NULL: dense only */
+  int mass_diagonal;    /* the last assembled M has nothing off its diagonal */
   int *flags; /* n */
   double *channel_scratch;
   double baumgarte_rate; /* > 0: stabilize the constraints at this rate, 1/s */

@@ -369,7 +369,8 @@ static void check_terminals(Checker *c, const double *q, const double *v, double
   for (int k = 0; k < c->shape.nterminals; k++) {
     const jyTerminalSpec *ts = &c->shape.terminals[k];
     int dim = ts->dim, nc = c->nc;
-    double value[3], jac[3 * MAXN], vb[3], gamma[3], col[MAXN], fdv[MAXN], v1[3];
+    double value[JY_TERMINAL_MAX_DIM], jac[JY_TERMINAL_MAX_DIM * MAXN], vb[JY_TERMINAL_MAX_DIM],
+        gamma[JY_TERMINAL_MAX_DIM], col[MAXN], fdv[MAXN], v1[JY_TERMINAL_MAX_DIM];
     if (call_terminal(c, k, q, v, t, value, jac, vb, gamma)) continue;
     check_finite(c, "terminal value", value, dim), check_finite(c, "terminal J", jac, dim * nc);
     check_finite(c, "terminal p_t", vb, dim), check_finite(c, "terminal gamma", gamma, dim);
@@ -417,12 +418,14 @@ static void check_constraints(Checker *c, const double *q, const double *v, doub
     for (int i = 0; i < nr; i++) {
       Aj[i] = A[i + j * nr];
       if (c->shape.row_kinds[i] == JY_ROW_VELOCITY) col[i] = cv[i];
+      if (c->shape.row_kinds[i] == JY_ROW_ACCELERATION) col[i] = Aj[i]; /* given, not derived */
     }
     measure(c, JY_CHECK_CONSTRAINT_A, relerr(Aj, col, nr), "column %s",
             c->shape.coord_names[j]);
   }
   /* Position rows: b = -d2/ds2 phi(q + s v, t + s), rate = A v + phi_t.
-   * Velocity rows: b = -d/ds psi(q + s v, v, t + s) = -(psi_q v + psi_t). */
+   * Velocity rows: b = -d/ds psi(q + s v, v, t + s) = -(psi_q v + psi_t).
+   * Acceleration-level rows give A and b directly: no residual and no rate. */
   if (fd(c, fn_residual, 0, q, v, t, v, NULL, 1.0, 1, d2) != nr ||
       fd(c, fn_residual, 0, q, v, t, NULL, NULL, 1.0, 0, dt) != nr ||
       fd(c, fn_residual, 0, q, v, t, v, NULL, 1.0, 0, col) != nr)
@@ -430,6 +433,12 @@ static void check_constraints(Checker *c, const double *q, const double *v, doub
   for (int i = 0; i < nr; i++) {
     av[i] = 0.0;
     for (int j = 0; j < nc; j++) av[i] += A[i + j * nr] * v[j];
+    if (c->shape.row_kinds[i] == JY_ROW_ACCELERATION) {
+      measure(c, JY_CHECK_CONSTRAINT_RATE, fabs(res[i]) + fabs(rate[i]),
+              "row %s (acceleration level: residual and rate must be 0)",
+              c->shape.row_names[i]);
+      continue;
+    }
     int pos = c->shape.row_kinds[i] == JY_ROW_POSITION;
     double want_b = pos ? -d2[i] : -col[i];
     measure(c, JY_CHECK_CONSTRAINT_B, fabs(b[i] - want_b) / (1.0 + fabs(want_b)), "row %s",
@@ -592,7 +601,8 @@ static int shape_problem(const Checker *c, char *why, size_t len) {
   }
   for (int i = 0; i < s->nrows; i++)
     if (!s->row_names[i] || !s->row_names[i][0] ||
-        (s->row_kinds[i] != JY_ROW_POSITION && s->row_kinds[i] != JY_ROW_VELOCITY))
+        (s->row_kinds[i] != JY_ROW_POSITION && s->row_kinds[i] != JY_ROW_VELOCITY &&
+         s->row_kinds[i] != JY_ROW_ACCELERATION))
       return snprintf(why, len, "row %d has no name or an unknown kind", i), 1;
   for (int i = 0; i < s->noutputs; i++)
     if (!s->output_names[i] || !s->output_names[i][0])

@@ -835,8 +835,8 @@ int main(void) {
   int found = 0;
   for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
     found += jy_env_find_type(env, builtins[i]) != NULL;
-  ok(found == 8 && jy_env_num_types(env) == 8, "all 8 built-in types are registered (%d)",
-     jy_env_num_types(env));
+  ok(found == 8 && jy_env_num_types(env) >= 8,
+     "the 8 foundation types are among the %d registered built-ins", jy_env_num_types(env));
   ok(jy_components_register(env) != JY_OK, "registering them twice is refused");
 
   for (int i = 0; i < jy_env_num_types(env); i++) conform_type(env, jy_env_type(env, i));

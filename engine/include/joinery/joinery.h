@@ -159,7 +159,7 @@ typedef struct jySolverDef {
   double rank_rcond;       /* relative singular-value cut for rank decisions (1e-10) */
   double augment_scale;    /* s in M + s*alpha A^T A, alpha from M's diagonal (1) */
   double consistency_tol;  /* relative residual of A q'' = b above which b is inconsistent
-                              (1e-8) */
+                              (1e-4) */
   double assembly_tol;     /* position residual the initial assembly must reach, m (1e-12) */
   /* Glue elimination (1): a glue whose one side is a massless block of its part's own
    * coordinates (the ends of a spring, damper or rod; a guide's point) is removed, and
@@ -299,6 +299,7 @@ typedef struct jySimStats {
   long steps, rhs_evals, error_test_fails, nonlinear_fails;
   long jac_evals; /* BDF: difference-quotient Jacobians of the whole right-hand side */
   long restarts;  /* integrator restarts (projection at output times with Adams) */
+  long projections_skipped; /* output-time projections that did not converge (kept as is) */
 } jySimStats;
 JY_API jySimStats jy_sim_stats(const jySim *sim);
 

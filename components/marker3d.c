@@ -1,0 +1,85 @@
+/* components/marker3d.c — a point and a frame fixed on a spatial body, at the body-fixed
+ * offset r = (rx, ry, rz) from the body's frame origin (its centre of mass).
+ *
+ * The marker is massless and its seven coordinates are a copy of the body's frame: its
+ * terminal `body` is exactly those coordinates, so gluing it to a body3d's `frame` lets glue
+ * elimination substitute them away (no coordinates, no rows). Its terminals `pos`
+ * (x + R(q) r) and `frame` (that point with the body's quaternion) are what joints, springs
+ * and other parts glue to. */
+#include "parts.h"
+#include "spatial.h"
+
+enum { P_RX, P_RY, P_RZ, NP };
+enum { NC = JY_FRAME_DIM, C_Q = JY_FRAME_Q };
+enum { T_BODY, T_POS, T_FRAME, NT };
+
+static const jyParamSpec params[] = {
+  {"rx", 0, JY_PARAM_REAL, "m", "x of the point in body axes, from the body's frame origin"},
+  {"ry", 0, JY_PARAM_REAL, "m", "y of the point in body axes, from the body's frame origin"},
+  {"rz", 0, JY_PARAM_REAL, "m", "z of the point in body axes, from the body's frame origin"},
+};
+
+static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
+                 size_t error_len) {
+  (void)type;
+  (void)p;
+  (void)error;
+  (void)error_len;
+  s->ncoords = NC;
+  for (int i = 0; i < NC; i++) s->coord_names[i] = jy_names_frame[i];
+  s->coord_defaults[C_Q] = 1.0;
+  s->nterminals = NT;
+  s->terminals[T_BODY] = (jyTerminalSpec){"body", JY_FRAME_DIM, 1, 0};
+  s->terminals[T_POS] = (jyTerminalSpec){.name = "pos", .dim = 3};
+  s->terminals[T_FRAME] = (jyTerminalSpec){.name = "frame", .dim = JY_FRAME_DIM};
+  s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE; /* massless */
+  return 0;
+}
+
+/* x + R(q) r */
+static void point(const void *ctx, const jyHyper *q, jyHyper *out) {
+  const double *r = ctx;
+  jyHyper rh[3] = {jy_hd_const(r[0]), jy_hd_const(r[1]), jy_hd_const(r[2])}, rot[3];
+  jy_hq_rotate(rot, q + C_Q, rh);
+  for (int i = 0; i < 3; i++) out[i] = jy_hd_add(q[i], rot[i]);
+}
+
+static int terminal(const jyPartInstance *self, const jyPartState *state, int k, double *value,
+                    double *jac, double *vel_bias, double *acc_bias) {
+  (void)vel_bias; /* no time dependence */
+  if (k == T_BODY) {
+    jy_point_terminal(JY_FRAME_DIM, 0, NC, state->q, value, jac);
+    return 0;
+  }
+  if (k != T_POS && k != T_FRAME)
+    return jy_part_fail(state->error, state->error_len,
+                        "no terminal %d (it has body, pos and frame)", k);
+  int dim = k == T_POS ? 3 : JY_FRAME_DIM;
+  double pj[3 * NC], gamma[3];
+  jy_spatial_eval(point, self->params + P_RX, NC, 3, state->q, state->v, value, jac ? pj : NULL,
+                  NULL, gamma);
+  if (jac)
+    for (int j = 0; j < NC; j++)
+      for (int i = 0; i < 3; i++) jac[i + j * dim] = pj[i + j * 3];
+  if (acc_bias)
+    for (int i = 0; i < 3; i++) acc_bias[i] = gamma[i];
+  if (k == T_FRAME)
+    for (int i = 0; i < 4; i++) {
+      value[3 + i] = state->q[C_Q + i];
+      if (jac) jac[(3 + i) + (C_Q + i) * dim] = 1.0;
+    }
+  return 0;
+}
+
+static const jyPartType type = {
+  .version = JY_PART_PROTOCOL_VERSION,
+  .name = "marker3d",
+  .doc = "a point (pos) and frame (frame) at body-fixed offset (rx, ry, rz) on the body3d whose "
+         "frame is glued to terminal body",
+  .params = params,
+  .nparams = NP,
+  .shape = shape,
+  .terminal = terminal,
+};
+
+const jyPartType *jy_part_marker3d(void) { return &type; }

@@ -1,0 +1,149 @@
+/* components/spatial.c — quaternions, hyper-dual drivers and small 3 x 3 linear algebra for
+ * the spatial parts. */
+#include "spatial.h"
+
+#include <math.h>
+
+const char *const jy_names_frame[JY_FRAME_DIM] = {"x", "y", "z", "q0", "q1", "q2", "q3"};
+const char *const jy_names_frame_a[JY_FRAME_DIM] = {"ax", "ay", "az", "aq0", "aq1", "aq2",
+                                                    "aq3"};
+const char *const jy_names_frame_b[JY_FRAME_DIM] = {"bx", "by", "bz", "bq0", "bq1", "bq2",
+                                                    "bq3"};
+
+void jy_spatial_eval(jySpatialFn f, const void *ctx, int nin, int nout, const double *q,
+                     const double *v, double *value, double *jac, double *rate, double *curv) {
+  jyHyper qh[JY_SPATIAL_MAX_IN], out[JY_SPATIAL_MAX_OUT];
+  /* One pass with both seeds along v: value, f_q v (e1) and v^T f_qq v (e12). */
+  for (int i = 0; i < nin; i++) qh[i] = jy_hd_var(q[i], v ? v[i] : 0.0, v ? v[i] : 0.0);
+  f(ctx, qh, out);
+  for (int k = 0; k < nout; k++) {
+    if (value) value[k] = out[k].v;
+    if (rate) rate[k] = out[k].e1;
+    if (curv) curv[k] = out[k].e12;
+  }
+  if (!jac) return;
+  for (int j = 0; j < nin; j++) {
+    for (int i = 0; i < nin; i++) qh[i] = jy_hd_var(q[i], i == j ? 1.0 : 0.0, 0.0);
+    f(ctx, qh, out);
+    for (int k = 0; k < nout; k++) jac[k + j * nout] = out[k].e1;
+  }
+}
+
+#define ADD jy_hd_add
+#define SUB jy_hd_sub
+#define MUL jy_hd_mul
+
+void jy_hq_mul(jyHyper o[4], const jyHyper a[4], const jyHyper b[4]) {
+  jyHyper r[4];
+  r[0] = SUB(SUB(MUL(a[0], b[0]), MUL(a[1], b[1])), ADD(MUL(a[2], b[2]), MUL(a[3], b[3])));
+  r[1] = ADD(ADD(MUL(a[0], b[1]), MUL(a[1], b[0])), SUB(MUL(a[2], b[3]), MUL(a[3], b[2])));
+  r[2] = ADD(ADD(MUL(a[0], b[2]), MUL(a[2], b[0])), SUB(MUL(a[3], b[1]), MUL(a[1], b[3])));
+  r[3] = ADD(ADD(MUL(a[0], b[3]), MUL(a[3], b[0])), SUB(MUL(a[1], b[2]), MUL(a[2], b[1])));
+  for (int i = 0; i < 4; i++) o[i] = r[i];
+}
+
+void jy_hq_conj(jyHyper o[4], const jyHyper q[4]) {
+  o[0] = q[0];
+  for (int i = 1; i < 4; i++) o[i] = jy_hd_neg(q[i]);
+}
+
+jyHyper jy_hd_dot3(const jyHyper a[3], const jyHyper b[3]) {
+  return ADD(ADD(MUL(a[0], b[0]), MUL(a[1], b[1])), MUL(a[2], b[2]));
+}
+
+void jy_hd_cross3(jyHyper o[3], const jyHyper a[3], const jyHyper b[3]) {
+  jyHyper r[3];
+  r[0] = SUB(MUL(a[1], b[2]), MUL(a[2], b[1]));
+  r[1] = SUB(MUL(a[2], b[0]), MUL(a[0], b[2]));
+  r[2] = SUB(MUL(a[0], b[1]), MUL(a[1], b[0]));
+  for (int i = 0; i < 3; i++) o[i] = r[i];
+}
+
+void jy_hq_rotate(jyHyper o[3], const jyHyper q[4], const jyHyper r[3]) {
+  const jyHyper *e = q + 1;
+  jyHyper ee = jy_hd_dot3(e, e), er = jy_hd_dot3(e, r), exr[3];
+  jyHyper s = SUB(MUL(q[0], q[0]), ee);
+  jy_hd_cross3(exr, e, r);
+  for (int i = 0; i < 3; i++)
+    o[i] = ADD(ADD(MUL(s, r[i]), jy_hd_scale(MUL(er, e[i]), 2.0)),
+               jy_hd_scale(MUL(q[0], exr[i]), 2.0));
+}
+
+void jy_q_rotate(double o[3], const double q[4], const double r[3]) {
+  const double *e = q + 1;
+  double ee = e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
+  double er = e[0] * r[0] + e[1] * r[1] + e[2] * r[2];
+  double s = q[0] * q[0] - ee;
+  double exr[3] = {e[1] * r[2] - e[2] * r[1], e[2] * r[0] - e[0] * r[2],
+                   e[0] * r[1] - e[1] * r[0]};
+  for (int i = 0; i < 3; i++) o[i] = s * r[i] + 2.0 * er * e[i] + 2.0 * q[0] * exr[i];
+}
+
+void jy_q_G(double G[12], const double q[4]) {
+  const double g[12] = {-q[1], q[0],  q[3], -q[2], -q[2], -q[3],
+                        q[0],  q[1],  -q[3], q[2], -q[1], q[0]};
+  for (int i = 0; i < 12; i++) G[i] = g[i];
+}
+
+void jy_q_E(double E[12], const double q[4]) {
+  const double e[12] = {-q[1], q[0], -q[3], q[2], -q[2], q[3],
+                        q[0],  -q[1], -q[3], -q[2], q[1], q[0]};
+  for (int i = 0; i < 12; i++) E[i] = e[i];
+}
+
+int jy_spatial_basis(const double dir[3], double u[3], double s1[3], double s2[3]) {
+  double len = sqrt(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+  if (!(len > 0.0) || !isfinite(len)) return 1;
+  for (int i = 0; i < 3; i++) u[i] = dir[i] / len;
+  /* s1 = u x e_k, normalized, with e_k the axis u is least aligned with. */
+  int k = 0;
+  for (int i = 1; i < 3; i++)
+    if (fabs(u[i]) < fabs(u[k])) k = i;
+  double e[3] = {0.0, 0.0, 0.0};
+  e[k] = 1.0;
+  double c[3] = {u[1] * e[2] - u[2] * e[1], u[2] * e[0] - u[0] * e[2], u[0] * e[1] - u[1] * e[0]};
+  double cl = sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+  for (int i = 0; i < 3; i++) s1[i] = c[i] / cl;
+  s2[0] = u[1] * s1[2] - u[2] * s1[1];
+  s2[1] = u[2] * s1[0] - u[0] * s1[2];
+  s2[2] = u[0] * s1[1] - u[1] * s1[0];
+  return 0;
+}
+
+void jy_sym3_eig(const double a_in[9], double lambda[3]) {
+  double a[9];
+  for (int i = 0; i < 9; i++) a[i] = a_in[i];
+  for (int sweep = 0; sweep < 64; sweep++) {
+    double off = a[1] * a[1] + a[2] * a[2] + a[5] * a[5];
+    double diag = a[0] * a[0] + a[4] * a[4] + a[8] * a[8];
+    if (off <= 1e-34 * diag || off == 0.0) break;
+    for (int p = 0; p < 2; p++)
+      for (int r = p + 1; r < 3; r++) {
+        double apr = a[p * 3 + r];
+        if (apr == 0.0) continue;
+        double theta = (a[r * 3 + r] - a[p * 3 + p]) / (2.0 * apr);
+        double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+        double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+        /* a <- R^T a R with the rotation R in the (p, r) plane */
+        for (int k = 0; k < 3; k++) {
+          double akp = a[k * 3 + p], akr = a[k * 3 + r];
+          a[k * 3 + p] = c * akp - s * akr;
+          a[k * 3 + r] = s * akp + c * akr;
+        }
+        for (int k = 0; k < 3; k++) {
+          double apk = a[p * 3 + k], ark = a[r * 3 + k];
+          a[p * 3 + k] = c * apk - s * ark;
+          a[r * 3 + k] = s * apk + c * ark;
+        }
+      }
+  }
+  double l[3] = {a[0], a[4], a[8]};
+  for (int i = 0; i < 3; i++)
+    for (int j = i + 1; j < 3; j++)
+      if (l[j] < l[i]) {
+        double t = l[i];
+        l[i] = l[j];
+        l[j] = t;
+      }
+  for (int i = 0; i < 3; i++) lambda[i] = l[i];
+}

@@ -1,0 +1,54 @@
+/* components/spatial.h — helpers of the spatial parts (body3d, marker3d, ground3d, the
+ * 3-D joints): unit quaternions, scalar first, q = (q0, q1, q2, q3), and exact derivatives
+ * of polynomial terminals and rows through hyper-dual numbers (joinery/ad.h).
+ * Internal to the library. */
+#ifndef JY_COMPONENTS_SPATIAL_H
+#define JY_COMPONENTS_SPATIAL_H
+
+#include "joinery/ad.h"
+
+/* Coordinates of a frame: position x, y, z, then the quaternion q0..q3. */
+enum { JY_FRAME_DIM = 7, JY_FRAME_Q = 3 };
+
+extern const char *const jy_names_frame[JY_FRAME_DIM];   /* x y z q0 q1 q2 q3 */
+extern const char *const jy_names_frame_a[JY_FRAME_DIM]; /* ax .. aq3 */
+extern const char *const jy_names_frame_b[JY_FRAME_DIM]; /* bx .. bq3 */
+
+/* Largest input and output counts the hyper-dual drivers take. */
+enum { JY_SPATIAL_MAX_IN = 14, JY_SPATIAL_MAX_OUT = 8 };
+
+/* A vector function f(q) of up to JY_SPATIAL_MAX_IN inputs, written in hyper-dual
+ * arithmetic; writes JY_SPATIAL_MAX_OUT or fewer outputs. */
+typedef void (*jySpatialFn)(const void *ctx, const jyHyper *q, jyHyper *out);
+
+/* Evaluates f at q (nin inputs, nout outputs): value (nout), jac = df/dq (nout x nin,
+ * column-major, leading dimension nout), rate = f_q v and curv = v^T f_qq v (the second
+ * derivative along v: p'' = J q'' + curv). Any output may be NULL. Exact: one pass per
+ * column of jac and one for rate and curv. */
+void jy_spatial_eval(jySpatialFn f, const void *ctx, int nin, int nout, const double *q,
+                     const double *v, double *value, double *jac, double *rate, double *curv);
+
+/* Hyper-dual quaternion algebra. */
+void jy_hq_mul(jyHyper out[4], const jyHyper a[4], const jyHyper b[4]); /* Hamilton a b */
+void jy_hq_conj(jyHyper out[4], const jyHyper q[4]);
+/* R(q) r = (q0^2 - e.e) r + 2 (e.r) e + 2 q0 e x r, e = (q1, q2, q3): the rotation of q for a
+ * unit q (and |q|^2 times it otherwise: a quadratic form, so derivatives stay simple). */
+void jy_hq_rotate(jyHyper out[3], const jyHyper q[4], const jyHyper r[3]);
+jyHyper jy_hd_dot3(const jyHyper a[3], const jyHyper b[3]);
+void jy_hd_cross3(jyHyper out[3], const jyHyper a[3], const jyHyper b[3]);
+
+/* The same in plain doubles. */
+void jy_q_rotate(double out[3], const double q[4], const double r[3]);
+/* G(q) (3 x 4, row-major): body angular velocity w = 2 G(q) q' for a unit q. */
+void jy_q_G(double G[12], const double q[4]);
+/* E(q) (3 x 4, row-major): space angular velocity w = 2 E(q) q' for a unit q. */
+void jy_q_E(double E[12], const double q[4]);
+
+/* Unit vector along (x, y, z) and two unit vectors s1, s2 completing a right-handed basis
+ * (s1 x s2 = u). Returns 1 if (x, y, z) is zero (nothing written). */
+int jy_spatial_basis(const double dir[3], double u[3], double s1[3], double s2[3]);
+
+/* Eigenvalues of the symmetric 3 x 3 matrix a (row-major), ascending (Jacobi rotations). */
+void jy_sym3_eig(const double a[9], double lambda[3]);
+
+#endif
