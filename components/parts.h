@@ -23,6 +23,8 @@ const jyPartType *jy_part_ground3d(void);
 const jyPartType *jy_part_hinge3d(void);
 const jyPartType *jy_part_prismatic3d(void);
 const jyPartType *jy_part_weld3d(void);
+const jyPartType *jy_part_rotational_spring3d(void);
+const jyPartType *jy_part_torque3d(void);
 /* planar bodies, joints and loads (docs/bodies2d.md) */
 const jyPartType *jy_part_body2d(void);
 const jyPartType *jy_part_marker2d(void);

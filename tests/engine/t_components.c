@@ -182,7 +182,12 @@ static const jyCheck fd_checks[] = {JY_CHECK_TERMINAL_JAC, JY_CHECK_TERMINAL_VEL
                                     JY_CHECK_CONSTRAINT_B, JY_CHECK_CONSTRAINT_RATE,
                                     JY_CHECK_LAGRANGE};
 
-/* Every check with something to check passes, advisory ones too (built-ins are passive). */
+/* Built-ins that drive: a constant torque in space axes (torque3d) has no potential and
+ * does positive work, so the advisory rest_force and passive checks note it, rightly. */
+static int listed_active(const char *name) { return strcmp(name, "torque3d") == 0; }
+
+/* Every check with something to check passes, advisory ones too (built-ins are passive,
+ * except the drivers listed above, whose advisory notes are reported but expected). */
 static void conform_type(const jyEnv *env, const jyPartType *type) {
   jyConformanceDef def = jy_default_conformance_def();
   def.seed = SEED;
@@ -203,8 +208,9 @@ static void conform_type(const jyEnv *env, const jyPartType *type) {
   for (int i = 0; i < JY_CHECK_COUNT; i++) {
     const jyCheckResult *c = &r->checks[i];
     if (c->count == 0) continue;
-    ok(c->failed == 0, "%s: %s: %s (worst %.2g, tol %.2g, %d comparisons)", type->name,
-       c->name, c->what, c->worst, c->tol, c->count);
+    ok(c->failed == 0 || (c->advisory && listed_active(type->name)),
+       "%s: %s: %s (worst %.2g, tol %.2g, %d comparisons)%s", type->name, c->name, c->what,
+       c->worst, c->tol, c->count, c->failed ? " (advisory: a driver)" : "");
   }
   double worst = 0.0;
   for (size_t i = 0; i < sizeof fd_checks / sizeof fd_checks[0]; i++)
