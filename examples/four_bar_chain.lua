@@ -41,5 +41,5 @@ end
 -- The first crank's top, as the benchmark reports it.
 sys:channel("B0.x", function(s) return s["crank0.x"] + 0.5 * math.cos(s["crank0.theta"]) end)
 sys:channel("B0.y", function(s) return s["crank0.y"] + 0.5 * math.sin(s["crank0.theta"]) end)
-sys:settings { t_end = 20, dt_out = 0.01, method = "bdf", rtol = 1e-10, atol = 1e-12 }
+sys:settings { t_end = 20, dt_out = 0.01, method = "bdf", rtol = 1e-11, atol = 1e-13 }
 return sys

@@ -33,6 +33,7 @@ struct jySim {
   N_Vector proj_weights;    /* CVODE's error weights (2n) */
   jySimStats stats_before; /* counters of CVODE runs before its last restart */
   long restarts;
+  int ready; /* created without error: the only state in which it may integrate */
   long projections_skipped; /* output-time projections that did not converge */
   jyStatus failure;   /* sticky: once set, the right-hand side refuses to run */
   jyStatus rhs_status;/* last recoverable trouble of the right-hand side */
