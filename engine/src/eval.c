@@ -275,13 +275,11 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
     if (type->force(&p->inst, &s, e->local_vec) != 0) return part_call_failed(e, p, "force", t);
     for (int c = 0; c < link->dim; c++) force[c] -= e->local_vec[link->offset + c];
   }
-  /* the whole non-ideal force, laws included (at this evaluation's row forces) */
-  const double *vl2;
-  st = jy_part_nonideal(e, p, q, v, t, e->multipliers, acc, &vl2);
+  /* the whole non-ideal force, laws included (at this evaluation's row forces); it
+   * localizes the same part again, so ql and vl stay valid */
+  st = jy_part_nonideal(e, p, q, v, t, e->multipliers, acc, &vl);
   if (st != JY_OK) return st;
   for (int c = 0; c < link->dim; c++) force[c] -= e->local_vec[link->offset + c];
-  st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped); /* the terminal Jacobians below */
-  if (st != JY_OK) return st;
   if (nr > 0 && type->constraints) {
     memset(e->local_jac, 0, sizeof(double) * (size_t)nr * nc);
     if (type->constraints(&p->inst, &s, e->local_jac, e->local_rhs, NULL, NULL) != 0)

@@ -21,31 +21,7 @@
 #include "sim.h"
 #include "tap.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define WRAP_MALLOC 0 /* the sanitizer owns malloc */
-#else
-#define WRAP_MALLOC 1
-#endif
-
-static long process_allocations;
-
-#if WRAP_MALLOC
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-void *malloc(size_t size) {
-  process_allocations++;
-  return __libc_malloc(size);
-}
-void *calloc(size_t count, size_t size) {
-  process_allocations++;
-  return __libc_calloc(count, size);
-}
-void *realloc(void *p, size_t size) {
-  process_allocations++;
-  return __libc_realloc(p, size);
-}
-#endif
+#include "count_malloc.h"
 
 typedef enum { PENDULUM, DOUBLE_PENDULUM, SPRING_CHAIN, ROD_SPRING_DAMPER, NMODELS } model_id;
 static const char *const model_names[] = {"pendulum", "double pendulum", "spring chain",

@@ -1,0 +1,42 @@
+/* tests/count_malloc.h — counts every malloc, calloc and realloc of the process (the C
+ * library's are wrapped; include this in exactly one file of a test program). Under
+ * AddressSanitizer, which owns malloc, nothing is wrapped and WRAP_MALLOC is 0: tests then
+ * skip the process-wide count. RAW_MALLOC/RAW_REALLOC reach the real allocator. */
+#ifndef JY_TESTS_COUNT_MALLOC_H
+#define JY_TESTS_COUNT_MALLOC_H
+
+#include <stddef.h>
+#include <stdlib.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define WRAP_MALLOC 0
+#else
+#define WRAP_MALLOC 1
+#endif
+
+static long process_allocations;
+
+#if WRAP_MALLOC
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+void *malloc(size_t size) {
+  process_allocations++;
+  return __libc_malloc(size);
+}
+void *calloc(size_t count, size_t size) {
+  process_allocations++;
+  return __libc_calloc(count, size);
+}
+void *realloc(void *p, size_t size) {
+  process_allocations++;
+  return __libc_realloc(p, size);
+}
+#define RAW_MALLOC __libc_malloc
+#define RAW_REALLOC __libc_realloc
+#else
+#define RAW_MALLOC malloc
+#define RAW_REALLOC realloc
+#endif
+
+#endif
