@@ -187,7 +187,10 @@ static int shape_kind(Kind kind, const double *p, jyPartShape *s, char *error,
   }
   for (int i = 0; i < O_EXTRA; i++) s->output_names[i] = force_outputs[i];
   s->noutputs = O_EXTRA;
-  if (kind == HINGE) s->output_names[s->noutputs++] = "angle";
+  if (kind == HINGE) {
+    s->angle_outputs = 1u << s->noutputs; /* an atan2: reported continuous */
+    s->output_names[s->noutputs++] = "angle";
+  }
   if (kind == PRISMATIC) {
     s->output_names[s->noutputs++] = "displacement";
     s->output_names[s->noutputs++] = "speed";

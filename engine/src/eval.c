@@ -85,6 +85,7 @@ jyEval *jy_eval_create(const jyModel *model) {
   e->map_val = jy_calloc(a, pc * width, sizeof(double));
   e->flags = jy_calloc(a, n + 1, sizeof(int));
   e->channel_scratch = jy_calloc(a, n + 1, sizeof(double));
+  e->angle_prev = jy_calloc(a, (size_t)model->nchannels + 1, sizeof(double));
   e->uk = jy_uk_create(a, model->n, model->m);
   if (model->solver.sparse_min_coords > 0 && model->n >= model->solver.sparse_min_coords &&
       model->m > 0) {
@@ -99,7 +100,7 @@ jyEval *jy_eval_create(const jyModel *model) {
   if (!e->mass || !e->force || !e->nonideal || !e->jac || !e->rhs || !e->residual || !e->rate ||
       !e->multipliers || !e->local_mass || !e->local_vec || !e->local_jac || !e->local_rhs ||
       !e->local_res || !e->local_rate || !e->term_jac_a || !e->term_jac_b || !e->flags ||
-      !e->channel_scratch || !e->uk || !e->q_loc || !e->v_loc || !e->g_loc || !e->map_count ||
+      !e->channel_scratch || !e->angle_prev || !e->uk || !e->q_loc || !e->v_loc || !e->g_loc || !e->map_count ||
       !e->map_col || !e->map_val || !e->acc_loc || !e->law_mu || !e->static_nonideal ||
       !e->proj_jac || !e->proj_rhs || !e->proj_target || !e->proj_zero || !e->proj_dx ||
       !e->proj_use) {
@@ -115,7 +116,7 @@ void jy_eval_destroy(jyEval *e) {
   double *buffers[] = {e->mass, e->force, e->nonideal, e->jac, e->rhs, e->residual, e->rate,
                        e->multipliers, e->local_mass, e->local_vec, e->local_jac, e->local_rhs,
                        e->local_res, e->local_rate, e->term_jac_a, e->term_jac_b,
-                       e->channel_scratch, e->q_loc, e->v_loc, e->g_loc, e->map_val,
+                       e->channel_scratch, e->angle_prev, e->q_loc, e->v_loc, e->g_loc, e->map_val,
                        e->acc_loc, e->law_mu, e->static_nonideal, e->proj_jac,
                        e->proj_rhs, e->proj_target, e->proj_zero, e->proj_dx};
   for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) jy_free(&a, buffers[i]);
@@ -310,6 +311,21 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
   return JY_OK;
 }
 
+/* Angle outputs continue from their previous report: shifted by whole turns to lie within
+ * pi of it. */
+static void unwrap_angles(jyEval *e, const jyModelPart *part, double *dst) {
+  unsigned bits = part->shape.angle_outputs;
+  for (int k = 0; bits && k < part->shape.noutputs; k++, bits >>= 1) {
+    if (!(bits & 1u)) continue;
+    double *prev = &e->angle_prev[part->output_channel + k];
+    const double turn = 6.283185307179586476925286766559;
+    if (e->angles_reported) dst[k] += turn * nearbyint((*prev - dst[k]) / turn);
+    *prev = dst[k];
+  }
+}
+
+void jy_eval_forget_angles(jyEval *e) { e->angles_reported = 0; }
+
 jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t, double *out) {
   if (!e || !q || !v || !out) return JY_ERR_INVALID;
   const jyModel *m = e->model;
@@ -352,12 +368,14 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
       memset(dst, 0, sizeof(double) * (size_t)part->shape.noutputs);
       if (type->outputs(&part->inst, &s, e->multipliers + part->row_offset, dst) != 0)
         return part_call_failed(e, part, "outputs", t);
+      unwrap_angles(e, part, dst);
     }
   }
   double *derived = out + m->ch_energy;
   derived[0] = kinetic + potential;
   derived[1] = kinetic;
   derived[2] = potential;
+  e->angles_reported = 1;
   jy_residual_norms(e, &derived[3], &derived[4]);
   /* Power of the ideal constraint forces (A^T mu) . v and of the non-ideal ones C . v: the
    * first vanishes for ideal scleronomic constraints, the second is what friction takes. */

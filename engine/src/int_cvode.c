@@ -309,6 +309,7 @@ jyStatus jy_sim_set_state(jySim *sim, double t, const double *q, const double *v
   memcpy(sim->v, v, sizeof(double) * (size_t)n);
   sim->t = t;
   sim->failure = JY_OK;
+  jy_eval_forget_angles(sim->eval); /* a new trajectory: angles continue from nothing */
   jyStatus st = initial_multipliers(sim);
   if (st != JY_OK) return st;
   pack_state(sim, N_VGetArrayPointer(sim->y));

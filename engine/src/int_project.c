@@ -9,6 +9,7 @@
  *              of dq is below eps;
  *   velocities: one linear step on all rows (position rows' rate A v + phi_t, velocity
  *              rows' psi; exact for rows linear in v, a Newton step otherwise). */
+#include <cblas.h>
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -16,19 +17,24 @@
 #include "internal.h"
 
 /* dx = argmin dx^T M dx subject to A_rows dx = target (rows not selected are left free by
- * giving them a zero row). M and A are the eval's assembled ones. */
+ * giving them a zero row). M and A are the eval's assembled ones; when every row is
+ * selected (the usual case) A is used in place, not copied. */
 static jyStatus min_kinetic_step(jyEval *e, const unsigned char *use_row, const double *target,
                                  double *dx) {
   const jyModel *m = e->model;
-  int n = m->n, rows = m->m;
-  for (int i = 0; i < rows; i++) {
-    e->proj_rhs[i] = use_row[i] ? target[i] : 0.0;
-    if (!use_row[i])
-      for (int j = 0; j < n; j++) e->proj_jac[i + (size_t)j * rows] = 0.0;
-    else
-      for (int j = 0; j < n; j++) e->proj_jac[i + (size_t)j * rows] = e->jac[i + (size_t)j * rows];
+  int n = m->n, rows = m->m, every_row = 1;
+  for (int i = 0; i < rows; i++) every_row &= use_row[i] != 0;
+  const double *jac = e->jac, *rhs = target;
+  if (!every_row) {
+    for (int i = 0; i < rows; i++) {
+      e->proj_rhs[i] = use_row[i] ? target[i] : 0.0;
+      for (int j = 0; j < n; j++)
+        e->proj_jac[i + (size_t)j * rows] = use_row[i] ? e->jac[i + (size_t)j * rows] : 0.0;
+    }
+    jac = e->proj_jac;
+    rhs = e->proj_rhs;
   }
-  jyUkProblem p = {n, rows, e->mass, e->proj_zero, NULL, e->proj_jac, e->proj_rhs};
+  jyUkProblem p = {n, rows, e->mass, e->proj_zero, NULL, jac, rhs};
   jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, 1.0 /* any b: project */};
   jyUkResult res;
   jyUkOutcome out = jy_eval_uk(e, &p, &opt, dx, &res);
@@ -94,14 +100,11 @@ jyStatus jy_project_error(jyEval *e, double *err_q, double *err_v) {
   if (rows == 0) return JY_OK;
   double *parts[2] = {err_q, err_v};
   for (int k = 0; k < 2; k++) {
-    for (int i = 0; i < rows; i++) {
-      int used = k == 0 ? m->row_kinds[i] == JY_ROW_POSITION
-                        : m->row_kinds[i] != JY_ROW_ACCELERATION;
-      e->proj_use[i] = (unsigned char)used;
-      double s = 0;
-      for (int j = 0; j < n; j++) s += e->jac[i + (size_t)j * rows] * parts[k][j];
-      e->proj_target[i] = s;
-    }
+    cblas_dgemv(CblasColMajor, CblasNoTrans, rows, n, 1.0, e->jac, rows, parts[k], 1, 0.0,
+                e->proj_target, 1);
+    for (int i = 0; i < rows; i++)
+      e->proj_use[i] = (unsigned char)(k == 0 ? m->row_kinds[i] == JY_ROW_POSITION
+                                              : m->row_kinds[i] != JY_ROW_ACCELERATION);
     jyStatus st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);
     if (st != JY_OK) return st;
     for (int j = 0; j < n; j++) parts[k][j] -= e->proj_dx[j];

@@ -142,6 +142,8 @@ struct jyEval {
   int mass_diagonal;    /* the last assembled M has nothing off its diagonal */
   int *flags; /* n */
   double *channel_scratch;
+  double *angle_prev;   /* nchannels: each angle output's last report (part.h angle_outputs) */
+  int angles_reported;  /* angle_prev holds reports to continue from */
   double baumgarte_rate; /* > 0: stabilize the constraints at this rate, 1/s */
   double *law_mu;        /* m: row forces of the last fixed-point solve (warm start) */
   /* projection scratch (int_project.c) */
@@ -166,6 +168,9 @@ jyStatus jy_part_nonideal(jyEval *e, const jyModelPart *p, const double *q, cons
 /* Adds the parts' non-ideal laws C(q, v, t, row forces mu, acc) into e->nonideal. */
 jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,
                           const double *mu, const double *acc);
+
+/* The next channel report starts angle outputs afresh, in the parts' own range. */
+void jy_eval_forget_angles(jyEval *e);
 
 /* Acceleration from already assembled M, Q, C, A, b; names rows/coordinates on failure. */
 jyStatus jy_eval_solve(jyEval *e, double t, double *acc);

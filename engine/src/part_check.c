@@ -607,6 +607,8 @@ static int shape_problem(const Checker *c, char *why, size_t len) {
   for (int i = 0; i < s->noutputs; i++)
     if (!s->output_names[i] || !s->output_names[i][0])
       return snprintf(why, len, "output %d has no name", i), 1;
+  if (s->noutputs < 32 && (s->angle_outputs >> s->noutputs) != 0)
+    return snprintf(why, len, "angle_outputs marks an output beyond its %d", s->noutputs), 1;
   return 0;
 }
 

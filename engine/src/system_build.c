@@ -115,6 +115,7 @@ static int shape_in_limits(const jyPartShape *s) {
   if (s->nterminals < 0 || s->nterminals > JY_PART_MAX_TERMINALS) return 0;
   if (s->nrows < 0 || s->nrows > JY_PART_MAX_ROWS) return 0;
   if (s->noutputs < 0 || s->noutputs > JY_PART_MAX_OUTPUTS) return 0;
+  if (s->noutputs < 32 && (s->angle_outputs >> s->noutputs) != 0) return 0;
   for (int i = 0; i < s->nterminals; i++)
     if (s->terminals[i].dim < 1 || s->terminals[i].dim > JY_TERMINAL_MAX_DIM) return 0;
   return 1;

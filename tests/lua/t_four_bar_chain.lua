@@ -19,7 +19,7 @@ for i = 1, n do
 end
 tap.ok(par < 1e-8, string.format("all cranks parallel to 1e-8 rad (worst %.2g)", par))
 tap.ok(flat >= 18, string.format("passed the flat configuration %d times", flat))
--- Energy to the issue's 1e-8 relative. Measured 2.4e-9 with the example's absolute error
+-- Energy to the issue's 1e-8 relative. Measured 2.1e-9 with the example's absolute error
 -- control (rtol 1e-12, atol 1e-11); with rtol 1e-11, atol 1e-13 it was 0.9e-8 to 1.6e-8,
 -- because a relative tolerance lets the far couplers' x (up to 40 m) carry 40 times the
 -- error of everything else.

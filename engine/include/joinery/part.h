@@ -106,6 +106,11 @@ typedef struct jyPartShape {
   const char *output_names[JY_PART_MAX_OUTPUTS];
   unsigned flags;       /* JY_PART_* below */
   size_t instance_size; /* bytes of per-instance data `init` fills (0: none) */
+  /* Bit k set: output k is an angle the part knows only modulo 2 pi (an atan2, say). A
+   * simulation reports it continuous, shifted by whole turns to lie within pi of its
+   * previous report, so it stays right while it turns less than half a turn between
+   * reports. (Last in the struct: parts built before it leave it zero.) */
+  unsigned angle_outputs;
 } jyPartShape;
 
 /* M does not depend on q or t: the engine may assemble it once. */
