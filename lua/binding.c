@@ -1494,5 +1494,6 @@ int luaopen_joinery(lua_State *L) {
   jyl_open_channel(L);   /* lua/channel.c: sys:channel */
   jyl_open_bodies2d(L);  /* lua/bodies2d.c: body:point, body:frame_at, sys:pin, sys:weld */
   jyl_open_bodies3d(L);  /* lua/bodies3d.c: the same on body3d parts, sys:ball */
+  jyl_open_loads(L, -1); /* lua/loads.c: sys:load, a force and torque given by a function */
   return 1;
 }

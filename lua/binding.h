@@ -49,6 +49,8 @@ void jyl_open_channel(lua_State *L);
 void jyl_open_bodies2d(lua_State *L);
 /* lua/bodies3d.c: body:marker/point/frame_at on body3d parts, sys:ball (after bodies2d). */
 void jyl_open_bodies3d(lua_State *L);
+/* sys:load(name, frame, fn) (lua/loads.c); module_idx: the joinery module table. */
+void jyl_open_loads(lua_State *L, int module_idx);
 
 /* lua/plugin.c: sets load_plugin (C plugins) and check_part (the conformance suite) in the
  * module table on the top of the stack. env_index: the module's environment userdata;
