@@ -22,7 +22,9 @@
  *                     { name = "pin", rows = 2, phi = function(q, t, p) return { .., .. } end } },
  *     nonideal = function(q, v, t, p) return { ... } end,
  *     nonideal_law = function(q, v, t, p, f, a) return { ... } end,
- *     outputs = { { name = "tension", fn = function(q, v, t, p, f) ... end } },
+ *     outputs = { { name = "tension", fn = function(q, v, t, p, f) ... end },
+ *                 { name = "phi", fn = ..., angle = true } },  (angle: known modulo 2 pi,
+ *                                                  reported continuous: part.h angle_outputs)
  *     constant_mass = false,
  *     flat = false,
  *   }                                  -> the type name
@@ -495,6 +497,7 @@ typedef struct LpType {
   DynMode mode;
   LpFn lagrangian, kinetic, potential, mass, force, nonideal, law;
   unsigned flags;
+  unsigned angle_outputs; /* jyPartShape.angle_outputs */
   int flat; /* functions get arrays (x[1], ...) and no p (sys:constrain's types) */
   /* stack slots on T */
   int s_msgh, s_jetmt, s_names, s_p, s_p_proxy, s_grav, s_qn, s_qn_proxy, s_vn, s_vn_proxy, s_rowf;
@@ -1344,6 +1347,7 @@ static int lp_shape(const jyPartType *type, const double *params, jyPartShape *s
   shape->noutputs = lt->nout;
   for (int o = 0; o < lt->nout; o++) shape->output_names[o] = lt->out[o].name;
   shape->flags = lt->flags;
+  shape->angle_outputs = lt->angle_outputs;
   shape->instance_size = lt->data_doubles * sizeof(double);
   return 0;
 }
@@ -1799,7 +1803,7 @@ static void parse_constraints(lua_State *L, LpType *lt) {
 }
 
 static void parse_outputs(lua_State *L, LpType *lt) {
-  static const char *const keys[] = {"name", "fn"};
+  static const char *const keys[] = {"name", "fn", "angle"};
   if (lua_getfield(L, 1, "outputs") == LUA_TNIL) {
     lua_pop(L, 1);
     return;
@@ -1811,7 +1815,7 @@ static void parse_outputs(lua_State *L, LpType *lt) {
   for (int o = 0; o < no; o++) {
     lua_rawgeti(L, list, o + 1);
     int e = lua_gettop(L);
-    check_keys(L, e, "an output", keys, 2, lt->name);
+    check_keys(L, e, "an output", keys, 3, lt->name);
     const char *name = opt_string(L, e, "name", "outputs[i]", lt);
     if (!is_identifier(name))
       luaL_error(L, "part type '%s': outputs[%d] needs a name (an identifier)", lt->name, o + 1);
@@ -1824,7 +1828,12 @@ static void parse_outputs(lua_State *L, LpType *lt) {
     char role[96];
     snprintf(role, sizeof role, "output '%s'", name);
     take_fn(L, lt, -1, role, &lt->out[o].fn);
-    lua_pop(L, 2);
+    int angle = lua_getfield(L, e, "angle");
+    if (angle != LUA_TNIL && angle != LUA_TBOOLEAN)
+      luaL_error(L, "part type '%s': output '%s': angle must be true or false, got %s", lt->name,
+                 name, luaL_typename(L, -1));
+    if (lua_toboolean(L, -1)) lt->angle_outputs |= 1u << o;
+    lua_pop(L, 3);
   }
   lua_pop(L, 2);
 }

@@ -392,7 +392,15 @@ jyStatus jy_sim_advance(jySim *sim, double t_out) {
     sunrealtype t_now = 0;
     CVodeGetCurrentTime(sim->cvode, &t_now);
     flag = CV_SUCCESS;
+    long steps = 0; /* one step per call: CVODE's own max_steps count never trips here */
     while (flag >= 0 && t_now < t_out) {
+      if (steps++ >= sim->def.max_steps) {
+        flag = CV_TOO_MUCH_WORK;
+        snprintf(sim->cvode_message, sizeof sim->cvode_message,
+                 "more than max_steps = %ld steps on the way to t = %.9g", sim->def.max_steps,
+                 t_out);
+        break;
+      }
       flag = CVode(sim->cvode, sim->def.t_end, sim->y, &t_reached, CV_ONE_STEP);
       CVodeGetCurrentTime(sim->cvode, &t_now);
     }

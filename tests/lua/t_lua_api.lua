@@ -175,6 +175,10 @@ tap.raises(function() bad:compile() end,
   { "inconsistent", "weld" }, "compiling inconsistent constraints")
 tap.raises(function() sys:simulate { t_end = 1, max_steps = 1 } end,
   { "t =" }, "an integrator failure names the time")
+-- BDF with projection steps one at a time (CV_ONE_STEP): max_steps still bounds the steps
+-- between two outputs, so a stalling run ends with an error instead of running on.
+tap.raises(function() sys:simulate { t_end = 1, dt_out = 1, method = "bdf", max_steps = 5 } end,
+  { "max_steps = 5", "CV_TOO_MUCH_WORK", "t =" }, "BDF with projection keeps to max_steps")
 local unwritable = "/nonexistent-dir/x.csv"
 tap.raises(function() sys:simulate { t_end = 0.1, out = unwritable } end,
   { unwritable }, "an unwritable output file")
