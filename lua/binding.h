@@ -45,6 +45,10 @@ void jyl_open_constrain(lua_State *L);
 /* lua/channel.c: adds sys:channel(name, fn) (user output channels computed in Lua). */
 void jyl_open_channel(lua_State *L);
 
+/* lua/bodies2d.c: runs chunk(previous_part_index, owner, system_methods), which may add
+ * System methods and returns the new __index of Parts (owner(x): the System of a Part or
+ * Terminal, or nil). Errors in the chunk are raised. */
+void jyl_extend_parts(lua_State *L, const char *chunk, size_t len, const char *chunk_name);
 /* lua/bodies2d.c: body:marker/point/frame_at on body2d parts, sys:pin and sys:weld. */
 void jyl_open_bodies2d(lua_State *L);
 /* lua/bodies3d.c: body:marker/point/frame_at on body3d parts, sys:ball (after bodies2d). */

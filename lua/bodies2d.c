@@ -117,13 +117,12 @@ static int owner(lua_State *L) {
   return 1;
 }
 
-void jyl_open_bodies2d(lua_State *L) {
+void jyl_extend_parts(lua_State *L, const char *chunk, size_t len, const char *chunk_name) {
   int top = lua_gettop(L);
-  if (luaL_loadbuffer(L, bodies2d_lua, sizeof bodies2d_lua - 1, "=joinery.bodies2d") != LUA_OK)
-    lua_error(L); /* a bug in the chunk above: t_bodies2d would fail at once */
+  if (luaL_loadbuffer(L, chunk, len, chunk_name) != LUA_OK) lua_error(L);
   luaL_getmetatable(L, JYL_PART);
   int part_mt = lua_gettop(L);
-  lua_getfield(L, part_mt, "__index"); /* arg 1: the original __index */
+  lua_getfield(L, part_mt, "__index"); /* arg 1: the __index installed so far */
   lua_pushcfunction(L, owner);         /* arg 2 */
   luaL_getmetatable(L, JYL_SYSTEM);
   lua_getfield(L, -1, "__index"); /* arg 3: the System methods */
@@ -134,4 +133,9 @@ void jyl_open_bodies2d(lua_State *L) {
   lua_pushvalue(L, -2);
   lua_setfield(L, -2, "__index");
   lua_settop(L, top);
+}
+
+void jyl_open_bodies2d(lua_State *L) {
+  /* a bug in the chunk above makes t_bodies2d fail at once */
+  jyl_extend_parts(L, bodies2d_lua, sizeof bodies2d_lua - 1, "=joinery.bodies2d");
 }

@@ -79,31 +79,7 @@ static const char bodies3d_lua[] =
   "end\n"
   "return part_index\n";
 
-/* owner(x): the system userdata of a Part or Terminal, or nil. */
-static int owner(lua_State *L) {
-  if (!luaL_testudata(L, 1, JYL_PART) && !luaL_testudata(L, 1, JYL_TERMINAL)) {
-    lua_pushnil(L);
-    return 1;
-  }
-  lua_getiuservalue(L, 1, 1);
-  return 1;
-}
-
 void jyl_open_bodies3d(lua_State *L) {
-  int top = lua_gettop(L);
-  if (luaL_loadbuffer(L, bodies3d_lua, sizeof bodies3d_lua - 1, "=joinery.bodies3d") != LUA_OK)
-    lua_error(L); /* a bug in the chunk above: t_bodies3d would fail at once */
-  luaL_getmetatable(L, JYL_PART);
-  int part_mt = lua_gettop(L);
-  lua_getfield(L, part_mt, "__index"); /* arg 1: the __index installed so far */
-  lua_pushcfunction(L, owner);         /* arg 2 */
-  luaL_getmetatable(L, JYL_SYSTEM);
-  lua_getfield(L, -1, "__index"); /* arg 3: the System methods */
-  lua_remove(L, -2);
-  lua_remove(L, part_mt);
-  lua_call(L, 3, 1);
-  luaL_getmetatable(L, JYL_PART);
-  lua_pushvalue(L, -2);
-  lua_setfield(L, -2, "__index");
-  lua_settop(L, top);
+  /* a bug in the chunk above makes t_bodies3d fail at once */
+  jyl_extend_parts(L, bodies3d_lua, sizeof bodies3d_lua - 1, "=joinery.bodies3d");
 }
