@@ -25,6 +25,7 @@ struct jyUkWork {
   double *scaled_rhs;  /* b scaled likewise (m) */
   double *row_scale;   /* 1/|A_i|, 0 for zero rows (m) */
   double *factor;      /* M_a, then its Cholesky factor L (n x n) */
+  double *inv_root_mass; /* 1/sqrt(M_jj) when M is diagonal and positive (n) */
   double *b_mat;       /* A L^-T, overwritten by dgelsy (m x n) */
   double *b_copy;      /* A L^-T kept for the residual (m x n) */
   double *solution;    /* right side, then minimum-norm solution (max(m, n)) */
@@ -51,6 +52,7 @@ jyUkWork *jy_uk_create(const jyAllocator *alloc, int n, int m) {
   w->scaled_rhs = jy_calloc(&a, mm + 1, sizeof(double));
   w->row_scale = jy_calloc(&a, mm + 1, sizeof(double));
   w->factor = jy_calloc(&a, nn * nn + 1, sizeof(double));
+  w->inv_root_mass = jy_calloc(&a, nn + 1, sizeof(double));
   w->b_mat = jy_calloc(&a, mm * nn + 1, sizeof(double));
   w->b_copy = jy_calloc(&a, mm * nn + 1, sizeof(double));
   w->solution = jy_calloc(&a, big, sizeof(double));
@@ -58,7 +60,8 @@ jyUkWork *jy_uk_create(const jyAllocator *alloc, int n, int m) {
   w->at_mat = jy_calloc(&a, mm * nn + 1, sizeof(double));
   w->at_rhs = jy_calloc(&a, big, sizeof(double));
   w->pivots = jy_calloc(&a, big, sizeof(lapack_int));
-  if (!w->scaled_jac || !w->scaled_rhs || !w->row_scale || !w->factor || !w->b_mat ||
+  if (!w->scaled_jac || !w->scaled_rhs || !w->row_scale || !w->factor || !w->inv_root_mass ||
+      !w->b_mat ||
       !w->b_copy || !w->solution || !w->row_residual || !w->at_mat || !w->at_rhs ||
       !w->pivots) {
     jy_uk_destroy(w);
@@ -93,6 +96,7 @@ void jy_uk_destroy(jyUkWork *w) {
   jy_free(&a, w->scaled_rhs);
   jy_free(&a, w->row_scale);
   jy_free(&a, w->factor);
+  jy_free(&a, w->inv_root_mass);
   jy_free(&a, w->b_mat);
   jy_free(&a, w->b_copy);
   jy_free(&a, w->solution);
@@ -146,6 +150,16 @@ static int factor_augmented(jyUkWork *w, const jyUkProblem *p, double alpha) {
   return 0;
 }
 
+static int diagonal_positive(const jyUkProblem *p) {
+  int n = p->n;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      double v = p->mass[i + (size_t)j * n];
+      if (i == j ? !(v > 0) || !isfinite(v) : v != 0) return 0;
+    }
+  return 1;
+}
+
 jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *opt,
                         double *acc, jyUkResult *result) {
   int n = p->n, m = p->m;
@@ -160,24 +174,40 @@ jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *op
     return result->outcome;
   }
   scale_rows(w, p);
-  double alpha = m > 0 ? augmentation(p, opt) : 0.0;
-
-  if (factor_augmented(w, p, alpha) != 0) {
-    result->outcome = JY_UK_NOT_UNIQUE;
-    return result->outcome;
-  }
-  /* u = M_a^-1 (Q + C + alpha As^T bs) */
+  /* A diagonal, positive M (rigid bodies, point masses) is its own factor: L = M^1/2 with
+   * no augmentation, which saves forming and factoring M_a. */
+  int diagonal = m > 0 && diagonal_positive(p);
   for (int j = 0; j < n; j++) acc[j] = p->force[j] + (p->nonideal ? p->nonideal[j] : 0.0);
-  if (m > 0)
-    cblas_dgemv(CblasColMajor, CblasTrans, m, n, alpha, w->scaled_jac, m, w->scaled_rhs, 1, 1.0,
-                acc, 1);
-  LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, 1, w->factor, n, acc, n);
+  if (diagonal) {
+    for (int j = 0; j < n; j++) {
+      double mj = p->mass[j + (size_t)j * n];
+      w->inv_root_mass[j] = 1.0 / sqrt(mj);
+      acc[j] /= mj; /* u = M^-1 (Q + C) */
+    }
+  } else {
+    double alpha = m > 0 ? augmentation(p, opt) : 0.0;
+    if (factor_augmented(w, p, alpha) != 0) {
+      result->outcome = JY_UK_NOT_UNIQUE;
+      return result->outcome;
+    }
+    /* u = M_a^-1 (Q + C + alpha As^T bs) */
+    if (m > 0)
+      cblas_dgemv(CblasColMajor, CblasTrans, m, n, alpha, w->scaled_jac, m, w->scaled_rhs, 1,
+                  1.0, acc, 1);
+    LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, 1, w->factor, n, acc, n);
+  }
   if (m == 0) return result->outcome;
 
   /* B = As L^-T; r = bs - As u */
-  memcpy(w->b_mat, w->scaled_jac, sizeof(double) * (size_t)m * n);
-  cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0,
-              w->factor, n, w->b_mat, m);
+  if (diagonal) {
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < m; i++)
+        w->b_mat[i + (size_t)j * m] = w->scaled_jac[i + (size_t)j * m] * w->inv_root_mass[j];
+  } else {
+    memcpy(w->b_mat, w->scaled_jac, sizeof(double) * (size_t)m * n);
+    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0,
+                w->factor, n, w->b_mat, m);
+  }
   memcpy(w->b_copy, w->b_mat, sizeof(double) * (size_t)m * n);
   memcpy(w->solution, w->scaled_rhs, sizeof(double) * (size_t)m);
   cblas_dgemv(CblasColMajor, CblasNoTrans, m, n, -1.0, w->scaled_jac, m, acc, 1, 1.0,
@@ -210,8 +240,11 @@ jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *op
   if (!(worst <= opt->consistency_tol)) result->outcome = JY_UK_INCONSISTENT;
 
   /* q'' = u + L^-T y */
-  cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, n, w->factor, n,
-              w->solution, 1);
+  if (diagonal)
+    for (int j = 0; j < n; j++) w->solution[j] *= w->inv_root_mass[j];
+  else
+    cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, n, w->factor, n,
+                w->solution, 1);
   for (int j = 0; j < n; j++) acc[j] += w->solution[j];
   return result->outcome;
 }

@@ -344,17 +344,22 @@ static void finish_case(Rng *r, Case *c, const double *rows, int m) {
   c->use_c = rng_int(r, 0, 1);
 }
 
-enum Family { F_SPD_FULL, F_SPD_REDUNDANT, F_SPD_SCALED, F_PSD_LOWRANK, F_PSD_MASSLESS, F_COUNT };
+enum Family {
+  F_SPD_FULL, F_SPD_REDUNDANT, F_SPD_SCALED, F_SPD_DIAGONAL, F_PSD_LOWRANK, F_PSD_MASSLESS,
+  F_COUNT
+};
 static const char *family_name[F_COUNT] = {
     "SPD M, full-row-rank A", "SPD M, redundant A (dup/scaled/combination/zero rows)",
     "SPD M with masses 1e-2..1e2, rows scaled 1e-2..1e2, some redundant",
+    "diagonal M (its own factor, no augmentation), masses 1e-2..1e2, some redundant rows",
     "singular M = G G^T (rank < n)",
     "singular M with massless coordinates (zero rows/cols), glue-like rows"};
 
 static void gen_case(Rng *r, int fam, Case *c) {
   double rows[MMAX * NMAX];
   memset(c, 0, sizeof *c);
-  if (fam == F_SPD_FULL || fam == F_SPD_REDUNDANT || fam == F_SPD_SCALED) {
+  if (fam == F_SPD_FULL || fam == F_SPD_REDUNDANT || fam == F_SPD_SCALED ||
+      fam == F_SPD_DIAGONAL) {
     int n = rng_int(r, 1, NMAX);
     c->n = n;
     gen_spd_block(r, n, c->mass, n);
@@ -368,9 +373,13 @@ static void gen_case(Rng *r, int fam, Case *c) {
       dlo = 1e-2;
       dhi = 1e2;
     }
+    if (fam == F_SPD_DIAGONAL) /* rigid bodies and point masses: what the solver special-cases */
+      for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++)
+          c->mass[i + j * n] = i == j ? exp(rng_range(r, log(1e-2), log(1e2))) : 0.0;
     int nr = rng_int(r, 1, n); /* m = 0 is an edge case of its own, below */
     int extra = fam == F_SPD_REDUNDANT ? rng_int(r, 1, 5)
-                : fam == F_SPD_SCALED  ? rng_int(r, 0, 3)
+                : fam == F_SPD_SCALED || fam == F_SPD_DIAGONAL ? rng_int(r, 0, 3)
                                        : 0;
     gen_rows(r, n, nr, NULL, 0, 0, dlo, dhi, rows, MMAX);
     int m = add_redundant_rows(r, n, nr, extra, rows);
@@ -1368,7 +1377,7 @@ int main(void) {
     Stats st;
     memset(&st, 0, sizeof st);
     st.nmin = st.mmin = 1 << 30;
-    int spd = fam == F_SPD_FULL || fam == F_SPD_REDUNDANT || fam == F_SPD_SCALED;
+    int spd = fam <= F_SPD_DIAGONAL;
     for (int k = 0; k < CASES; k++) {
       gen_case(&rng, fam, &c);
       /* Every other case gets a workspace of exactly its own size. */
@@ -1481,11 +1490,11 @@ int main(void) {
   diag("%-10s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s", "family", "A q''=b", "M-orth", "B form",
        "Minv form", "u form", "UP2006", "aug 1e+-3", "virt.work", "A^T mu=f", "mu minnorm",
        "cond B");
-  static const char *tag[F_COUNT] = {"spd-full", "spd-redund", "spd-scaled", "psd-lowrnk",
-                                     "psd-mless"};
+  static const char *tag[F_COUNT] = {"spd-full", "spd-redund", "spd-scaled", "spd-diag",
+                                     "psd-lowrnk", "psd-mless"};
   for (int fam = 0; fam < F_COUNT; fam++) {
     const Stats *a = &all[fam];
-    int spd = fam <= F_SPD_SCALED;
+    int spd = fam <= F_SPD_DIAGONAL;
     char b1[16] = "-", b2[16] = "-", b3[16] = "-", b4[16] = "-", b5[16] = "-";
     if (spd) {
       snprintf(b1, sizeof b1, "%.2e", a->morth);
