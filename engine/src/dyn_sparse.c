@@ -13,6 +13,7 @@
 #include "dyn_sparse.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <suitesparse/cholmod.h>
 
@@ -57,59 +58,116 @@ void jy_sparse_destroy(jySparseWork *w) {
   jy_free(&a, w);
 }
 
-/* The upper-triangle pattern of F F^T (stype 1) and, for every product of two entries of a
- * column of F, where it lands in S. Allocation happens here only. */
+static int compare_ints(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+/* Column k of S = F F^T (upper, rows in the permuted order inv) gets the products of row
+ * perm[k]'s entries with the entries of the same F columns in rows i < k, and each entry
+ * with itself (i = k); every unordered pair of entries of an F column lands exactly once.
+ * visit(k, e_a, e_b, i) is called for each such product. */
+typedef struct {
+  const int *cp, *ri, *inv, *perm, *row_ptr, *row_col, *row_entry;
+} ProductWalk;
+
+#define FOR_PRODUCTS_OF_COLUMN(pw, k, e_a, e_b, i, body)                                   \
+  for (int at_ = (pw)->row_ptr[(pw)->perm[k]]; at_ < (pw)->row_ptr[(pw)->perm[k] + 1]; at_++) { \
+    int j_ = (pw)->row_col[at_], e_a = (pw)->row_entry[at_];                               \
+    for (int e_b = (pw)->cp[j_]; e_b < (pw)->cp[j_ + 1]; e_b++) {                          \
+      int i = (pw)->inv[(pw)->ri[e_b]];                                                    \
+      if (i < (k) || e_b == e_a) { body }                                                  \
+    }                                                                                      \
+  }
+
+/* The upper-triangle pattern of F F^T (stype 1) in the row order inv, and for every product
+ * of two entries of a column of F where it lands in S. Built column by column from F's row
+ * and column structure: time and memory in proportion to the products, not to m^2.
+ * Allocation happens here only. */
 static int build_product_pattern(jySparseWork *w, const int *inv) {
-  int m = w->m, n = w->n;
+  int m = w->m, n = w->n, nnz_f = ((const int *)w->f->p)[n];
   const int *cp = w->f->p, *ri = w->f->i;
-  /* dense m x m map of which (i, k), i <= k, occur; m is at most a few thousand here */
-  int *where = jy_calloc(&w->alloc, (size_t)m * m, sizeof(int));
-  if (!where) return -1;
-  int npairs = 0, nnz = 0;
+  int *row_ptr = jy_calloc(&w->alloc, (size_t)m + 1, sizeof(int));
+  int *row_col = jy_calloc(&w->alloc, (size_t)nnz_f + 1, sizeof(int));
+  int *row_entry = jy_calloc(&w->alloc, (size_t)nnz_f + 1, sizeof(int));
+  int *stamp = jy_calloc(&w->alloc, (size_t)m, sizeof(int));
+  int *slot = jy_calloc(&w->alloc, (size_t)m, sizeof(int));
+  int *rows = jy_calloc(&w->alloc, (size_t)m, sizeof(int));
+  int status = -1;
+  if (!row_ptr || !row_col || !row_entry || !stamp || !slot || !rows) goto done;
+  /* F by rows: for row r, the columns j and entry indices of its entries */
+  for (int e = 0; e < nnz_f; e++) row_ptr[ri[e] + 1]++;
+  for (int r = 0; r < m; r++) row_ptr[r + 1] += row_ptr[r];
   for (int j = 0; j < n; j++)
-    for (int a = cp[j]; a < cp[j + 1]; a++)
-      for (int b = a; b < cp[j + 1]; b++) {
-        int ra = inv[ri[a]], rb = inv[ri[b]];
-        int i = ra < rb ? ra : rb, k = ra < rb ? rb : ra;
-        npairs++;
-        if (!where[i + (size_t)k * m]) where[i + (size_t)k * m] = ++nnz;
+    for (int e = cp[j]; e < cp[j + 1]; e++) {
+      int at = row_ptr[ri[e]] + stamp[ri[e]]++;
+      row_col[at] = j;
+      row_entry[at] = e;
+    }
+  ProductWalk pw = {cp, ri, inv, w->perm, row_ptr, row_col, row_entry};
+  /* counts: products and the entries of S (each column's distinct rows, the diagonal always,
+   * so that the shift has a place) */
+  int npairs = 0, nnz = 0;
+  for (int i = 0; i < m; i++) stamp[i] = -1;
+  for (int k = 0; k < m; k++) {
+    stamp[k] = k;
+    nnz++;
+    FOR_PRODUCTS_OF_COLUMN(&pw, k, e_a, e_b, i, {
+      (void)e_a;
+      (void)e_b;
+      npairs++;
+      if (stamp[i] != k) {
+        stamp[i] = k;
+        nnz++;
       }
-  for (int i = 0; i < m; i++) /* the diagonal, so the shift always has a place */
-    if (!where[i + (size_t)i * m]) where[i + (size_t)i * m] = ++nnz;
+    })
+  }
   w->s = cholmod_allocate_sparse((size_t)m, (size_t)m, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL,
                                  &w->common);
   w->pair_a = jy_calloc(&w->alloc, (size_t)npairs + 1, sizeof(int));
   w->pair_b = jy_calloc(&w->alloc, (size_t)npairs + 1, sizeof(int));
   w->pair_s = jy_calloc(&w->alloc, (size_t)npairs + 1, sizeof(int));
-  if (!w->s || !w->pair_a || !w->pair_b || !w->pair_s) {
-    jy_free(&w->alloc, where);
-    return -1;
-  }
-  /* Column k of S (upper): rows i <= k in increasing order; positions numbered anew. */
+  if (!w->s || !w->pair_a || !w->pair_b || !w->pair_s) goto done;
+  /* fill: column k's rows sorted (CHOLMOD's sorted form), then where each product lands */
   int *sp = w->s->p, *si = w->s->i, at = 0;
+  for (int i = 0; i < m; i++) stamp[i] = -1;
   for (int k = 0; k < m; k++) {
-    sp[k] = at;
-    for (int i = 0; i <= k; i++)
-      if (where[i + (size_t)k * m]) {
-        where[i + (size_t)k * m] = at + 1;
-        si[at++] = i;
+    int nr = 0;
+    stamp[k] = k;
+    rows[nr++] = k;
+    FOR_PRODUCTS_OF_COLUMN(&pw, k, e_a, e_b, i, {
+      (void)e_a;
+      (void)e_b;
+      if (stamp[i] != k) {
+        stamp[i] = k;
+        rows[nr++] = i;
       }
+    })
+    qsort(rows, (size_t)nr, sizeof(int), compare_ints);
+    sp[k] = at;
+    for (int q = 0; q < nr; q++) {
+      slot[rows[q]] = at;
+      si[at++] = rows[q];
+    }
+    FOR_PRODUCTS_OF_COLUMN(&pw, k, e_a, e_b, i, {
+      w->pair_a[w->npairs] = e_a;
+      w->pair_b[w->npairs] = e_b;
+      w->pair_s[w->npairs] = slot[i];
+      w->npairs++;
+    })
   }
   sp[m] = at;
-  for (int j = 0; j < n; j++)
-    for (int a = cp[j]; a < cp[j + 1]; a++)
-      for (int b = a; b < cp[j + 1]; b++) {
-        int ra = inv[ri[a]], rb = inv[ri[b]];
-        int i = ra < rb ? ra : rb, k = ra < rb ? rb : ra;
-        w->pair_a[w->npairs] = a;
-        w->pair_b[w->npairs] = b;
-        w->pair_s[w->npairs] = where[i + (size_t)k * m] - 1;
-        w->npairs++;
-      }
   double *sx = w->s->x;
   for (int k = 0; k < at; k++) sx[k] = 1.0; /* any non-zero for the analysis */
-  jy_free(&w->alloc, where);
-  return 0;
+  status = 0;
+done:
+  jy_free(&w->alloc, row_ptr);
+  jy_free(&w->alloc, row_col);
+  jy_free(&w->alloc, row_entry);
+  jy_free(&w->alloc, stamp);
+  jy_free(&w->alloc, slot);
+  jy_free(&w->alloc, rows);
+  return status;
 }
 
 jySparseWork *jy_sparse_create(const jyAllocator *alloc, int n, int m,
