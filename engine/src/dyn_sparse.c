@@ -63,22 +63,33 @@ static int compare_ints(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Column k of S = F F^T (upper, rows in the permuted order inv) gets the products of row
- * perm[k]'s entries with the entries of the same F columns in rows i < k, and each entry
- * with itself (i = k); every unordered pair of entries of an F column lands exactly once.
- * visit(k, e_a, e_b, i) is called for each such product. */
+/* F by rows (row_ptr, row_col, row_entry: the columns and entry indices of each row's entries)
+ * next to its columns (cp, ri), and the row order of S (inv, perm). */
 typedef struct {
   const int *cp, *ri, *inv, *perm, *row_ptr, *row_col, *row_entry;
 } ProductWalk;
 
-#define FOR_PRODUCTS_OF_COLUMN(pw, k, e_a, e_b, i, body)                                   \
-  for (int at_ = (pw)->row_ptr[(pw)->perm[k]]; at_ < (pw)->row_ptr[(pw)->perm[k] + 1]; at_++) { \
-    int j_ = (pw)->row_col[at_], e_a = (pw)->row_entry[at_];                               \
-    for (int e_b = (pw)->cp[j_]; e_b < (pw)->cp[j_ + 1]; e_b++) {                          \
-      int i = (pw)->inv[(pw)->ri[e_b]];                                                    \
-      if (i < (k) || e_b == e_a) { body }                                                  \
-    }                                                                                      \
+/* The products F_ia F_ib that land in column k of S = F F^T (upper, rows in the order inv):
+ * row perm[k]'s entries a times the entries b of the same F columns in rows i < k, and each
+ * entry a times itself (i = k). Every unordered pair of entries of an F column lands in
+ * exactly one column this way. Stores (a, b, i) when the arrays are given; returns how many. */
+static int column_products(const ProductWalk *pw, int k, int *ea, int *eb, int *row) {
+  int count = 0, r = pw->perm[k];
+  for (int at = pw->row_ptr[r]; at < pw->row_ptr[r + 1]; at++) {
+    int j = pw->row_col[at], a = pw->row_entry[at];
+    for (int b = pw->cp[j]; b < pw->cp[j + 1]; b++) {
+      int i = pw->inv[pw->ri[b]];
+      if (i > k || (i == k && b != a)) continue;
+      if (ea) {
+        ea[count] = a;
+        eb[count] = b;
+        row[count] = i;
+      }
+      count++;
+    }
   }
+  return count;
+}
 
 /* The upper-triangle pattern of F F^T (stype 1) in the row order inv, and for every product
  * of two entries of a column of F where it lands in S. Built column by column from F's row
@@ -91,11 +102,9 @@ static int build_product_pattern(jySparseWork *w, const int *inv) {
   int *row_col = jy_calloc(&w->alloc, (size_t)nnz_f + 1, sizeof(int));
   int *row_entry = jy_calloc(&w->alloc, (size_t)nnz_f + 1, sizeof(int));
   int *stamp = jy_calloc(&w->alloc, (size_t)m, sizeof(int));
-  int *slot = jy_calloc(&w->alloc, (size_t)m, sizeof(int));
   int *rows = jy_calloc(&w->alloc, (size_t)m, sizeof(int));
-  int status = -1;
-  if (!row_ptr || !row_col || !row_entry || !stamp || !slot || !rows) goto done;
-  /* F by rows: for row r, the columns j and entry indices of its entries */
+  int *ea = NULL, *eb = NULL, *erow = NULL, status = -1;
+  if (!row_ptr || !row_col || !row_entry || !stamp || !rows) goto done;
   for (int e = 0; e < nnz_f; e++) row_ptr[ri[e] + 1]++;
   for (int r = 0; r < m; r++) row_ptr[r + 1] += row_ptr[r];
   for (int j = 0; j < n; j++)
@@ -105,22 +114,28 @@ static int build_product_pattern(jySparseWork *w, const int *inv) {
       row_entry[at] = e;
     }
   ProductWalk pw = {cp, ri, inv, w->perm, row_ptr, row_col, row_entry};
-  /* counts: products and the entries of S (each column's distinct rows, the diagonal always,
-   * so that the shift has a place) */
-  int npairs = 0, nnz = 0;
+  int npairs = 0, widest = 1;
+  for (int k = 0; k < m; k++) {
+    int c = column_products(&pw, k, NULL, NULL, NULL);
+    npairs += c;
+    if (c > widest) widest = c;
+  }
+  ea = jy_calloc(&w->alloc, (size_t)widest, sizeof(int));
+  eb = jy_calloc(&w->alloc, (size_t)widest, sizeof(int));
+  erow = jy_calloc(&w->alloc, (size_t)widest, sizeof(int));
+  if (!ea || !eb || !erow) goto done;
+  /* Column k's rows: those its products land in, and k itself (the shift needs a place). */
+  int nnz = 0;
   for (int i = 0; i < m; i++) stamp[i] = -1;
   for (int k = 0; k < m; k++) {
+    int c = column_products(&pw, k, ea, eb, erow);
     stamp[k] = k;
     nnz++;
-    FOR_PRODUCTS_OF_COLUMN(&pw, k, e_a, e_b, i, {
-      (void)e_a;
-      (void)e_b;
-      npairs++;
-      if (stamp[i] != k) {
-        stamp[i] = k;
+    for (int q = 0; q < c; q++)
+      if (stamp[erow[q]] != k) {
+        stamp[erow[q]] = k;
         nnz++;
       }
-    })
   }
   w->s = cholmod_allocate_sparse((size_t)m, (size_t)m, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL,
                                  &w->common);
@@ -128,33 +143,31 @@ static int build_product_pattern(jySparseWork *w, const int *inv) {
   w->pair_b = jy_calloc(&w->alloc, (size_t)npairs + 1, sizeof(int));
   w->pair_s = jy_calloc(&w->alloc, (size_t)npairs + 1, sizeof(int));
   if (!w->s || !w->pair_a || !w->pair_b || !w->pair_s) goto done;
-  /* fill: column k's rows sorted (CHOLMOD's sorted form), then where each product lands */
+  /* Fill: column k's rows sorted (CHOLMOD's sorted form), then where each product lands
+   * (stamp[i] becomes the position of row i in column k). */
   int *sp = w->s->p, *si = w->s->i, at = 0;
   for (int i = 0; i < m; i++) stamp[i] = -1;
   for (int k = 0; k < m; k++) {
-    int nr = 0;
-    stamp[k] = k;
+    int c = column_products(&pw, k, ea, eb, erow), nr = 0;
     rows[nr++] = k;
-    FOR_PRODUCTS_OF_COLUMN(&pw, k, e_a, e_b, i, {
-      (void)e_a;
-      (void)e_b;
-      if (stamp[i] != k) {
-        stamp[i] = k;
-        rows[nr++] = i;
+    stamp[k] = -2 - k; /* seen in column k: -2 - k, never a position (>= 0) */
+    for (int q = 0; q < c; q++)
+      if (stamp[erow[q]] != -2 - k) {
+        stamp[erow[q]] = -2 - k;
+        if (erow[q] != k) rows[nr++] = erow[q];
       }
-    })
     qsort(rows, (size_t)nr, sizeof(int), compare_ints);
     sp[k] = at;
     for (int q = 0; q < nr; q++) {
-      slot[rows[q]] = at;
+      stamp[rows[q]] = at;
       si[at++] = rows[q];
     }
-    FOR_PRODUCTS_OF_COLUMN(&pw, k, e_a, e_b, i, {
-      w->pair_a[w->npairs] = e_a;
-      w->pair_b[w->npairs] = e_b;
-      w->pair_s[w->npairs] = slot[i];
+    for (int q = 0; q < c; q++) {
+      w->pair_a[w->npairs] = ea[q];
+      w->pair_b[w->npairs] = eb[q];
+      w->pair_s[w->npairs] = stamp[erow[q]];
       w->npairs++;
-    })
+    }
   }
   sp[m] = at;
   double *sx = w->s->x;
@@ -165,8 +178,10 @@ done:
   jy_free(&w->alloc, row_col);
   jy_free(&w->alloc, row_entry);
   jy_free(&w->alloc, stamp);
-  jy_free(&w->alloc, slot);
   jy_free(&w->alloc, rows);
+  jy_free(&w->alloc, ea);
+  jy_free(&w->alloc, eb);
+  jy_free(&w->alloc, erow);
   return status;
 }
 
