@@ -111,14 +111,26 @@ void jy_uk_destroy(jyUkWork *w) {
 /* Scales each row of A and b to unit length; zero rows get scale 0. */
 static void scale_rows(jyUkWork *w, const jyUkProblem *p) {
   int n = p->n, m = p->m;
+  /* Sums of squares column by column (A is column-major); hypot only for a row whose sum
+   * over- or underflowed, which takes entries beyond 1e+-150. */
+  for (int i = 0; i < m; i++) w->row_scale[i] = 0;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < m; i++) {
+      double a = p->jac[i + (size_t)j * m];
+      w->row_scale[i] += a * a;
+    }
   for (int i = 0; i < m; i++) {
-    double norm = 0;
-    for (int j = 0; j < n; j++) norm = hypot(norm, p->jac[i + (size_t)j * m]);
-    double s = norm > 0 ? 1.0 / norm : 0.0;
-    w->row_scale[i] = s;
-    for (int j = 0; j < n; j++) w->scaled_jac[i + (size_t)j * m] = s * p->jac[i + (size_t)j * m];
-    w->scaled_rhs[i] = s * p->rhs[i];
+    double norm = sqrt(w->row_scale[i]);
+    if (!(norm > 1e-150 && norm < 1e150)) {
+      norm = 0;
+      for (int j = 0; j < n; j++) norm = hypot(norm, p->jac[i + (size_t)j * m]);
+    }
+    w->row_scale[i] = norm > 0 ? 1.0 / norm : 0.0;
+    w->scaled_rhs[i] = w->row_scale[i] * p->rhs[i];
   }
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < m; i++)
+      w->scaled_jac[i + (size_t)j * m] = w->row_scale[i] * p->jac[i + (size_t)j * m];
 }
 
 /* alpha: the mean diagonal mass, so that alpha A^T A (unit rows) is on M's scale. */
