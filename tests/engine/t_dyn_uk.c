@@ -1087,6 +1087,24 @@ static void test_row_units(Rng *r, jyUkWork *work) {
      "...: multipliers, |A^T mu - f| relative %.3g, row forces minimum-norm %.3g "
      "(null(A^T) of dimension %d)",
      mres, mnull, null_dim);
+
+  /* Rows whose sums of squares under- and overflow (entries ~1e-170 and ~1e165): the row
+   * norms fall back to hypot, and q'' is the same as with the rows as they were. */
+  static Case cx;
+  cx = c;
+  for (int j = 0; j < n; j++) {
+    cx.jac[2 + j * 10] *= 1e-170;
+    cx.jac[3 + j * 10] *= 1e165;
+  }
+  cx.rhs[2] *= 1e-170;
+  cx.rhs[3] *= 1e165;
+  jyUkProblem px = problem_of(&cx, 1);
+  double accx[NMAX];
+  jyUkOutcome outx = jy_uk_solve(work, &px, &opt, accx, &res);
+  double dx = rel_diff(n, accx, acc);
+  ok(outx == JY_UK_OK && res.rank == 8 && dx <= 1e-10,
+     "rows at 1e-170 and 1e165 (squares under- and overflow): the same q'' to %.3g, rank %d",
+     dx, res.rank);
 }
 
 /* Base rows (independent, well conditioned) with a conflict added; checks the outcome and
