@@ -100,8 +100,8 @@ jyEval *jy_eval_create(const jyModel *model) {
   if (!e->mass || !e->force || !e->nonideal || !e->jac || !e->rhs || !e->residual || !e->rate ||
       !e->multipliers || !e->local_mass || !e->local_vec || !e->local_jac || !e->local_rhs ||
       !e->local_res || !e->local_rate || !e->term_jac_a || !e->term_jac_b || !e->flags ||
-      !e->channel_scratch || !e->angle_prev || !e->uk || !e->q_loc || !e->v_loc || !e->g_loc || !e->map_count ||
-      !e->map_col || !e->map_val || !e->acc_loc || !e->law_mu || !e->static_nonideal ||
+      !e->channel_scratch || !e->angle_prev || !e->uk || !e->q_loc || !e->v_loc || !e->g_loc ||
+      !e->map_count || !e->map_col || !e->map_val || !e->acc_loc || !e->law_mu || !e->static_nonideal ||
       !e->proj_jac || !e->proj_rhs || !e->proj_target || !e->proj_zero || !e->proj_dx ||
       !e->proj_use) {
     jy_eval_destroy(e);
@@ -116,8 +116,8 @@ void jy_eval_destroy(jyEval *e) {
   double *buffers[] = {e->mass, e->force, e->nonideal, e->jac, e->rhs, e->residual, e->rate,
                        e->multipliers, e->local_mass, e->local_vec, e->local_jac, e->local_rhs,
                        e->local_res, e->local_rate, e->term_jac_a, e->term_jac_b,
-                       e->channel_scratch, e->angle_prev, e->q_loc, e->v_loc, e->g_loc, e->map_val,
-                       e->acc_loc, e->law_mu, e->static_nonideal, e->proj_jac,
+                       e->channel_scratch, e->angle_prev, e->q_loc, e->v_loc, e->g_loc,
+                       e->map_val, e->acc_loc, e->law_mu, e->static_nonideal, e->proj_jac,
                        e->proj_rhs, e->proj_target, e->proj_zero, e->proj_dx};
   for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) jy_free(&a, buffers[i]);
   jy_free(&a, e->flags);
@@ -314,7 +314,7 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
 /* Angle outputs continue from their previous report: shifted by whole turns to lie within
  * pi of it. */
 static void unwrap_angles(jyEval *e, const jyModelPart *part, double *dst) {
-  unsigned bits = part->shape.angle_outputs;
+  unsigned bits = e->continue_angles ? part->shape.angle_outputs : 0;
   for (int k = 0; bits && k < part->shape.noutputs; k++, bits >>= 1) {
     if (!(bits & 1u)) continue;
     double *prev = &e->angle_prev[part->output_channel + k];
@@ -324,7 +324,10 @@ static void unwrap_angles(jyEval *e, const jyModelPart *part, double *dst) {
   }
 }
 
-void jy_eval_forget_angles(jyEval *e) { e->angles_reported = 0; }
+void jy_eval_continue_angles(jyEval *e) {
+  e->continue_angles = 1;
+  e->angles_reported = 0;
+}
 
 jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t, double *out) {
   if (!e || !q || !v || !out) return JY_ERR_INVALID;

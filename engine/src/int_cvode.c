@@ -247,6 +247,7 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
   sim->eval = jy_eval_create(model);
   sim->nq = model->n;
   if (!sim->q || !sim->v || !sim->row || !sim->eval) return sim;
+  jy_eval_continue_angles(sim->eval);
   *status = check_def(sim, &sim->def);
   if (*status != JY_OK) return sim;
   *status = JY_ERR_NOMEM;
@@ -309,7 +310,7 @@ jyStatus jy_sim_set_state(jySim *sim, double t, const double *q, const double *v
   memcpy(sim->v, v, sizeof(double) * (size_t)n);
   sim->t = t;
   sim->failure = JY_OK;
-  jy_eval_forget_angles(sim->eval); /* a new trajectory: angles continue from nothing */
+  jy_eval_continue_angles(sim->eval); /* a new trajectory: angles continue from here */
   jyStatus st = initial_multipliers(sim);
   if (st != JY_OK) return st;
   pack_state(sim, N_VGetArrayPointer(sim->y));

@@ -142,8 +142,11 @@ struct jyEval {
   int mass_diagonal;    /* the last assembled M has nothing off its diagonal */
   int *flags; /* n */
   double *channel_scratch;
-  double *angle_prev;   /* nchannels: each angle output's last report (part.h angle_outputs) */
-  int angles_reported;  /* angle_prev holds reports to continue from */
+  /* A simulation's evaluator reports angle outputs (part.h angle_outputs) continuous:
+   * angle_prev (nchannels) holds the last reports once angles_reported. Other evaluators
+   * (model:evaluate, jy_eval_channels on one's own) report each state on its own. */
+  int continue_angles, angles_reported;
+  double *angle_prev;
   double baumgarte_rate; /* > 0: stabilize the constraints at this rate, 1/s */
   double *law_mu;        /* m: row forces of the last fixed-point solve (warm start) */
   /* projection scratch (int_project.c) */
@@ -169,8 +172,9 @@ jyStatus jy_part_nonideal(jyEval *e, const jyModelPart *p, const double *q, cons
 jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,
                           const double *mu, const double *acc);
 
-/* The next channel report starts angle outputs afresh, in the parts' own range. */
-void jy_eval_forget_angles(jyEval *e);
+/* Makes the evaluator report angle outputs continuous from here on, the next report
+ * starting afresh in the parts' own range (a simulation's, at its start or a new state). */
+void jy_eval_continue_angles(jyEval *e);
 
 /* Acceleration from already assembled M, Q, C, A, b; names rows/coordinates on failure. */
 jyStatus jy_eval_solve(jyEval *e, double t, double *acc);

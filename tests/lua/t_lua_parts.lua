@@ -337,6 +337,15 @@ do
   -- rounding of atan2 and of the whole turns added: a few ulps of 15 rad
   tap.ok(cont < 1e-13, string.format("an angle output follows theta over 2.4 turns (%.2g rad)", cont))
   tap.ok(wrapped <= math.pi, "the unmarked output stays in (-pi, pi]")
+  -- Only a simulation continues angles: model:evaluate reports each state on its own, so
+  -- theta = 3.5 after theta = 3.0 reads 3.5 - 2 pi, as the part computes it.
+  local model = sys:compile()
+  local s1 = model:evaluate({ 0, 0, 3.0 }, { 0, 0, 0 })
+  local s2 = model:evaluate({ 0, 0, 3.5 }, { 0, 0, 0 })
+  tap.ok(model:num_coords() == 3 and math.abs(s1["meter.phi"] - 3.0) < 1e-15
+    and math.abs(s2["meter.phi"] - (3.5 - 2 * math.pi)) < 1e-15,
+    string.format("model:evaluate does not carry angles from call to call (%.6f, %.6f)",
+      s1["meter.phi"], s2["meter.phi"]))
   tap.raises(function() joinery.part_type { name = "bad_angle", coords = { "x" }, outputs = { { name = "a", fn = function() return 0 end, angle = 1 } } } end,
     { "output 'a'", "angle must be true or false" }, "angle must be a boolean")
 end
