@@ -245,7 +245,8 @@ enum {
 static const char *const setting_names[] = {
   "t_start", "t_end", "dt_out", "rtol", "atol", "max_step", "max_steps", "baumgarte_rate",
   "method",  "formulation", "drift", "out"};
-static const char *const method_names[] = {"adams", "bdf"};
+/* In jyMethod order. */
+static const char *const method_names[] = {"adams", "bdf", "erk"};
 /* In jyFormulation order. */
 static const char *const formulation_names[] = {"udwadia-kalaba", "natsiavas-paraskevopoulos"};
 /* In jyDrift order. */
@@ -286,12 +287,12 @@ static void read_settings(lua_State *L, int idx, jySimDef *d, const char **out) 
           d->formulation = JY_FORMULATION_NP;
         else
           unknown_name(L, "formulation", s, formulation_names, 2);
-      } else if (strcmp(s, "adams") == 0) {
-        d->method = JY_METHOD_ADAMS;
-      } else if (strcmp(s, "bdf") == 0) {
-        d->method = JY_METHOD_BDF;
       } else {
-        unknown_name(L, "method", s, method_names, 2);
+        int found = -1;
+        for (int i = 0; i < 3; i++)
+          if (strcmp(s, method_names[i]) == 0) found = i;
+        if (found < 0) unknown_name(L, "method", s, method_names, 3);
+        d->method = (jyMethod)found;
       }
     } else {
       if (lua_type(L, -1) != LUA_TNUMBER)
@@ -336,7 +337,7 @@ static void push_settings(lua_State *L, const jySimDef *d) {
   lua_setfield(L, -2, "max_steps");
   lua_pushnumber(L, d->baumgarte_rate);
   lua_setfield(L, -2, "baumgarte_rate");
-  lua_pushstring(L, d->method == JY_METHOD_BDF ? "bdf" : "adams");
+  lua_pushstring(L, method_names[d->method]);
   lua_setfield(L, -2, "method");
   lua_pushstring(L, formulation_names[d->formulation == JY_FORMULATION_NP]);
   lua_setfield(L, -2, "formulation");

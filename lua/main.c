@@ -293,8 +293,8 @@ static int cmd_run(lua_State *L, Cli *cli, int at) {
         lua_pushnumber(L, x);
       } else {
         if (strcmp(opt->key, "method") == 0 && strcmp(value, "adams") != 0 &&
-            strcmp(value, "bdf") != 0)
-          return usage_error("option --method expects adams or bdf, got '%s'", value);
+            strcmp(value, "bdf") != 0 && strcmp(value, "erk") != 0)
+          return usage_error("option --method expects bdf, adams or erk, got '%s'", value);
         if (strcmp(opt->key, "formulation") == 0 && strcmp(value, "udwadia-kalaba") != 0 &&
             strcmp(value, "natsiavas-paraskevopoulos") != 0)
           return usage_error("option --formulation expects udwadia-kalaba or "

@@ -1,50 +1,97 @@
-/* The simulation object, shared by the integrator and the CSV writer. Internal. */
+/* The simulation object and its stepping strategies. Internal.
+ *
+ * A simulation owns the state, the evaluator and one stepper: the strategy that advances
+ * the state with a SUNDIALS integrator (int_cvode.c: BDF with projection inside its steps,
+ * Adams; int_arkode.c: explicit Runge–Kutta with a projection after every step). Every
+ * stepper integrates freely towards t_end and answers an output time from its dense output,
+ * so what is reported never changes the integration (sim.c projects the reported state onto
+ * the constraints, for reporting only). */
 #ifndef JY_SIM_H
 #define JY_SIM_H
 
 #include <nvector/nvector_serial.h>
 #include <sundials/sundials_context.h>
-#include <sundials/sundials_linearsolver.h>
-#include <sundials/sundials_matrix.h>
-#include <sundials/sundials_nonlinearsolver.h>
 
 #include "dyn_np.h"
 #include "internal.h"
+
+/* A stepping strategy (one per file). Each function returns JY_OK or a status with the
+ * reason in sim->error (CVODE/ARKODE's own reason in sim->solver_message). */
+typedef struct jyStepperOps {
+  const char *name;
+  /* Creates the integrator at (sim->t, sim->y); sim->stepper_data is the strategy's. */
+  jyStatus (*setup)(jySim *sim);
+  /* Integrates until the solution is known at t_out (steps may pass it) and writes the
+   * interpolated state there into y_out. */
+  jyStatus (*advance)(jySim *sim, double t_out, N_Vector y_out);
+  /* Restarts from (t, sim->y) after a change of state, keeping the counters. */
+  jyStatus (*restart)(jySim *sim, double t);
+  /* Counters since setup (restarts included). */
+  void (*stats)(const jySim *sim, jySimStats *out);
+  /* Error weights and the last step's estimated local errors (NULL entries skipped);
+   * JY_ERR_INVALID when the integrator has none. For failure reports. */
+  jyStatus (*error_estimates)(jySim *sim, N_Vector weights, N_Vector local_errors);
+  /* Current time and step size of the integrator (for failure reports). */
+  void (*position)(jySim *sim, double *t, double *h);
+  void (*destroy)(jySim *sim);
+} jyStepperOps;
+
+extern const jyStepperOps jy_stepper_cvode_bdf;
+extern const jyStepperOps jy_stepper_cvode_adams;
+extern const jyStepperOps jy_stepper_arkode_erk;
 
 struct jySim {
   const jyModel *model;
   jySimDef def;
   jyEval *eval;
   double t;
-  double *q, *v; /* state at t (n each) */
+  double *q, *v; /* reported state at t (n each) */
   double *row;   /* one output row (nchannels) */
   /* Natsiavas–Paraskevopoulos: the multiplier coordinates and their work (NULL with UK).
-   * The CVODE state is [q, v] (UK) or [q, lambda, v, lambda'] (N–P); nq is its first half. */
+   * The integrated state is [q, v] (UK) or [q, lambda, v, lambda'] (N–P); nq is its
+   * first half. */
   jyNpWork *np;
   double *lam, *lamdot; /* m each, at t */
   int nq;               /* n (UK) or n + m (N–P) */
   SUNContext ctx;
-  void *cvode;
-  N_Vector y;
-  SUNNonlinearSolver nls;
-  SUNMatrix jac;
-  SUNLinearSolver ls;
-  double *proj_q, *proj_v;  /* projection scratch (n each); NULL without projection */
-  N_Vector proj_weights;    /* CVODE's error weights (2n) */
-  jySimStats stats_before; /* counters of CVODE runs before its last restart */
-  long restarts;
+  N_Vector y;           /* the integrated state at the last output (2 nq) */
+  const jyStepperOps *stepper;
+  void *stepper_data;
+  int project;              /* UK with constraint rows and drift = projection */
+  double *proj_q, *proj_v, *proj_dv; /* projection scratch (n each); NULL without one */
+  N_Vector proj_weights;    /* error weights for a projection (2 nq) */
+  long projections_skipped; /* reported states left unprojected (projection did not settle) */
+  double kinetic_scale;     /* the largest kinetic energy reported so far (projection only) */
   int ready; /* created without error: the only state in which it may integrate */
-  long projections_skipped; /* output-time projections that did not converge */
   jyStatus failure;   /* sticky: once set, the right-hand side refuses to run */
   jyStatus rhs_status;/* last recoverable trouble of the right-hand side */
   char error[JY_ERROR_LEN];
-  char cvode_message[512];
+  char solver_flag[64];     /* the integrator's return flag name on failure */
+  char solver_message[512]; /* the integrator's own last error message */
   char rhs_message[JY_ERROR_LEN];
 };
 
+/* The right-hand side y' = f(t, y) for SUNDIALS (UK or N–P by sim->np): 0, 1 (recoverable:
+ * the integrator retries smaller) or -1 (fatal, reason in sim->error, sticky). */
+int jy_sim_rhs(double t, N_Vector y, N_Vector ydot, void *sim);
+
+/* Projects y = [q, v] (UK) in place onto the position and velocity manifolds, converged to
+ * eps in the weighted RMS norm of `weights`; the correction's components across the
+ * manifold are removed from err (NULL: none). 0; 1 when it did not settle (retry smaller);
+ * 2 when guard_branch is set and it would jump onto another branch of motion (y unchanged,
+ * the reason in sim->rhs_message); -1 when fatal (in sim->error). */
+int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, double eps,
+                   N_Vector err, int guard_branch);
+
+/* Stops the run at a branch switch found by jy_sim_project (reason in sim->rhs_message):
+ * sets the sticky failure and its message; returns -1 for the integrator. */
+int jy_sim_stop_at_branch(jySim *sim);
+
+/* Weights 1 / (rtol |y| + atol) of the state y, into out. */
+void jy_sim_error_weights(const jySim *sim, N_Vector y, N_Vector out);
+
 /* N–P only: the multiplier coordinates at the current time and lambda'' from the
- * integrator's interpolating polynomial there (m each; NULL to skip). JY_ERR_INVALID for a
- * UK simulation. */
+ * right-hand side there (m each; NULL to skip). JY_ERR_INVALID for a UK simulation. */
 jyStatus jy_sim_np_multipliers(jySim *sim, double *lam, double *lamdot, double *lamdd);
 
 #endif

@@ -338,6 +338,8 @@ static void check_massless_and_errors(jyEnv *env) {
   }
   ok(aux > 0 && finite, "pendulum without elimination: %d massless rows take the auxiliary "
      "mass, all finite and positive", aux);
+  /* BDF (the default) sets up its linear solver on its first step: 5 allocations, once. */
+  jy_sim_advance(sim, 0.5);
   long before = process_allocations;
   ok(jy_sim_advance(sim, 1) == JY_OK, "runs 1 s");
   long during = process_allocations - before;

@@ -4,8 +4,10 @@ local tap = dofile("tests/lua/tap.lua")
 tap.plan(4)
 local m1, l1, m2, l2, g = 1, 1, 0.5, 0.7, 9.81
 
+-- Adams: not dissipative, so the energy shows the formulation's error, not BDF's damping
+-- (BDF at these tolerances loses 6e-8 of E0 in 10 s).
 local res = dofile("examples/double_pendulum.lua"):simulate {
-  rtol = 1e-11, atol = 1e-12, t_end = 10, dt_out = 0.01 }
+  method = "adams", rtol = 1e-11, atol = 1e-12, t_end = 10, dt_out = 0.01 }
 local e0, drift = res.energy[1], 0
 for i = 1, #res.t do drift = math.max(drift, math.abs(res.energy[i] - e0) / math.abs(e0)) end
 tap.ok(drift < 1e-8, "energy drifts less than 1e-8 relative over 10 s")

@@ -25,7 +25,8 @@ end
 
 -- 2. examples/double_pendulum_lua.lua against examples/double_pendulum.lua at t = 3 s.
 do
-  local opts = { rtol = 1e-11, atol = 1e-12, t_end = 3 }
+  -- Adams, at which the 1e-9 bound was measured (BDF's error at this rtol is ~7e-9 here).
+  local opts = { method = "adams", rtol = 1e-11, atol = 1e-12, t_end = 3 }
   local lua = dofile("examples/double_pendulum_lua.lua"):simulate(opts)
   local ref = dofile("examples/double_pendulum.lua"):simulate(opts)
   local n = lua.rows

@@ -40,7 +40,8 @@ extern "C" {
   X(JY_ERR_INCONSISTENT, "inconsistent constraints")                        \
   X(JY_ERR_INTEGRATOR, "integrator failure")                                \
   X(JY_ERR_CONVERGENCE, "non-ideal laws did not converge")                  \
-  X(JY_ERR_IO, "input/output error")
+  X(JY_ERR_IO, "input/output error")                                        \
+  X(JY_ERR_BRANCH, "the motion would switch branch at a singular configuration")
 
 typedef enum jyStatus {
 #define JY_STATUS_ENUM(code, text) code,
@@ -238,7 +239,8 @@ typedef enum jyDrift {
 
 typedef enum jyMethod {
   JY_METHOD_ADAMS, /* CVODE Adams-Moulton with fixed-point iteration: non-stiff */
-  JY_METHOD_BDF    /* CVODE BDF with Newton and a dense difference-quotient Jacobian */
+  JY_METHOD_BDF,   /* CVODE BDF with Newton and a dense difference-quotient Jacobian */
+  JY_METHOD_ERK    /* ARKODE explicit Runge–Kutta (Verner 8(7)): non-stiff */
 } jyMethod;
 
 typedef struct jySimDef {

@@ -1,0 +1,150 @@
+/* Stepping with SUNDIALS ARKODE: an explicit Runge–Kutta method (ERKStep) whose every step
+ * end is projected onto the constraints (ARKODE's step post-processing), output times
+ * answered from its interpolant. */
+#include <arkode/arkode_erkstep.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+typedef struct ArkodeStepper {
+  void *arkode;
+  N_Vector weights; /* error weights of a projection (2 nq) */
+  long restarts;
+  jySimStats before;
+} ArkodeStepper;
+
+static void on_arkode_error(int code, const char *module, const char *function, char *msg,
+                            void *ud) {
+  jySim *sim = ud;
+  (void)code;
+  snprintf(sim->solver_message, sizeof sim->solver_message, "%s/%s: %s", module, function,
+           msg);
+}
+
+/* After every accepted step: the state onto the manifold, converged well inside the
+ * step's error weights (0.1 of them, as CVODE's own projection asks). */
+static int project_step(sunrealtype t, N_Vector y, void *ud) {
+  jySim *sim = ud;
+  ArkodeStepper *as = sim->stepper_data;
+  jy_sim_error_weights(sim, y, as->weights);
+  int r = jy_sim_project(sim, t, y, N_VGetArrayPointer(as->weights), 0.1, NULL, 1);
+  if (r == 2) return jy_sim_stop_at_branch(sim); /* ARKODE cannot retry a processed step */
+  return r < 0 ? -1 : 0; /* a projection that did not settle leaves the step as it is */
+}
+
+static jyStatus setup(jySim *sim) {
+  ArkodeStepper *as = jy_calloc(&sim->model->alloc, 1, sizeof *as);
+  if (!as) return JY_ERR_NOMEM;
+  sim->stepper_data = as;
+  as->weights = N_VClone(sim->y);
+  as->arkode = ERKStepCreate(jy_sim_rhs, sim->t, sim->y, sim->ctx);
+  if (!as->arkode || !as->weights) return JY_ERR_NOMEM;
+  if (ERKStepSetErrHandlerFn(as->arkode, on_arkode_error, sim) != ARK_SUCCESS)
+    return JY_ERR_INTEGRATOR;
+  ERKStepSetUserData(as->arkode, sim);
+  ERKStepSStolerances(as->arkode, sim->def.rtol, sim->def.atol);
+  ERKStepSetTableNum(as->arkode, ARKODE_VERNER_8_5_6);
+  ERKStepSetMaxNumSteps(as->arkode, sim->def.max_steps);
+  if (sim->def.max_step > 0) ERKStepSetMaxStep(as->arkode, sim->def.max_step);
+  ERKStepSetStopTime(as->arkode, sim->def.t_end);
+  if (sim->project && ERKStepSetPostprocessStepFn(as->arkode, project_step) != ARK_SUCCESS)
+    return JY_ERR_INTEGRATOR;
+  return JY_OK;
+}
+
+static void record_flag(jySim *sim, int flag) {
+  char *name = ERKStepGetReturnFlagName(flag);
+  snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s", name ? name : "?");
+  free(name);
+}
+
+static double current_time(const ArkodeStepper *as) {
+  sunrealtype t = 0;
+  ERKStepGetCurrentTime(as->arkode, &t);
+  return t;
+}
+
+static jyStatus advance(jySim *sim, double t_out, N_Vector y_out) {
+  ArkodeStepper *as = sim->stepper_data;
+  long steps = 0;
+  while (current_time(as) < t_out) {
+    if (steps++ >= sim->def.max_steps) {
+      snprintf(sim->solver_flag, sizeof sim->solver_flag, "ARK_TOO_MUCH_WORK");
+      snprintf(sim->solver_message, sizeof sim->solver_message,
+               "more than max_steps = %ld steps between two outputs", sim->def.max_steps);
+      return JY_ERR_INTEGRATOR;
+    }
+    sunrealtype t_reached = 0;
+    int flag = ERKStepEvolve(as->arkode, sim->def.t_end, y_out, &t_reached, ARK_ONE_STEP);
+    if (flag < 0) {
+      record_flag(sim, flag);
+      return JY_ERR_INTEGRATOR;
+    }
+  }
+  int flag = ERKStepGetDky(as->arkode, t_out, 0, y_out);
+  if (flag < 0) record_flag(sim, flag);
+  return flag < 0 ? JY_ERR_INTEGRATOR : JY_OK;
+}
+
+static jySimStats counters(const ArkodeStepper *as) {
+  jySimStats s = {0};
+  long attempts = 0;
+  ERKStepGetNumSteps(as->arkode, &s.steps);
+  ERKStepGetNumRhsEvals(as->arkode, &s.rhs_evals);
+  ERKStepGetNumErrTestFails(as->arkode, &s.error_test_fails);
+  ERKStepGetNumStepAttempts(as->arkode, &attempts);
+  return s;
+}
+
+static jyStatus restart(jySim *sim, double t) {
+  ArkodeStepper *as = sim->stepper_data;
+  jySimStats now = counters(as);
+  as->before.steps += now.steps;
+  as->before.rhs_evals += now.rhs_evals;
+  as->before.error_test_fails += now.error_test_fails;
+  as->restarts++;
+  return ERKStepReInit(as->arkode, jy_sim_rhs, t, sim->y) == ARK_SUCCESS ? JY_OK
+                                                                          : JY_ERR_INTEGRATOR;
+}
+
+static void stats(const jySim *sim, jySimStats *out) {
+  const ArkodeStepper *as = sim->stepper_data;
+  jySimStats s = counters(as);
+  out->steps = s.steps + as->before.steps;
+  out->rhs_evals = s.rhs_evals + as->before.rhs_evals;
+  out->error_test_fails = s.error_test_fails + as->before.error_test_fails;
+  out->restarts = as->restarts;
+}
+
+static jyStatus error_estimates(jySim *sim, N_Vector weights, N_Vector local_errors) {
+  ArkodeStepper *as = sim->stepper_data;
+  if (weights && ERKStepGetErrWeights(as->arkode, weights) != ARK_SUCCESS)
+    return JY_ERR_INVALID;
+  if (local_errors && ERKStepGetEstLocalErrors(as->arkode, local_errors) != ARK_SUCCESS)
+    return JY_ERR_INVALID;
+  return JY_OK;
+}
+
+static void position(jySim *sim, double *t, double *h) {
+  ArkodeStepper *as = sim->stepper_data;
+  sunrealtype tc = *t, hc = 0;
+  ERKStepGetCurrentTime(as->arkode, &tc);
+  ERKStepGetCurrentStep(as->arkode, &hc);
+  *t = tc;
+  *h = hc;
+}
+
+static void destroy(jySim *sim) {
+  ArkodeStepper *as = sim->stepper_data;
+  if (!as) return;
+  if (as->arkode) ERKStepFree(&as->arkode);
+  if (as->weights) N_VDestroy(as->weights);
+  jy_free(&sim->model->alloc, as);
+  sim->stepper_data = NULL;
+}
+
+const jyStepperOps jy_stepper_arkode_erk = {
+    "ARKODE ERK", setup, advance, restart, stats, error_estimates, position, destroy};
