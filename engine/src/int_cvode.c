@@ -256,6 +256,12 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
     sim->lam = jy_calloc(&model->alloc, (size_t)model->m + 1, sizeof(double));
     sim->lamdot = jy_calloc(&model->alloc, (size_t)model->m + 1, sizeof(double));
     if (!sim->np || !sim->lam || !sim->lamdot) return sim;
+    *status = jy_np_check_model(sim->np, model->q0, model->v0, sim->def.t_start);
+    if (*status != JY_OK) {
+      jy_set_error(sim->error, "%s", jy_np_error(sim->np));
+      return sim;
+    }
+    *status = JY_ERR_NOMEM;
     sim->nq = model->n + model->m;
   }
   memcpy(sim->q, model->q0, sizeof(double) * (size_t)model->n);
