@@ -50,6 +50,8 @@
  *   model:num_coords(), model:num_rows(), model:num_channels()
  *   model:initial()                 -> q, v (arrays: the consistent initial state)
  *   model:report()                  -> string ("" when the assembly had nothing to say)
+ *   model:moved()                   -> array of {name=, from=, to=, set=, follows_glue=, warn=}:
+ *                                   initial values moved to meet the constraints
  *   model:acceleration(q, v[, t])   -> array q'' (t defaults to 0)
  *   model:evaluate(q, v[, t])       -> {channel name = value}
  *   model:simulate([opts])          -> result (opts: the settings keys above, plus out)
@@ -993,6 +995,35 @@ static int model_initial(lua_State *L) {
   return 2;
 }
 
+/* model:moved() -> array of {name = "p.x" | "der(p.x)", from, to, set, follows_glue, warn}:
+ * the initial values the consistent state moved beyond the assembly tolerance; warn for a
+ * value the script set or one left unset that does not just follow its glue. */
+static int model_moved(lua_State *L) {
+  const jyModel *model = check_model(L, 1)->model;
+  int count = jy_model_num_moved(model);
+  lua_createtable(L, count, 0);
+  for (int i = 0; i < count; i++) {
+    const jyMovedValue *mv = jy_model_moved(model, i);
+    const char *coord = jy_model_coord_name(model, mv->coord);
+    lua_createtable(L, 0, 6);
+    if (mv->velocity) lua_pushfstring(L, "der(%s)", coord);
+    else lua_pushstring(L, coord);
+    lua_setfield(L, -2, "name");
+    lua_pushnumber(L, mv->from);
+    lua_setfield(L, -2, "from");
+    lua_pushnumber(L, mv->to);
+    lua_setfield(L, -2, "to");
+    lua_pushboolean(L, mv->set);
+    lua_setfield(L, -2, "set");
+    lua_pushboolean(L, mv->follows_glue);
+    lua_setfield(L, -2, "follows_glue");
+    lua_pushboolean(L, mv->set || !mv->follows_glue);
+    lua_setfield(L, -2, "warn");
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
 static int model_report(lua_State *L) {
   const char *r = jy_model_report(check_model(L, 1)->model);
   lua_pushstring(L, r ? r : "");
@@ -1441,6 +1472,7 @@ static const luaL_Reg model_methods[] = {{"coords", model_coords},
                                          {"num_channels", model_num_channels},
                                          {"initial", model_initial},
                                          {"report", model_report},
+                                         {"moved", model_moved},
                                          {"acceleration", model_acceleration},
                                          {"evaluate", model_evaluate},
                                          {"simulate", model_simulate},

@@ -189,6 +189,29 @@ static lua_Integer int_field(lua_State *L, int idx, const char *key) {
   return v;
 }
 
+/* One warning line on stderr per initial value of the model at idx that had to move (set
+ * by the script, or unset and not just following its glue). */
+static void warn_moved(lua_State *L, int idx) {
+  lua_getfield(L, idx, "moved");
+  lua_pushvalue(L, idx);
+  lua_call(L, 1, 1);
+  lua_Integer count = luaL_len(L, -1);
+  for (lua_Integer i = 1; i <= count; i++) {
+    lua_geti(L, -1, i);
+    lua_getfield(L, -1, "warn");
+    lua_getfield(L, -2, "set");
+    lua_getfield(L, -3, "name");
+    lua_getfield(L, -4, "from");
+    lua_getfield(L, -5, "to");
+    if (lua_toboolean(L, -5))
+      fprintf(stderr, "warning: initial %s moved from %.9g to %.9g to meet the constraints%s\n",
+              lua_tostring(L, -3), lua_tonumber(L, -2), lua_tonumber(L, -1),
+              lua_toboolean(L, -4) ? " (it was set by the script)" : "");
+    lua_pop(L, 6);
+  }
+  lua_pop(L, 1);
+}
+
 /* Protected: 1 = system, 2 = settings table (with out). Prints as it goes. */
 static int simulate_system(lua_State *L) {
   lua_getfield(L, 1, "compile");
@@ -220,6 +243,7 @@ static int simulate_system(lua_State *L) {
   }
   lua_pop(L, 1);
   fflush(stdout);
+  warn_moved(L, 3);
 
   lua_getfield(L, 3, "simulate");
   lua_pushvalue(L, 3);

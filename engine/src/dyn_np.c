@@ -78,11 +78,6 @@ jyNpWork *jy_np_create(const jyModel *model) {
 
 const char *jy_np_error(const jyNpWork *w) { return w ? w->error : ""; }
 
-jyNpRows jy_np_rows(const jyNpWork *w) {
-  return (jyNpRows){w->mass, w->damping, w->stiffness, w->force, w->mass_rate, w->mu, w->dir,
-                    w->kind};
-}
-
 static double inf_norm(const double *x, int n) {
   double s = 0;
   for (int j = 0; j < n; j++) s = fmax(s, fabs(x[j]));
@@ -130,6 +125,74 @@ static double row_mass(const jyModel *model, const jyEval *e, int r, int aux, do
     mass += alpha * extra;
   }
   return mass;
+}
+
+/* Whether a part carries mass: some row of M over its own coordinates is not zero. */
+static int part_has_mass(const jyModel *model, const jyEval *e, int part) {
+  const jyModelPart *p = &model->parts[part];
+  int n = model->n;
+  for (int k = 0; k < p->shape.ncoords; k++) {
+    int j = p->coord_map[k];
+    if (j < 0) continue;
+    for (int i = 0; i < n; i++)
+      if (e->mass[j + (size_t)i * n] != 0) return 1;
+  }
+  return 0;
+}
+
+/* Whether row r is massless (c_R^T M c_R = 0) although it moves a coordinate of a part that
+ * carries mass; writes that coordinate into *coord. */
+static int massless_among_masses(const jyModel *model, const jyEval *e, int r, int *coord) {
+  int n = model->n;
+  double alpha = aux_alpha(model, e->mass), aa = 0;
+  double mass = row_mass(model, e, r, 0, NULL);
+  if (mass < 0) return 0;
+  for (int j = 0; j < n; j++) {
+    double a = e->jac[r + (size_t)j * model->m];
+    aa += a * a;
+  }
+  if (mass > NP_MASSLESS * alpha / aa) return 0; /* |c_R|^2 = 1 / |a_R|^2 */
+  for (int i = 0; i < model->nparts; i++)
+    for (int k = 0; k < model->parts[i].shape.ncoords; k++) {
+      int j = model->parts[i].coord_map[k];
+      if (j >= 0 && e->jac[r + (size_t)j * model->m] != 0 && part_has_mass(model, e, i)) {
+        *coord = j;
+        return 1;
+      }
+    }
+  return 0;
+}
+
+jyStatus jy_np_check_model(jyNpWork *w, const double *q, const double *v, double t) {
+  const jyModel *model = w->model;
+  jyStatus st = jy_assemble(w->e, q, v, t, JY_ASM_MASS | JY_ASM_CONSTRAINTS);
+  if (st != JY_OK) {
+    jy_set_error(w->error, "%s", jy_eval_error(w->e));
+    return st;
+  }
+  for (int r = 0; r < model->m; r++) {
+    int coord = -1;
+    if (model->row_kinds[r] == JY_ROW_ACCELERATION ||
+        !massless_among_masses(model, w->e, r, &coord))
+      continue;
+    jy_set_error(w->error,
+                 "the natsiavas-paraskevopoulos formulation cannot integrate this model: row "
+                 "'%s' has no equivalent mass (c_R^T M c_R = 0, like the length of a body3d's "
+                 "quaternion) although the coordinates it moves carry mass (%s), so the velocity "
+                 "terms of their Lagrangian act along it as a stiffness of the size of the "
+                 "kinetic energy, often negative, against an arbitrary auxiliary mass: the "
+                 "violation of the row grows exponentially (the heavy top fails at 3.1 s, the "
+                 "free body loses its energy; docs/formulations.md). Use formulation = "
+                 "\"udwadia-kalaba\" (the default)",
+                 model->row_names[r], model->coord_names[coord]);
+    return JY_ERR_INVALID;
+  }
+  return JY_OK;
+}
+
+jyNpRows jy_np_rows(const jyNpWork *w) {
+  return (jyNpRows){w->mass, w->damping, w->stiffness, w->force, w->mass_rate, w->mu, w->dir,
+                    w->kind};
 }
 
 static jyStatus fd_failed(jyNpWork *w, jyStatus st) {

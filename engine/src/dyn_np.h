@@ -33,6 +33,15 @@ jyNpWork *jy_np_create(const jyModel *model);
 void jy_np_destroy(jyNpWork *w);
 const char *jy_np_error(const jyNpWork *w);
 
+/* Refuses (JY_ERR_INVALID, the reason in jy_np_error) a model the formulation cannot
+ * integrate: a position or velocity row with no equivalent mass (m_RR = 0) along
+ * coordinates that carry mass, such as a body3d's quaternion-norm row. There the velocity
+ * terms of the Lagrangian give the row a stiffness of the size of the kinetic energy against
+ * the auxiliary mass, and (76) makes its violation grow exponentially. Massless rows between
+ * massless coordinates (a rod's ends without glue elimination) have no such force and pass.
+ * Evaluated at (q, v, t), the initial state. */
+jyStatus jy_np_check_model(jyNpWork *w, const double *q, const double *v, double t);
+
 /* q'' (n) and lambda'' (m) at the N–P state (q, lambda, v, lambda', t). Never allocates.
  * Statuses as jy_eval_acceleration; the message is jy_np_error. */
 jyStatus jy_np_accelerations(jyNpWork *w, const double *q, const double *lam, const double *v,

@@ -109,6 +109,8 @@ struct jyModel {
                            power.ideal, power.nonideal follow */
   double *q0, *v0;      /* consistent initial state */
   char *report;
+  jyMovedValue *moved;  /* nmoved: initial values moved beyond the assembly tolerance */
+  int nmoved;
   jySolverDef solver;
   int max_part_coords, max_part_rows;
   int max_source_coords; /* largest part a link follows (1 when there are no links) */

@@ -232,6 +232,11 @@ static jyStatus setup_formulation(jySim *sim) {
   sim->lam = jy_calloc(&model->alloc, (size_t)model->m + 1, sizeof(double));
   sim->lamdot = jy_calloc(&model->alloc, (size_t)model->m + 1, sizeof(double));
   if (!sim->np || !sim->lam || !sim->lamdot) return JY_ERR_NOMEM;
+  jyStatus st = jy_np_check_model(sim->np, model->q0, model->v0, sim->def.t_start);
+  if (st != JY_OK) {
+    jy_set_error(sim->error, "%s", jy_np_error(sim->np));
+    return st;
+  }
   sim->nq = model->n + model->m;
   return JY_OK;
 }

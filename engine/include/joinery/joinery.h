@@ -174,8 +174,9 @@ typedef struct jySolverDef {
 JY_API jySolverDef jy_default_solver_def(void);
 
 /* Compiles the system: numbers coordinates and constraint rows, names output channels,
- * and makes the initial state consistent (positions by a minimum-norm Gauss-Newton that
- * moves unset coordinates first, velocities by a minimum-norm projection). Fails with
+ * and makes the initial state consistent (positions by a Gauss-Newton, then velocities,
+ * each moving glued terminal blocks first, then unset values, then set ones, each group
+ * by as little as the constraints allow: jyMovedValue). Fails with
  * JY_ERR_INCONSISTENT naming the rows that cannot be met, or JY_ERR_NOT_UNIQUE naming the
  * massless coordinates no constraint determines; the message is on the system. */
 JY_API jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out);
@@ -196,6 +197,22 @@ JY_API const double *jy_model_initial_v(const jyModel *model);
  * and the dependent (redundant) rows found at the initial state; "" when there is nothing
  * to say. */
 JY_API const char *jy_model_report(const jyModel *model);
+
+/* An initial value that making the state consistent moved by more than the assembly
+ * tolerance. Set values are held first, unset ones stay at their defaults where the
+ * constraints allow; the coordinates of a glued terminal block (a pendulum's pivot, a
+ * mass glued to a point) follow what they are glued to and move first. */
+typedef struct jyMovedValue {
+  int coord;        /* model coordinate */
+  int velocity;     /* 1: its velocity der(part.coord); 0: its value */
+  int set;          /* the script gave it (init / vel) */
+  int follows_glue; /* an unset coordinate of a glued terminal block: moving is its job */
+  double from, to;
+} jyMovedValue;
+/* How many values moved, and each (NULL out of range). A caller warns about those that
+ * are set or do not follow a glue. Valid as long as the model. */
+JY_API int jy_model_num_moved(const jyModel *model);
+JY_API const jyMovedValue *jy_model_moved(const jyModel *model, int i);
 
 /* Output channels, in CSV column order: "t", every coordinate "part.coord", every
  * velocity "der(part.coord)", then "energy", "kinetic", "potential", "residual.pos",
