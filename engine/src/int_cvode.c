@@ -14,6 +14,7 @@
 #include <sunmatrix/sunmatrix_dense.h>
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
+#include "int_diagnose.h"
 #include "internal.h"
 #include "sim.h"
 
@@ -418,13 +419,23 @@ jyStatus jy_sim_advance(jySim *sim, double t_out) {
   }
   if (sim->failure != JY_OK) return sim->failure; /* message already in sim->error */
   if (flag < 0) {
+    /* Say why, in the model's terms (int_diagnose.c); error path: two vectors and the
+     * diagnosis' scratch are allocated here and freed. */
     char *name = CVodeGetReturnFlagName(flag); /* malloc'ed in SUNDIALS 6 */
-    sunrealtype t_cur = t_reached;
+    sunrealtype t_cur = t_reached, h = NAN;
     CVodeGetCurrentTime(sim->cvode, &t_cur);
-    jy_set_error(sim->error,
-             "integrator failure at t = %.9g: %s (%s)%s%s", (double)t_cur,
-             name ? name : "?", sim->cvode_message[0] ? sim->cvode_message : "no detail",
-             sim->rhs_message[0] ? "; last trouble: " : "", sim->rhs_message);
+    CVodeGetLastStep(sim->cvode, &h);
+    N_Vector weights = N_VClone(sim->y), errors = N_VClone(sim->y);
+    int have = weights && errors && CVodeGetErrWeights(sim->cvode, weights) == CV_SUCCESS &&
+               CVodeGetEstLocalErrors(sim->cvode, errors) == CV_SUCCESS;
+    jyFailure why = {name ? name : "?", sim->cvode_message, sim->rhs_message,
+                     sim->def.method == JY_METHOD_ADAMS, sim->nq, (double)t_cur, (double)h,
+                     sim->def.rtol, sim->def.atol, N_VGetArrayPointer(sim->y),
+                     have ? N_VGetArrayPointer(weights) : NULL,
+                     have ? N_VGetArrayPointer(errors) : NULL};
+    jy_diagnose_failure(sim->eval, &why, sim->error, sizeof sim->error);
+    if (weights) N_VDestroy(weights);
+    if (errors) N_VDestroy(errors);
     free(name);
     sim->failure = JY_ERR_INTEGRATOR;
     return sim->failure;
