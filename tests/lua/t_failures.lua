@@ -2,8 +2,9 @@
 -- integrator gives up on names the coordinate with the largest weighted local error, its
 -- part and the likely cause, keeps the rows computed before the failure in
 -- "<stem>.incomplete.csv" (first line "# incomplete: <why>") and never leaves the complete
--- file behind. Two failures with a known cause: a block sliding to rest on Coulomb friction
--- (sticking is not modelled), and a stiff spring under Adams.
+-- file behind. Three failures with a known cause: a block sliding to rest on Coulomb
+-- friction (sticking is not modelled), a stiff spring under Adams, and a rheonomic
+-- constraint whose derivative diverges.
 local tap = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
 local joinery = require "joinery"
 
@@ -161,6 +162,27 @@ tap.ok(#comments == 0 and #rows == 11, "stiff: a complete file has no comment li
 -- At rest where the spring holds the weight: x = L - m g / k (9.8e-12 m below L);
 -- atol 1e-10 m bounds the error, 1e-9 leaves a margin of 10.
 tap.is_near(last[column(header, "bob.x")], L - m * g / k, 1e-9, "stiff: BDF ends at rest at L - m g / k")
+
+-- ---- (c) a rheonomic constraint whose derivative grows without bound ----------------------
+-- A pendulum driven along theta = tan(t): the prescribed speed sec^2 t diverges at pi/2.
+local drive = tmp .. "/drive.lua"
+write(drive, [[
+local joinery = require "joinery"
+local sys = joinery.system { gravity = { 0, -9.81 } }
+local ground = sys:add("ground", "ground", { dim = 2 })
+local pend = sys:add("pendulum", "pend", { m = 1, l = 1, pivot = ground.pos })
+sys:constrain { name = "drive", on = { pend.theta },
+  phi = function(x, t) return x[1] - joinery.math.tan(t) end }
+sys:settings { t_end = 2, dt_out = 0.01 }
+return sys
+]])
+out = tmp .. "/drive.csv"
+code, err = run(drive, "--out " .. quote(out))
+tap.diag(err)
+has_all(err, { "integrator failure at t = 1.570", "likely cause: the rheonomic row drive.r1",
+  "grows without bound" }, "rheonomic: the message names the row and the runaway near pi/2")
+tap.ok(code == 1 and exists(tmp .. "/drive.incomplete.csv") and not exists(out),
+  "rheonomic: the rows are in the incomplete file, no complete file")
 
 os.execute("rm -rf " .. quote(tmp))
 tap.done()
