@@ -62,7 +62,8 @@
  *   ...), res.rows (number of output rows), res.report, res.stats ({steps=, rhs_evals=,
  *   error_test_fails=, nonlinear_fails=, jac_evals=, restarts=}), res.seconds (wall time of the
  *   integration), res.model. With opts.out = "file.csv" the engine writes the rows to that
- *   file (jy_sim_write_csv: the file appears only when the run succeeded) and the same
+ *   file (jy_sim_write_csv: the file appears only when the run succeeded; a failed run's rows
+ *   go to <stem>.incomplete.csv and the error says so) and the same
  *   rows fill the arrays; res.out is the path. On a terminal, a run longer than a second
  *   shows the simulated time on stderr as it goes.
  *

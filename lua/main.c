@@ -10,6 +10,9 @@
  *                                  writes the CSV (default: the script's base name with .csv,
  *                                  in the current directory) and prints the first rows, the
  *                                  last row, the run time and "wrote N rows x C columns to F".
+ *                                  A failed run writes no F: its message (on stderr) says
+ *                                  why and where the rows before the failure went
+ *                                  (<stem>.incomplete.csv, first line "# incomplete: ...").
  *   joinery types                  lists the registered part types
  *   joinery doc TYPE               parameters, terminals and coordinates of a part type
  *   joinery --help | --version

@@ -132,7 +132,7 @@ static void position(jySim *sim, double *t, double *h) {
   ArkodeStepper *as = sim->stepper_data;
   sunrealtype tc = *t, hc = 0;
   ERKStepGetCurrentTime(as->arkode, &tc);
-  ERKStepGetCurrentStep(as->arkode, &hc);
+  ERKStepGetLastStep(as->arkode, &hc);
   *t = tc;
   *h = hc;
 }

@@ -276,7 +276,7 @@ static void position(jySim *sim, double *t, double *h) {
   CvodeStepper *cs = sim->stepper_data;
   sunrealtype tc = *t, hc = 0;
   CVodeGetCurrentTime(cs->cvode, &tc);
-  CVodeGetCurrentStep(cs->cvode, &hc);
+  CVodeGetLastStep(cs->cvode, &hc);
   *t = tc;
   *h = hc;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "int_diagnose.h"
 #include "sim.h"
 
 #if SUNDIALS_VERSION_MAJOR >= 7
@@ -339,14 +340,23 @@ jyStatus jy_sim_set_state(jySim *sim, double t, const double *q, const double *v
   return sim->stepper->restart(sim, t);
 }
 
-/* The integrator's reason for a failure, with where it happened and what the right-hand
- * side saw last. */
+/* The integrator's reason for a failure, said in the model's terms (int_diagnose.c): where,
+ * the state components with the largest weighted local error, the likely cause. Error
+ * path: two vectors and the diagnosis' scratch are allocated here and freed. */
 static jyStatus integrator_failure(jySim *sim) {
-  double t = sim->t, h = 0;
+  double t = sim->t, h = NAN;
   sim->stepper->position(sim, &t, &h);
-  jy_set_error(sim->error, "integrator failure at t = %.9g (step %.3g): %s (%s)%s%s", t, h,
-               sim->solver_flag[0] ? sim->solver_flag : "?", sim->solver_message[0] ? sim->solver_message : "no detail",
-               sim->rhs_message[0] ? "; last trouble: " : "", sim->rhs_message);
+  N_Vector weights = N_VClone(sim->y), errors = N_VClone(sim->y);
+  int have = weights && errors &&
+             sim->stepper->error_estimates(sim, weights, errors) == JY_OK;
+  jyFailure why = {sim->solver_flag[0] ? sim->solver_flag : "?", sim->solver_message,
+                   sim->rhs_message, sim->def.method != JY_METHOD_BDF, sim->nq, t, h,
+                   sim->def.rtol, sim->def.atol, N_VGetArrayPointer(sim->y),
+                   have ? N_VGetArrayPointer(weights) : NULL,
+                   have ? N_VGetArrayPointer(errors) : NULL};
+  jy_diagnose_failure(sim->eval, &why, sim->error, sizeof sim->error);
+  if (weights) N_VDestroy(weights);
+  if (errors) N_VDestroy(errors);
   sim->failure = JY_ERR_INTEGRATOR;
   return sim->failure;
 }

@@ -31,7 +31,7 @@ typedef struct jyStepperOps {
   /* Error weights and the last step's estimated local errors (NULL entries skipped);
    * JY_ERR_INVALID when the integrator has none. For failure reports. */
   jyStatus (*error_estimates)(jySim *sim, N_Vector weights, N_Vector local_errors);
-  /* Current time and step size of the integrator (for failure reports). */
+  /* Current time and last step size of the integrator (for failure reports). */
   void (*position)(jySim *sim, double *t, double *h);
   void (*destroy)(jySim *sim);
 } jyStepperOps;

@@ -1,6 +1,7 @@
 -- Bad input through the joinery command: each case must end with a clear message naming
 -- the part, parameter, coordinate, row or script line, a non-zero exit, and no output file
--- left behind (not even the partial one).
+-- left behind (not even the partial one; the rows of a run the integrator gave up on are
+-- kept in <stem>.incomplete.csv, which t_failures.lua checks).
 local tap = dofile("tests/lua/tap.lua")
 local joinery_cmd = os.getenv("JOINERY") or "build/lua/joinery"
 local dir = os.tmpname()

@@ -31,11 +31,7 @@ local function write(name, text)
   return path
 end
 
-local function exists(path)
-  local f = io.open(path)
-  if f then f:close() end
-  return f ~= nil
-end
+local exists = tap.exists
 
 local pendulum = root .. "/examples/pendulum.lua"
 

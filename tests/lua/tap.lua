@@ -2,7 +2,8 @@
 -- local tap = dofile((arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
 -- tap.plan(n) (optional: done() prints the plan when none was given), tap.ok(cond, name),
 -- tap.is(got, want, name), tap.is_near(got, want, tol, name), tap.has(str, part, name),
--- tap.raises(f, {parts...}, name), tap.diag(msg), tap.done() (exits 1 on any failure).
+-- tap.raises(f, {parts...}, name), tap.diag(msg), tap.exists(path), tap.done() (exits 1 on
+-- any failure).
 local tap = { count = 0, failed = 0 }
 
 function tap.plan(n)
@@ -64,6 +65,13 @@ function tap.raises(f, parts, name)
     tap.has(err, part, string.format("%s: message names %q", name, part))
   end
   return err
+end
+
+-- Whether a file exists (can be opened for reading).
+function tap.exists(path)
+  local f = io.open(path)
+  if f then f:close() end
+  return f ~= nil
 end
 
 function tap.done()

@@ -296,8 +296,11 @@ JY_API double jy_sim_time(const jySim *sim);
 JY_API const double *jy_sim_q(const jySim *sim);
 JY_API const double *jy_sim_v(const jySim *sim);
 
-/* Integrates to time t_out (>= the current time). An integrator failure names the time and
- * CVODE's reason; a part failure names the part and the time. */
+/* Integrates to time t_out (>= the current time). An integrator failure names the time, the
+ * last step, CVODE's reason, the state components with the largest weighted local error
+ * ("part.coord", "der(part.coord)") with their parts, and the likely cause the state
+ * supports with what to try (docs/numerics.md, "Errors while integrating"); a part failure
+ * names the part and the time. */
 JY_API jyStatus jy_sim_advance(jySim *sim, double t_out);
 /* The output channels at the current state (jy_model_num_channels values). */
 JY_API jyStatus jy_sim_channels(jySim *sim, double *out);
@@ -310,7 +313,11 @@ JY_API jyStatus jy_sim_run(jySim *sim, jyRowSink sink, void *ud);
 /* Runs and writes every output row as CSV with a header, handing each row to `also` too
  * (may be NULL; a non-zero return stops the run). The file is written under a temporary
  * name and renamed into place only when the run succeeded, so a failed run never leaves a
- * file that looks complete. */
+ * file that looks complete. A run that fails keeps the rows it computed in
+ * "<stem>.incomplete.csv" ("<path>.incomplete.csv" when path does not end in .csv), whose
+ * first line is the comment "# incomplete: <the error message on one line>", then the
+ * header and rows; it removes a file at path an earlier run left, and the error message
+ * ends with where the rows went. A successful run removes a stale "<stem>.incomplete.csv". */
 JY_API jyStatus jy_sim_write_csv(jySim *sim, const char *path, jyRowSink also, void *ud);
 
 /* Integrator counters since creation. */
