@@ -549,9 +549,36 @@ static jyStatus decide_dependent_rows(jyModel *md, jyEval *e) {
   return JY_OK;
 }
 
+/* Names the first solver setting out of its range, or returns 0. */
+static int bad_solver_def(const jySolverDef *d, char *error) {
+  const struct { const char *name; double value; int relative; } f[] = {
+      {"rank_rcond", d->rank_rcond, 1},         {"augment_scale", d->augment_scale, 0},
+      {"consistency_tol", d->consistency_tol, 0}, {"assembly_tol", d->assembly_tol, 0},
+      {"dependent_tol", d->dependent_tol, 0},   {"dependent_rcond", d->dependent_rcond, 1}};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+    if (!(f[i].value > 0 && isfinite(f[i].value)) || (f[i].relative && !(f[i].value < 1))) {
+      jy_set_error(error, "solver setting %s = %g must be %s", f[i].name, f[i].value,
+                   f[i].relative ? "between 0 and 1 (a relative cut)" : "a positive number");
+      return 1;
+    }
+  if (d->dependent_rcond < d->rank_rcond) {
+    jy_set_error(error, "solver setting dependent_rcond = %g must be at least rank_rcond = %g "
+                 "(a dependent row must not count as independent where the rank cut says it "
+                 "is dependent)", d->dependent_rcond, d->rank_rcond);
+    return 1;
+  }
+  if (d->sparse_min_coords < 0) {
+    jy_set_error(error, "solver setting sparse_min_coords = %d must be >= 0 (0: never)",
+                 d->sparse_min_coords);
+    return 1;
+  }
+  return 0;
+}
+
 jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) {
   if (!sys || !out) return JY_ERR_INVALID;
   *out = NULL;
+  if (def && bad_solver_def(def, sys->error)) return JY_ERR_INVALID;
   jyModel *md = jy_calloc(&sys->env->alloc, 1, sizeof *md);
   if (!md) return JY_ERR_NOMEM;
   md->alloc = sys->env->alloc;
