@@ -308,8 +308,10 @@ int jy_uk_dependent_rows(jyUkWork *w, const jyUkProblem *p, double rcond, double
                          int max_count, unsigned char *dependent) {
   int n = p->n, m = p->m;
   if (n > w->n_max || m > w->m_max) return -1;
-  for (int i = 0; i < m; i++) dependent[i] = 0;
-  if (m == 0 || n == 0) return 0;
+  if (m == 0 || n == 0) {
+    for (int i = 0; i < m; i++) dependent[i] = 0;
+    return 0;
+  }
   jyUkProblem all = *p;
   all.dropped = NULL;
   scale_rows(w, &all);
@@ -335,6 +337,7 @@ int jy_uk_dependent_rows(jyUkWork *w, const jyUkProblem *p, double rcond, double
   }
   int count = strict;
   if (max_count >= 0) count = loose < max_count ? loose : max_count;
+  for (int i = 0; i < m; i++) dependent[i] = 0; /* only now: a failure leaves them as they were */
   for (int k = m - count; k < m; k++) dependent[w->pivots[k] - 1] = 1;
   return count;
 }
