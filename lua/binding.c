@@ -30,14 +30,18 @@
  *                                   atol, max_step, max_steps, baumgarte_rate,
  *                                   method = "adams"|"bdf", formulation =
  *                                   "udwadia-kalaba"|"natsiavas-paraskevopoulos"; the
- *                                   fields of jySimDef);
- *                                   returns sys. sys:settings() returns the stored settings.
+ *                                   fields of jySimDef) and solver settings (the keys of
+ *                                   sys:compile's table, used by every later compile,
+ *                                   `joinery run` included); returns sys.
+ *                                   sys:settings() returns the stored settings, both kinds.
  *   sys:compile([solver])           -> Model. solver: {rank_rcond=, augment_scale=,
  *                                   consistency_tol=, assembly_tol=, eliminate_glue=true|false,
- *                                   sparse_min_coords=}
- *                                   (defaults otherwise).
+ *                                   sparse_min_coords=, dependent_tol=, dependent_rcond=}
+ *                                   over those of sys:settings (defaults otherwise); a value
+ *                                   out of range is an error naming the setting.
  *                                   The model takes a copy of the system's run settings.
- *   sys:simulate([opts])            compile + model:simulate(opts), opts over sys:settings.
+ *   sys:simulate([opts])            compile + model:simulate(opts), opts (run and solver
+ *                                   settings) over sys:settings.
  *   sys:part(name)                  -> Part or nil;  sys:parts() -> array of part names
  *
  * Part (joinery.Part): part.name, part.type, and part.<terminal> -> Terminal. Indexing a
@@ -54,7 +58,8 @@
  *                                   initial values moved to meet the constraints
  *   model:acceleration(q, v[, t])   -> array q'' (t defaults to 0)
  *   model:evaluate(q, v[, t])       -> {channel name = value}
- *   model:simulate([opts])          -> result (opts: the settings keys above, plus out)
+ *   model:simulate([opts])          -> result (opts: the run settings above, plus out; a
+ *                                   solver setting is an error: the model is compiled)
  *   model:sim([opts])               -> Sim, a simulation stepped from Lua
  *
  * Result of simulate: res.channels (names in CSV order, "t" first), res[<channel>] (array
@@ -117,6 +122,7 @@ typedef struct LEnv {
 typedef struct LSystem {
   jySystem *sys;
   jySimDef def; /* sys:settings */
+  jySolverDef solver; /* sys:settings' solver keys: the base of sys:compile */
 } LSystem;
 
 /* user value 1 = system userdata */
@@ -255,10 +261,85 @@ static const char *const formulation_names[] = {"udwadia-kalaba", "natsiavas-par
 /* In jyDrift order. */
 static const char *const drift_names[] = {"baumgarte", "projection", "none"};
 
-/* Applies the settings table at idx to *d; *out receives "out" when out != NULL (the string
- * lives in the table). Raises on an unknown name or a bad value before changing anything
- * the caller keeps (callers pass a copy). */
-static void read_settings(lua_State *L, int idx, jySimDef *d, const char **out) {
+static const char *const solver_names[] = {"rank_rcond", "augment_scale", "consistency_tol",
+                                           "assembly_tol", "eliminate_glue",
+                                           "sparse_min_coords", "dependent_tol",
+                                           "dependent_rcond"};
+enum { NSOLVER = sizeof solver_names / sizeof solver_names[0] };
+
+static int solver_index(const char *key) {
+  for (int i = 0; i < NSOLVER; i++)
+    if (strcmp(key, solver_names[i]) == 0) return i;
+  return -1;
+}
+
+/* Applies solver setting `which` from the value on top of the stack; raises naming the
+ * setting when the value is out of its range. */
+static void apply_solver_setting(lua_State *L, int which, jySolverDef *d) {
+  const char *key = solver_names[which];
+  if (which == 4) { /* eliminate_glue: a boolean */
+    if (lua_type(L, -1) != LUA_TBOOLEAN)
+      luaL_error(L, "solver setting 'eliminate_glue' must be true or false, got %s",
+                 luaL_typename(L, -1));
+    d->eliminate_glue = lua_toboolean(L, -1);
+    return;
+  }
+  if (lua_type(L, -1) != LUA_TNUMBER)
+    luaL_error(L, "solver setting '%s' must be a number, got %s", key, luaL_typename(L, -1));
+  double x = lua_tonumber(L, -1);
+  if (which == 5) { /* sparse_min_coords: a count */
+    int isint = 0;
+    lua_Integer k = lua_tointegerx(L, -1, &isint);
+    if (!isint || k < 0 || k > 1000000000)
+      luaL_error(L, "solver setting 'sparse_min_coords' must be a whole number >= 0 (0: never "
+                 "the sparse solve), got %f", x);
+    d->sparse_min_coords = (int)k;
+    return;
+  }
+  /* relative cuts lie in (0, 1); tolerances and scales are positive */
+  int relative = which == 0 || which == 7;
+  if (!(x > 0 && isfinite(x)) || (relative && !(x < 1)))
+    luaL_error(L, "solver setting '%s' must be %s, got %f", key,
+               relative ? "between 0 and 1 (a relative cut)" : "a positive number", x);
+  double *field[] = {&d->rank_rcond, &d->augment_scale, &d->consistency_tol, &d->assembly_tol,
+                     NULL, NULL, &d->dependent_tol, &d->dependent_rcond};
+  *field[which] = x;
+}
+
+static void read_solver(lua_State *L, int idx, jySolverDef *d) {
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    if (lua_type(L, -2) != LUA_TSTRING)
+      luaL_error(L, "solver settings are keyed by name (got a %s key)", luaL_typename(L, -2));
+    const char *key = lua_tostring(L, -2);
+    int which = solver_index(key);
+    if (which < 0) unknown_name(L, "solver setting", key, solver_names, NSOLVER);
+    apply_solver_setting(L, which, d);
+    lua_pop(L, 1);
+  }
+}
+
+static void push_solver_settings(lua_State *L, const jySolverDef *d) {
+  double values[] = {d->rank_rcond, d->augment_scale, d->consistency_tol, d->assembly_tol, 0, 0,
+                     d->dependent_tol, d->dependent_rcond};
+  for (int i = 0; i < NSOLVER; i++) {
+    if (i == 4)
+      lua_pushboolean(L, d->eliminate_glue);
+    else if (i == 5)
+      lua_pushinteger(L, d->sparse_min_coords);
+    else
+      lua_pushnumber(L, values[i]);
+    lua_setfield(L, -2, solver_names[i]);
+  }
+}
+
+/* Applies the settings table at idx to *d, and its solver keys to *solver (NULL where the
+ * model is compiled already: a solver key is then an error); *out receives "out" when
+ * out != NULL (the string lives in the table). Raises on an unknown name or a bad value
+ * before changing anything the caller keeps (callers pass copies). */
+static void read_settings(lua_State *L, int idx, jySimDef *d, jySolverDef *solver,
+                          const char **out) {
   int nnames = out ? S_OUT + 1 : S_OUT;
   idx = lua_absindex(L, idx);
   luaL_checktype(L, idx, LUA_TTABLE);
@@ -270,7 +351,20 @@ static void read_settings(lua_State *L, int idx, jySimDef *d, const char **out) 
     int which = -1;
     for (int i = 0; i < nnames; i++)
       if (strcmp(key, setting_names[i]) == 0) which = i;
-    if (which < 0) unknown_name(L, "setting", key, setting_names, nnames);
+    if (which < 0 && solver_index(key) >= 0) {
+      if (!solver)
+        luaL_error(L, "solver setting '%s' belongs to the model, which is compiled already: set "
+                   "it with sys:settings or sys:compile{...} before compiling", key);
+      apply_solver_setting(L, solver_index(key), solver);
+      lua_pop(L, 1);
+      continue;
+    }
+    if (which < 0) {
+      const char *names[S_OUT + 1 + NSOLVER];
+      for (int i = 0; i < nnames; i++) names[i] = setting_names[i];
+      for (int i = 0; i < NSOLVER; i++) names[nnames + i] = solver_names[i];
+      unknown_name(L, "setting", key, names, nnames + NSOLVER);
+    }
     if (which == S_OUT || which == S_METHOD || which == S_FORMULATION || which == S_DRIFT) {
       if (lua_type(L, -1) != LUA_TSTRING)
         luaL_error(L, "setting '%s' must be a string, got %s", key, luaL_typename(L, -1));
@@ -322,8 +416,9 @@ static void read_settings(lua_State *L, int idx, jySimDef *d, const char **out) 
   }
 }
 
-static void push_settings(lua_State *L, const jySimDef *d) {
-  lua_createtable(L, 0, 9);
+static void push_settings(lua_State *L, const jySimDef *d, const jySolverDef *solver) {
+  lua_createtable(L, 0, 11 + NSOLVER);
+  push_solver_settings(L, solver);
   lua_pushnumber(L, d->t_start);
   lua_setfield(L, -2, "t_start");
   lua_pushnumber(L, d->t_end);
@@ -405,6 +500,7 @@ static int l_system(lua_State *L) {
   LSystem *s = (LSystem *)lua_newuserdatauv(L, sizeof *s, 2);
   s->sys = NULL;
   s->def = jy_default_sim_def();
+  s->solver = jy_default_solver_def();
   luaL_setmetatable(L, JYL_SYSTEM);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_setiuservalue(L, -2, 1);
@@ -679,50 +775,16 @@ static int sys_glue(lua_State *L) {
 static int sys_settings(lua_State *L) {
   LSystem *s = check_system(L, 1);
   if (lua_isnoneornil(L, 2)) {
-    push_settings(L, &s->def);
+    push_settings(L, &s->def, &s->solver);
     return 1;
   }
   jySimDef d = s->def;
-  read_settings(L, 2, &d, NULL);
+  jySolverDef solver = s->solver;
+  read_settings(L, 2, &d, &solver, NULL);
   s->def = d;
+  s->solver = solver;
   lua_settop(L, 1);
   return 1;
-}
-
-static const char *const solver_names[] = {"rank_rcond", "augment_scale", "consistency_tol",
-                                           "assembly_tol", "eliminate_glue",
-                                           "sparse_min_coords"};
-enum { NSOLVER = sizeof solver_names / sizeof solver_names[0] };
-
-static void read_solver(lua_State *L, int idx, jySolverDef *d) {
-  luaL_checktype(L, idx, LUA_TTABLE);
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    if (lua_type(L, -2) != LUA_TSTRING)
-      luaL_error(L, "solver settings are keyed by name (got a %s key)", luaL_typename(L, -2));
-    const char *key = lua_tostring(L, -2);
-    int which = -1;
-    for (int i = 0; i < NSOLVER; i++)
-      if (strcmp(key, solver_names[i]) == 0) which = i;
-    if (which < 0) unknown_name(L, "solver setting", key, solver_names, NSOLVER);
-    if (which == 4) { /* a boolean */
-      if (lua_type(L, -1) != LUA_TBOOLEAN)
-        luaL_error(L, "solver setting 'eliminate_glue' must be true or false, got %s",
-                   luaL_typename(L, -1));
-      d->eliminate_glue = lua_toboolean(L, -1);
-      lua_pop(L, 1);
-      continue;
-    }
-    if (lua_type(L, -1) != LUA_TNUMBER)
-      luaL_error(L, "solver setting '%s' must be a number, got %s", key, luaL_typename(L, -1));
-    double x = lua_tonumber(L, -1);
-    if (which == 0) d->rank_rcond = x;
-    else if (which == 1) d->augment_scale = x;
-    else if (which == 2) d->consistency_tol = x;
-    else if (which == 3) d->assembly_tol = x;
-    else d->sparse_min_coords = x >= 0 && x < 1e9 ? (int)x : 0;
-    lua_pop(L, 1);
-  }
 }
 
 /* Compiles the system at idx; pushes the model. */
@@ -748,10 +810,10 @@ static LModel *compile_system(lua_State *L, int idx, const jySolverDef *def) {
   return m;
 }
 
-/* sys:compile([solver]) */
+/* sys:compile([solver]): the solver settings over those of sys:settings */
 static int sys_compile(lua_State *L) {
-  check_system(L, 1);
-  jySolverDef def = jy_default_solver_def();
+  LSystem *s = check_system(L, 1);
+  jySolverDef def = s->solver;
   if (!lua_isnoneornil(L, 2)) read_solver(L, 2, &def);
   lua_settop(L, 1);
   compile_system(L, 1, &def);
@@ -764,10 +826,10 @@ static int run_simulation(lua_State *L, int model_idx, const jySimDef *def, cons
 static int sys_simulate(lua_State *L) {
   LSystem *s = check_system(L, 1);
   jySimDef d = s->def;
+  jySolverDef solver = s->solver;
   const char *out = NULL;
-  if (!lua_isnoneornil(L, 2)) read_settings(L, 2, &d, &out);
+  if (!lua_isnoneornil(L, 2)) read_settings(L, 2, &d, &solver, &out);
   lua_settop(L, 2);
-  jySolverDef solver = jy_default_solver_def();
   compile_system(L, 1, &solver); /* index 3 */
   return run_simulation(L, 3, &d, out);
 }
@@ -1242,7 +1304,7 @@ static int model_simulate(lua_State *L) {
   LModel *m = check_model(L, 1);
   jySimDef d = m->def;
   const char *out = NULL;
-  if (!lua_isnoneornil(L, 2)) read_settings(L, 2, &d, &out);
+  if (!lua_isnoneornil(L, 2)) read_settings(L, 2, &d, NULL, &out);
   lua_settop(L, 2);
   return run_simulation(L, 1, &d, out);
 }
@@ -1251,7 +1313,7 @@ static int model_simulate(lua_State *L) {
 static int model_sim(lua_State *L) {
   LModel *m = check_model(L, 1);
   jySimDef d = m->def;
-  if (!lua_isnoneornil(L, 2)) read_settings(L, 2, &d, NULL);
+  if (!lua_isnoneornil(L, 2)) read_settings(L, 2, &d, NULL, NULL);
   lua_settop(L, 2);
   new_sim(L, 1, &d);
   return 1;

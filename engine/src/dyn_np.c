@@ -336,7 +336,8 @@ static jyStatus solve(jyNpWork *w, const double *q, const double *v, double t, d
       w->force[r] = f;
     }
   if (w->m > 0) {
-    jyUkProblem p = {model->n, model->m, e->mass, e->force, e->nonideal, e->jac, e->rhs};
+    jyUkProblem p = {model->n, model->m, e->mass, e->force, e->nonideal, e->jac, e->rhs,
+                     e->ndependent > 0 ? e->dependent : NULL};
     if (jy_uk_multipliers(e->uk, &p, qdd, w->mu, NULL) != 0) {
       jy_set_error(w->error, "multipliers: problem larger than the workspace");
       return JY_ERR_INVALID;

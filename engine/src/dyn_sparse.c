@@ -310,6 +310,7 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const jyUkProblem *p, const jyUkOpt
   result->outcome = JY_UK_OK;
   result->rank = -1; /* not revealed by this path */
   result->residual = 0;
+  result->dropped_residual = 0;
   result->row_residual = w->r;
   /* u = W (Q + C); rows scaled to unit length; F = S A W^1/2 in the fixed pattern. */
   for (int j = 0; j < n; j++)
@@ -323,11 +324,14 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const jyUkProblem *p, const jyUkOpt
       w->sy[ri[k]] += a * a;
     }
   for (int i = 0; i < m; i++) w->row_scale[i] = w->sy[i] > 0 ? 1.0 / sqrt(w->sy[i]) : 0.0;
+  /* Dropped rows (implied by the others) are zero rows of F: decoupled in F F^T, y = 0. */
+  const unsigned char *dropped = p->dropped;
   double *fx = w->f->x, max_diag = 0;
   for (int j = 0; j < n; j++) {
     double root_w = 1.0 / sqrt(mass[j + (size_t)j * n]);
     for (int k = cp[j]; k < cp[j + 1]; k++)
-      fx[k] = w->row_scale[ri[k]] * jac[ri[k] + (size_t)j * m] * root_w;
+      fx[k] = dropped && dropped[ri[k]] ? 0.0
+                                        : w->row_scale[ri[k]] * jac[ri[k] + (size_t)j * m] * root_w;
   }
   for (int j = 0; j < n; j++)
     for (int k = cp[j]; k < cp[j + 1]; k++) max_diag = fmax(max_diag, fx[k] * fx[k]);
@@ -338,8 +342,9 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const jyUkProblem *p, const jyUkOpt
     for (int k = cp[j]; k < cp[j + 1]; k++) w->sy[ri[k]] -= jac[ri[k] + (size_t)j * m] * w->u[j];
   for (int i = 0; i < m; i++) {
     double v = w->sy[i];
-    w->r[i] = w->row_scale[i] * v;
+    w->r[i] = dropped && dropped[i] ? 0.0 : w->row_scale[i] * v;
     if (w->row_scale[i] == 0 && p->rhs[i] != 0) result->outcome = JY_UK_INCONSISTENT;
+    if (dropped && dropped[i]) continue; /* the scale of the rows solved, as in the dense path */
     scale = fmax(scale, fabs(w->row_scale[i] * p->rhs[i]));
     scale = fmax(scale, fabs(w->r[i]));
   }
@@ -362,6 +367,7 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const jyUkProblem *p, const jyUkOpt
     const double *lx = w->l->x;
     double dmin = INFINITY, dmax = 0;
     for (int j = 0; j < m; j++) {
+      if (dropped && dropped[w->perm[j]]) continue; /* its pivot is the shift alone */
       double d = lx[lp[j]] * lx[lp[j]];
       dmin = fmin(dmin, d);
       dmax = fmax(dmax, d);
@@ -390,15 +396,17 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const jyUkProblem *p, const jyUkOpt
     acc[j] = w->u[j] + v / sqrt(mass[j + (size_t)j * n]);
   }
   /* What A q'' = b leaves: zero when b is in range(A). */
-  double worst = 0;
+  double worst = 0, dropped_worst = 0;
   for (int i = 0; i < m; i++) w->sy[i] = -p->rhs[i];
   for (int j = 0; j < n; j++)
     for (int k = cp[j]; k < cp[j + 1]; k++) w->sy[ri[k]] += jac[ri[k] + (size_t)j * m] * acc[j];
   for (int i = 0; i < m; i++) {
     w->r[i] = w->row_scale[i] != 0 ? w->row_scale[i] * w->sy[i] / scale : p->rhs[i];
     worst = fmax(worst, fabs(w->r[i]));
+    if (dropped && dropped[i]) dropped_worst = fmax(dropped_worst, fabs(w->r[i]));
   }
   result->residual = worst;
+  result->dropped_residual = dropped_worst;
   if (!(worst <= opt->consistency_tol)) result->outcome = JY_UK_INCONSISTENT;
   return result->outcome;
 }

@@ -23,7 +23,9 @@ struct jyUkWork {
   int n_max, m_max;
   double *scaled_jac;  /* A with unit rows (m x n) */
   double *scaled_rhs;  /* b scaled likewise (m) */
-  double *row_scale;   /* 1/|A_i|, 0 for zero rows (m) */
+  double *row_scale;   /* 1/|A_i|, 0 for zero and dropped rows (m) */
+  double *row_norm;    /* |A_i| (m) */
+  double *tau;         /* QR reflectors of the rank decision (min(m, n)) */
   double *factor;      /* M_a, then its Cholesky factor L (n x n) */
   double *inv_root_mass; /* 1/sqrt(M_jj) when M is diagonal and positive (n) */
   double *b_mat;       /* A L^-T, overwritten by dgelsy (m x n) */
@@ -31,7 +33,10 @@ struct jyUkWork {
   double *solution;    /* right side, then minimum-norm solution (max(m, n)) */
   double *row_residual;/* (m) */
   double *at_mat;      /* A^T for the multipliers (n x m) */
-  double *at_rhs;      /* (max(m, n)) */
+  double *at_rhs;      /* right sides of the multiplier solve (max(m, n) x (m + 1)) */
+  double *gram;        /* W^T W of the dropped rows' null vectors (m x m) */
+  double *null_coef;   /* (W^T W)^-1 W^T x for the dropped rows (m) */
+  int *dropped_list;   /* indices of the dropped rows (m) */
   double *lapack_work;
   lapack_int lwork;
   lapack_int *pivots;  /* (max(m, n)) */
@@ -51,6 +56,8 @@ jyUkWork *jy_uk_create(const jyAllocator *alloc, int n, int m) {
   w->scaled_jac = jy_calloc(&a, mm * nn + 1, sizeof(double));
   w->scaled_rhs = jy_calloc(&a, mm + 1, sizeof(double));
   w->row_scale = jy_calloc(&a, mm + 1, sizeof(double));
+  w->row_norm = jy_calloc(&a, mm + 1, sizeof(double));
+  w->tau = jy_calloc(&a, big, sizeof(double));
   w->factor = jy_calloc(&a, nn * nn + 1, sizeof(double));
   w->inv_root_mass = jy_calloc(&a, nn + 1, sizeof(double));
   w->b_mat = jy_calloc(&a, mm * nn + 1, sizeof(double));
@@ -58,16 +65,22 @@ jyUkWork *jy_uk_create(const jyAllocator *alloc, int n, int m) {
   w->solution = jy_calloc(&a, big, sizeof(double));
   w->row_residual = jy_calloc(&a, mm + 1, sizeof(double));
   w->at_mat = jy_calloc(&a, mm * nn + 1, sizeof(double));
-  w->at_rhs = jy_calloc(&a, big, sizeof(double));
+  w->at_rhs = jy_calloc(&a, big * (mm + 1), sizeof(double));
+  w->gram = jy_calloc(&a, mm * mm + 1, sizeof(double));
+  w->null_coef = jy_calloc(&a, mm + 1, sizeof(double));
+  w->dropped_list = jy_calloc(&a, mm + 1, sizeof(int));
   w->pivots = jy_calloc(&a, big, sizeof(lapack_int));
-  if (!w->scaled_jac || !w->scaled_rhs || !w->row_scale || !w->factor || !w->inv_root_mass ||
+  if (!w->scaled_jac || !w->scaled_rhs || !w->row_scale || !w->row_norm || !w->tau ||
+      !w->factor || !w->inv_root_mass ||
       !w->b_mat ||
-      !w->b_copy || !w->solution || !w->row_residual || !w->at_mat || !w->at_rhs ||
+      !w->b_copy || !w->solution || !w->row_residual || !w->at_mat || !w->at_rhs || !w->gram ||
+      !w->null_coef || !w->dropped_list ||
       !w->pivots) {
     jy_uk_destroy(w);
     return NULL;
   }
-  /* One workspace large enough for both minimum-norm solves (m x n and n x m). */
+  /* One workspace large enough for both minimum-norm solves (m x n and n x m) and the
+   * rank decision (QR with column pivoting of the n x m A^T). */
   lapack_int lwork = 1;
   if (n > 0 && m > 0) {
     double query = 0;
@@ -75,8 +88,12 @@ jyUkWork *jy_uk_create(const jyAllocator *alloc, int n, int m) {
     if (LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, m, n, 1, w->b_mat, m, w->solution, ld,
                             w->pivots, 1e-10, &rank, &query, -1) == 0)
       lwork = (lapack_int)query;
-    if (LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, n, m, 1, w->at_mat, n, w->at_rhs, ld,
+    if (LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, n, m, m + 1, w->at_mat, n, w->at_rhs, ld,
                             w->pivots, 1e-10, &rank, &query, -1) == 0 &&
+        (lapack_int)query > lwork)
+      lwork = (lapack_int)query;
+    if (LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, n, m, w->at_mat, n, w->pivots, w->tau, &query,
+                            -1) == 0 &&
         (lapack_int)query > lwork)
       lwork = (lapack_int)query;
   }
@@ -95,6 +112,8 @@ void jy_uk_destroy(jyUkWork *w) {
   jy_free(&a, w->scaled_jac);
   jy_free(&a, w->scaled_rhs);
   jy_free(&a, w->row_scale);
+  jy_free(&a, w->row_norm);
+  jy_free(&a, w->tau);
   jy_free(&a, w->factor);
   jy_free(&a, w->inv_root_mass);
   jy_free(&a, w->b_mat);
@@ -103,12 +122,16 @@ void jy_uk_destroy(jyUkWork *w) {
   jy_free(&a, w->row_residual);
   jy_free(&a, w->at_mat);
   jy_free(&a, w->at_rhs);
+  jy_free(&a, w->gram);
+  jy_free(&a, w->null_coef);
+  jy_free(&a, w->dropped_list);
   jy_free(&a, w->lapack_work);
   jy_free(&a, w->pivots);
   jy_free(&a, w);
 }
 
-/* Scales each row of A and b to unit length; zero rows get scale 0. */
+/* Scales each row of A and b to unit length; zero and dropped rows get scale 0 (a zero
+ * row, which the minimum-norm solve leaves alone). */
 static void scale_rows(jyUkWork *w, const jyUkProblem *p) {
   int n = p->n, m = p->m;
   /* Sums of squares column by column (A is column-major); hypot only for a row whose sum
@@ -125,7 +148,8 @@ static void scale_rows(jyUkWork *w, const jyUkProblem *p) {
       norm = 0;
       for (int j = 0; j < n; j++) norm = hypot(norm, p->jac[i + (size_t)j * m]);
     }
-    w->row_scale[i] = norm > 0 ? 1.0 / norm : 0.0;
+    w->row_norm[i] = norm;
+    w->row_scale[i] = norm > 0 && !(p->dropped && p->dropped[i]) ? 1.0 / norm : 0.0;
     w->scaled_rhs[i] = w->row_scale[i] * p->rhs[i];
   }
   for (int j = 0; j < n; j++)
@@ -172,6 +196,30 @@ static int diagonal_positive(const jyUkProblem *p) {
   return 1;
 }
 
+/* Relative residuals per row, from what B y left of r (solved rows) or measured on the
+ * acceleration itself, (A_i q'' - b_i) / |A_i| (dropped rows); zero rows of A must have
+ * b = 0. Fills result->residual and ->dropped_residual. */
+static void measure_residuals(jyUkWork *w, const jyUkProblem *p, const double *acc, double scale,
+                              jyUkResult *result) {
+  int n = p->n, m = p->m;
+  double worst = 0, dropped_worst = 0;
+  for (int i = 0; i < m; i++) {
+    int dropped = p->dropped && p->dropped[i];
+    if (w->row_norm[i] == 0) {
+      w->row_residual[i] = p->rhs[i];
+    } else if (dropped) {
+      double r = -p->rhs[i];
+      for (int j = 0; j < n; j++) r += p->jac[i + (size_t)j * m] * acc[j];
+      w->row_residual[i] = r / w->row_norm[i];
+    }
+    w->row_residual[i] /= scale;
+    worst = fmax(worst, fabs(w->row_residual[i]));
+    if (dropped) dropped_worst = fmax(dropped_worst, fabs(w->row_residual[i]));
+  }
+  result->residual = worst;
+  result->dropped_residual = dropped_worst;
+}
+
 jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *opt,
                         double *acc, jyUkResult *result) {
   int n = p->n, m = p->m;
@@ -180,6 +228,7 @@ jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *op
   result->outcome = JY_UK_OK;
   result->rank = 0;
   result->residual = 0;
+  result->dropped_residual = 0;
   result->row_residual = w->row_residual;
   if (n > w->n_max || m > w->m_max) {
     result->outcome = JY_UK_NOT_UNIQUE;
@@ -239,18 +288,9 @@ jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *op
                       w->pivots, opt->rank_rcond, &rank, w->lapack_work, w->lwork);
   result->rank = (int)rank;
 
-  /* What B y leaves of r: zero when b is in range(A). Zero rows of A must have b = 0. */
+  /* What B y leaves of r: zero when b is in range(A). */
   cblas_dgemv(CblasColMajor, CblasNoTrans, m, n, -1.0, w->b_copy, m, w->solution, 1, 1.0,
               w->row_residual, 1);
-  double worst = 0;
-  for (int i = 0; i < m; i++) {
-    if (w->row_scale[i] == 0) w->row_residual[i] = p->rhs[i];
-    w->row_residual[i] /= scale;
-    worst = fmax(worst, fabs(w->row_residual[i]));
-  }
-  result->residual = worst;
-  if (!(worst <= opt->consistency_tol)) result->outcome = JY_UK_INCONSISTENT;
-
   /* q'' = u + L^-T y */
   if (diagonal)
     for (int j = 0; j < n; j++) w->solution[j] *= w->inv_root_mass[j];
@@ -258,12 +298,79 @@ jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *op
     cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, n, w->factor, n,
                 w->solution, 1);
   for (int j = 0; j < n; j++) acc[j] += w->solution[j];
+
+  measure_residuals(w, p, acc, scale, result);
+  if (!(result->residual <= opt->consistency_tol)) result->outcome = JY_UK_INCONSISTENT;
   return result->outcome;
+}
+
+int jy_uk_dependent_rows(jyUkWork *w, const jyUkProblem *p, double rcond, double loose_rcond,
+                         int max_count, unsigned char *dependent) {
+  int n = p->n, m = p->m;
+  if (n > w->n_max || m > w->m_max) return -1;
+  if (m == 0 || n == 0) {
+    for (int i = 0; i < m; i++) dependent[i] = 0;
+    return 0;
+  }
+  jyUkProblem all = *p;
+  all.dropped = NULL;
+  scale_rows(w, &all);
+  /* Unit rows tie often (symmetric mechanisms); a weight 1 + 1e-9 (m - i) / m, which
+   * changes no rank, breaks the ties towards keeping the earlier rows: of rows that depend
+   * on each other, the one declared last is the one left out. */
+  for (int i = 0; i < m; i++) {
+    double weight = 1.0 + 1e-9 * (double)(m - i) / m;
+    for (int j = 0; j < n; j++)
+      w->at_mat[j + (size_t)i * n] = weight * w->scaled_jac[i + (size_t)j * m];
+  }
+  memset(w->pivots, 0, sizeof(lapack_int) * (size_t)imax(m, n));
+  if (LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, n, m, w->at_mat, n, w->pivots, w->tau,
+                          w->lapack_work, w->lwork) != 0)
+    return -1;
+  /* Pivots k >= min(m, n) have no diagonal: those rows are dependent whatever the cut. */
+  int kmax = imax(0, m < n ? m : n), strict = m, loose = m;
+  double r00 = fabs(w->at_mat[0]);
+  for (int k = 0; k < kmax; k++) {
+    double r = fabs(w->at_mat[k + (size_t)k * n]);
+    if (r > rcond * r00) strict = m - (k + 1);
+    if (r > loose_rcond * r00) loose = m - (k + 1);
+  }
+  int count = strict;
+  if (max_count >= 0) count = loose < max_count ? loose : max_count;
+  for (int i = 0; i < m; i++) dependent[i] = 0; /* only now: a failure leaves them as they were */
+  for (int k = m - count; k < m; k++) dependent[w->pivots[k] - 1] = 1;
+  return count;
+}
+
+/* With k dropped rows the scaled multipliers were solved on the kept rows only: column 0
+ * of at_rhs holds x0 (zero on the dropped rows), column 1 + a holds c_a with
+ * As_K^T c_a = (row d_a of As). The vectors w_a = e_{d_a} - c_a span the null space of As^T
+ * (up to the drift), and x0 - W (W^T W)^-1 W^T x0 is the minimum-norm solution over every
+ * row: the same convention as a solve that keeps every row. W^T W = I + C^T C, since c_a
+ * vanishes on the dropped rows. */
+static void spread_over_dropped(jyUkWork *w, int m, int k, int ld) {
+  const double *x0 = w->at_rhs;
+  double *g = w->null_coef;
+  for (int a = 0; a < k; a++) {
+    const double *ca = w->at_rhs + (size_t)(1 + a) * ld;
+    g[a] = -cblas_ddot(m, ca, 1, x0, 1); /* w_a . x0, x0 being 0 at d_a */
+    for (int b = 0; b <= a; b++)
+      w->gram[a + (size_t)b * k] =
+          (a == b) + cblas_ddot(m, ca, 1, w->at_rhs + (size_t)(1 + b) * ld, 1);
+  }
+  if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', k, w->gram, k) != 0) return;
+  LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', k, 1, w->gram, k, g, k);
+  double *x = w->at_rhs;
+  for (int a = 0; a < k; a++) {
+    const double *ca = w->at_rhs + (size_t)(1 + a) * ld;
+    x[w->dropped_list[a]] -= g[a];
+    cblas_daxpy(m, g[a], ca, 1, x, 1);
+  }
 }
 
 int jy_uk_multipliers(jyUkWork *w, const jyUkProblem *p, const double *acc, double *mu,
                       double *unexplained) {
-  int n = p->n, m = p->m;
+  int n = p->n, m = p->m, ld = imax(m, n), k = 0;
   if (n > w->n_max || m > w->m_max) return -1;
   if (m == 0) {
     if (unexplained) *unexplained = 0;
@@ -275,14 +382,21 @@ int jy_uk_multipliers(jyUkWork *w, const jyUkProblem *p, const double *acc, doub
   for (int j = 0; j < n; j++) f[j] = -p->force[j] - (p->nonideal ? p->nonideal[j] : 0.0);
   cblas_dsymv(CblasColMajor, CblasLower, n, 1.0, p->mass, n, acc, 1, 1.0, f, 1);
   memcpy(w->solution, f, sizeof(double) * (size_t)n);
-  for (int i = 0; i < m; i++)
+  for (int i = 0; i < m; i++) {
     for (int j = 0; j < n; j++) w->at_mat[j + (size_t)i * n] = w->scaled_jac[i + (size_t)j * m];
+    if (!p->dropped || !p->dropped[i] || w->row_norm[i] == 0) continue;
+    double *col = w->at_rhs + (size_t)(1 + k) * ld; /* the dropped row, unit length */
+    for (int j = 0; j < n; j++) col[j] = p->jac[i + (size_t)j * m] / w->row_norm[i];
+    w->dropped_list[k++] = i;
+  }
   memset(w->pivots, 0, sizeof(lapack_int) * (size_t)imax(m, n));
   lapack_int rank = 0;
   /* Scaled multipliers mu_s solve As^T mu_s = f with minimum norm; mu = diag(s) mu_s. */
-  LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, n, m, 1, w->at_mat, n, w->at_rhs, imax(m, n),
+  LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, n, m, 1 + k, w->at_mat, n, w->at_rhs, ld,
                       w->pivots, 1e-10, &rank, w->lapack_work, w->lwork);
-  for (int i = 0; i < m; i++) mu[i] = w->at_rhs[i] * w->row_scale[i];
+  if (k > 0) spread_over_dropped(w, m, k, ld);
+  for (int i = 0; i < m; i++)
+    mu[i] = w->row_norm[i] > 0 ? w->at_rhs[i] / w->row_norm[i] : 0.0;
   if (unexplained) {
     /* |A^T mu - f| with f still in w->solution */
     double sq = 0;

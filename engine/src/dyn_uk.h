@@ -14,6 +14,10 @@ typedef struct jyUkProblem {
   const double *nonideal;/* C (n), or NULL for ideal constraints */
   const double *jac;     /* A (m x n) */
   const double *rhs;     /* b (m) */
+  /* m flags, or NULL: rows left out of the solve because the others imply them (the
+   * dependent rows of a redundant mechanism, decided at a consistent configuration; see
+   * jy_uk_dependent_rows). Their residual is still measured: jyUkResult.dropped_residual. */
+  const unsigned char *dropped;
 } jyUkProblem;
 
 typedef struct jyUkOptions {
@@ -32,6 +36,7 @@ typedef struct jyUkResult {
   jyUkOutcome outcome;
   int rank;                   /* numerical rank of A */
   double residual;            /* max_i |(A q'' - b)_i| / scale_i after the solve (relative) */
+  double dropped_residual;    /* the same over the dropped rows only (0 when none) */
   const double *row_residual; /* m values (inside the work), meaningful when INCONSISTENT */
 } jyUkResult;
 
@@ -45,6 +50,16 @@ void jy_uk_destroy(jyUkWork *work);
  * M_a = M + alpha A^T A = L L^T. Writes acc (n). */
 jyUkOutcome jy_uk_solve(jyUkWork *work, const jyUkProblem *p, const jyUkOptions *opt,
                         double *acc, jyUkResult *result);
+
+/* Decides which rows depend on the others at this A: QR with column pivoting of the
+ * row-scaled A^T; the columns chosen last whose pivot |R_kk| is at most rcond |R_00| are the
+ * dependent rows (flagged in `dependent`, m flags). With max_count >= 0 (a re-decision at a
+ * state that may be off the manifold) at most max_count rows are flagged, and a pivot up to
+ * loose_rcond |R_00| still counts as dependent: a dependent row looks independent by about
+ * the distance from the manifold, which loose_rcond must exceed. p->dropped is ignored.
+ * Returns how many rows were flagged. */
+int jy_uk_dependent_rows(jyUkWork *work, const jyUkProblem *p, double rcond, double loose_rcond,
+                         int max_count, unsigned char *dependent);
 
 /* Multipliers mu (m) with A^T mu = M acc - Q - C (the ideal constraint force), and the norm
  * of what that equation leaves unexplained (0 for an exact acceleration). With redundant

@@ -86,6 +86,11 @@ jyEval *jy_eval_create(const jyModel *model) {
   e->flags = jy_calloc(a, n + 1, sizeof(int));
   e->channel_scratch = jy_calloc(a, n + 1, sizeof(double));
   e->angle_prev = jy_calloc(a, (size_t)model->nchannels + 1, sizeof(double));
+  e->dependent = jy_calloc(a, m + 1, 1);
+  if (e->dependent && model->dependent_rows) {
+    memcpy(e->dependent, model->dependent_rows, m);
+    e->ndependent = model->ndependent;
+  }
   e->uk = jy_uk_create(a, model->n, model->m);
   if (model->solver.sparse_min_coords > 0 && model->n >= model->solver.sparse_min_coords &&
       model->m > 0) {
@@ -103,7 +108,7 @@ jyEval *jy_eval_create(const jyModel *model) {
       !e->channel_scratch || !e->angle_prev || !e->uk || !e->q_loc || !e->v_loc || !e->g_loc ||
       !e->map_count || !e->map_col || !e->map_val || !e->acc_loc || !e->law_mu || !e->static_nonideal ||
       !e->proj_jac || !e->proj_rhs || !e->proj_target || !e->proj_zero || !e->proj_dx ||
-      !e->proj_use) {
+      !e->proj_use || !e->dependent) {
     jy_eval_destroy(e);
     return NULL;
   }
@@ -124,6 +129,7 @@ void jy_eval_destroy(jyEval *e) {
   jy_free(&a, e->map_count);
   jy_free(&a, e->map_col);
   jy_free(&a, e->proj_use);
+  jy_free(&a, e->dependent);
   jy_uk_destroy(e->uk);
   jy_sparse_destroy(e->sparse);
   jy_free(&a, e);
@@ -133,7 +139,8 @@ const char *jy_eval_error(const jyEval *e) { return e ? e->error : ""; }
 
 static jyUkProblem problem(const jyEval *e) {
   const jyModel *m = e->model;
-  return (jyUkProblem){m->n, m->m, e->mass, e->force, e->nonideal, e->jac, e->rhs};
+  return (jyUkProblem){m->n, m->m, e->mass, e->force, e->nonideal, e->jac, e->rhs,
+                       e->ndependent > 0 ? e->dependent : NULL};
 }
 
 /* Appends s to buf (bounded). */
@@ -142,13 +149,41 @@ static void append(char *buf, size_t len, const char *s) {
   if (used + 1 < len) snprintf(buf + used, len - used, "%s", s);
 }
 
-jyUkOutcome jy_eval_uk(jyEval *e, const jyUkProblem *p, const jyUkOptions *opt, double *acc,
-                       jyUkResult *result) {
-  if (e->sparse && jy_sparse_applies(p, p->mass == e->mass && e->mass_diagonal)) {
-    jyUkOutcome out = jy_sparse_solve(e->sparse, p, opt, acc, result);
+jyUkOutcome jy_eval_uk(jyEval *e, const jyUkProblem *problem_in, const jyUkOptions *opt,
+                       double *acc, jyUkResult *result) {
+  jyUkProblem p = *problem_in; /* every solve leaves out the evaluator's dependent rows */
+  p.dropped = e->ndependent > 0 ? e->dependent : NULL;
+  if (e->sparse && jy_sparse_applies(&p, p.mass == e->mass && e->mass_diagonal)) {
+    jyUkOutcome out = jy_sparse_solve(e->sparse, &p, opt, acc, result);
     if (out != JY_UK_NOT_UNIQUE) return out;
   }
-  return jy_uk_solve(e->uk, p, opt, acc, result);
+  return jy_uk_solve(e->uk, &p, opt, acc, result);
+}
+
+int jy_eval_decide_dependent(jyEval *e) {
+  const jyModel *m = e->model;
+  jyUkProblem p = problem(e);
+  int count = jy_uk_dependent_rows(e->uk, &p, m->solver.rank_rcond, 0, -1, e->dependent);
+  e->ndependent = count > 0 ? count : 0;
+  return count;
+}
+
+/* A dependent row that the solve left out no longer follows from the others (the rows kept
+ * are losing rank where the whole set does not, or the state has left a configuration that
+ * was singular): decide the dependent rows again at this state and solve again. Among rows
+ * whose pivot is below dependent_rcond (drift makes a dependent row look independent by
+ * about the distance from the manifold) at most as many as before are left out. */
+static jyUkOutcome redecide_and_solve(jyEval *e, const jyUkOptions *opt, double *acc,
+                                      jyUkResult *res) {
+  const jyModel *m = e->model;
+  jyUkProblem p = problem(e);
+  int count = jy_uk_dependent_rows(e->uk, &p, m->solver.rank_rcond, m->solver.dependent_rcond,
+                                   e->ndependent, e->dependent);
+  if (count < 0) return res->outcome;
+  e->ndependent = count;
+  e->rank_changes++;
+  p = problem(e);
+  return jy_eval_uk(e, &p, opt, acc, res);
 }
 
 jyStatus jy_eval_solve(jyEval *e, double t, double *acc) {
@@ -157,6 +192,9 @@ jyStatus jy_eval_solve(jyEval *e, double t, double *acc) {
   jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, m->solver.consistency_tol};
   jyUkResult res;
   jyUkOutcome outcome = jy_eval_uk(e, &p, &opt, acc, &res);
+  if (outcome != JY_UK_NOT_UNIQUE && e->ndependent > 0 &&
+      !(res.dropped_residual <= m->solver.dependent_tol))
+    outcome = redecide_and_solve(e, &opt, acc, &res);
   if (outcome == JY_UK_OK) {
     for (int j = 0; j < m->n; j++)
       if (!isfinite(acc[j])) {

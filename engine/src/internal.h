@@ -108,6 +108,10 @@ struct jyModel {
   int ch_energy;        /* index of "energy"; kinetic, potential, residual.pos, residual.vel,
                            power.ideal, power.nonideal follow */
   double *q0, *v0;      /* consistent initial state */
+  /* m flags: the rows that depend on the others at the initial state (redundant
+   * constraints), left out of the acceleration solve; ndependent of them. */
+  unsigned char *dependent_rows;
+  int ndependent;
   char *report;
   jyMovedValue *moved;  /* nmoved: initial values moved beyond the assembly tolerance */
   int nmoved;
@@ -141,6 +145,12 @@ struct jyEval {
   double *map_val;
   jyUkWork *uk;
   jySparseWork *sparse; /* NULL: dense only */
+  /* The rows this evaluator leaves out of every solve (m flags, ndependent set): the
+   * model's dependent rows, re-decided when one of them stops being implied by the others
+   * (rank_changes counts the re-decisions). */
+  unsigned char *dependent;
+  int ndependent;
+  long rank_changes;
   int mass_diagonal;    /* the last assembled M has nothing off its diagonal */
   int *flags; /* n */
   double *channel_scratch;
@@ -177,6 +187,10 @@ jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,
 /* Makes the evaluator report angle outputs continuous from here on, the next report
  * starting afresh in the parts' own range (a simulation's, at its start or a new state). */
 void jy_eval_continue_angles(jyEval *e);
+
+/* Decides the dependent rows at the assembled A (strictly, as at a consistent state) into
+ * e->dependent; returns how many, or -1. */
+int jy_eval_decide_dependent(jyEval *e);
 
 /* Acceleration from already assembled M, Q, C, A, b; names rows/coordinates on failure. */
 jyStatus jy_eval_solve(jyEval *e, double t, double *acc);

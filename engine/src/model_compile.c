@@ -16,6 +16,8 @@ jySolverDef jy_default_solver_def(void) {
        * below a genuine conflict, which is of order 1. */
       .consistency_tol = 1e-4,
       .assembly_tol = 1e-12,
+      .dependent_tol = 1e-4,
+      .dependent_rcond = 1e-3,
       .eliminate_glue = 1,
       .sparse_min_coords = 60,
   };
@@ -50,6 +52,7 @@ void jy_model_destroy(jyModel *model) {
   jy_free(&a, model->row_part);
   jy_free(&a, model->channel_names);
   jy_free(&a, model->q0);
+  jy_free(&a, model->dependent_rows);
   jy_free(&a, model->v0);
   jy_free(&a, model->report);
   jy_free(&a, model->moved);
@@ -672,51 +675,61 @@ out:
   return st;
 }
 
-/* Names the rows that depend on others at the initial state (QR with column pivoting of
- * the row-scaled A^T: the columns chosen last beyond the rank are the dependent rows). */
-static void report_dependent_rows(jyModel *md, jyEval *e) {
-  int n = md->n, m = md->m;
-  if (m == 0 || n == 0) return;
-  if (jy_assemble(e, md->q0, md->v0, 0, JY_ASM_CONSTRAINTS) != JY_OK) return;
-  double *at = jy_calloc(&md->alloc, (size_t)n * m, sizeof(double));
-  double *tau = jy_calloc(&md->alloc, (size_t)(m < n ? m : n) + 1, sizeof(double));
-  lapack_int *piv = jy_calloc(&md->alloc, (size_t)m, sizeof(lapack_int));
-  if (at && tau && piv) {
-    int zero_rows = 0;
-    for (int i = 0; i < m; i++) {
-      double norm = 0;
-      for (int j = 0; j < n; j++) norm = hypot(norm, e->jac[i + (size_t)j * m]);
-      zero_rows += norm == 0;
-      for (int j = 0; j < n; j++)
-        at[j + (size_t)i * n] = norm > 0 ? e->jac[i + (size_t)j * m] / norm : 0;
-    }
-    if (LAPACKE_dgeqp3(LAPACK_COL_MAJOR, n, m, at, n, piv, tau) == 0) {
-      int kmax = m < n ? m : n, rank = 0;
-      double r00 = fabs(at[0]);
-      for (int k = 0; k < kmax; k++)
-        if (fabs(at[k + (size_t)k * n]) > md->solver.rank_rcond * r00) rank = k + 1;
-      if (rank < m) {
-        char list[2048] = "";
-        for (int k = rank; k < m; k++) {
-          size_t used = strlen(list);
-          if (used + 1 < sizeof list)
-            snprintf(list + used, sizeof list - used, "%s%s", k > rank ? ", " : "",
-                     md->row_names[piv[k] - 1]);
-        }
-        report_line(md, "redundant constraints: rank %d of %d rows; dependent rows: %s", rank, m,
-                    list);
-      }
-    }
-    (void)zero_rows;
+/* Decides the rows that depend on the others at the consistent initial state (QR with
+ * column pivoting of the row-scaled A^T), keeps them in the model, so that every evaluator
+ * leaves them out of its solves, and names them in the report. */
+static jyStatus decide_dependent_rows(jyModel *md, jyEval *e) {
+  int m = md->m;
+  if (m == 0 || md->n == 0) return JY_OK;
+  jyStatus st = jy_assemble(e, md->q0, md->v0, 0, JY_ASM_CONSTRAINTS);
+  if (st != JY_OK) return st;
+  int count = jy_eval_decide_dependent(e);
+  if (count <= 0) return JY_OK;
+  md->dependent_rows = jy_calloc(&md->alloc, (size_t)m, 1);
+  if (!md->dependent_rows) return JY_ERR_NOMEM;
+  memcpy(md->dependent_rows, e->dependent, (size_t)m);
+  md->ndependent = count;
+  char list[2048] = "";
+  for (int i = 0, listed = 0; i < m; i++) {
+    size_t used = strlen(list);
+    if (md->dependent_rows[i] && used + 1 < sizeof list)
+      snprintf(list + used, sizeof list - used, "%s%s", listed++ ? ", " : "", md->row_names[i]);
   }
-  jy_free(&md->alloc, at);
-  jy_free(&md->alloc, tau);
-  jy_free(&md->alloc, piv);
+  report_line(md, "redundant constraints: rank %d of %d rows; dependent rows: %s", m - count, m,
+              list);
+  return JY_OK;
+}
+
+/* Names the first solver setting out of its range, or returns 0. */
+static int bad_solver_def(const jySolverDef *d, char *error) {
+  const struct { const char *name; double value; int relative; } f[] = {
+      {"rank_rcond", d->rank_rcond, 1},         {"augment_scale", d->augment_scale, 0},
+      {"consistency_tol", d->consistency_tol, 0}, {"assembly_tol", d->assembly_tol, 0},
+      {"dependent_tol", d->dependent_tol, 0},   {"dependent_rcond", d->dependent_rcond, 1}};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+    if (!(f[i].value > 0 && isfinite(f[i].value)) || (f[i].relative && !(f[i].value < 1))) {
+      jy_set_error(error, "solver setting %s = %g must be %s", f[i].name, f[i].value,
+                   f[i].relative ? "between 0 and 1 (a relative cut)" : "a positive number");
+      return 1;
+    }
+  if (d->dependent_rcond < d->rank_rcond) {
+    jy_set_error(error, "solver setting dependent_rcond = %g must be at least rank_rcond = %g "
+                 "(a dependent row must not count as independent where the rank cut says it "
+                 "is dependent)", d->dependent_rcond, d->rank_rcond);
+    return 1;
+  }
+  if (d->sparse_min_coords < 0) {
+    jy_set_error(error, "solver setting sparse_min_coords = %d must be >= 0 (0: never)",
+                 d->sparse_min_coords);
+    return 1;
+  }
+  return 0;
 }
 
 jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) {
   if (!sys || !out) return JY_ERR_INVALID;
   *out = NULL;
+  if (def && bad_solver_def(def, sys->error)) return JY_ERR_INVALID;
   jyModel *md = jy_calloc(&sys->env->alloc, 1, sizeof *md);
   if (!md) return JY_ERR_NOMEM;
   md->alloc = sys->env->alloc;
@@ -744,6 +757,10 @@ jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) 
   if (st == JY_OK && !e) st = JY_ERR_NOMEM;
   if (st == JY_OK) st = assemble_initial(md, sys, e);
   if (st == JY_OK) {
+    st = decide_dependent_rows(md, e);
+    if (st == JY_ERR_PART) jy_set_error(sys->error, "%s", e->error);
+  }
+  if (st == JY_OK) {
     double *acc = jy_calloc(&md->alloc, (size_t)md->n + 1, sizeof(double));
     if (!acc) {
       st = JY_ERR_NOMEM;
@@ -753,7 +770,6 @@ jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) 
       jy_free(&md->alloc, acc);
     }
   }
-  if (st == JY_OK) report_dependent_rows(md, e);
   jy_eval_destroy(e);
   if (st != JY_OK) {
     if (st == JY_ERR_NOMEM) jy_set_error(sys->error, "out of memory compiling the model");

@@ -253,7 +253,8 @@ typedef struct Case {
 } Case;
 
 static jyUkProblem problem_of(const Case *c, int with_c) {
-  jyUkProblem p = {c->n, c->m, c->mass, c->force, with_c ? c->nonideal : NULL, c->jac, c->rhs};
+  jyUkProblem p = {c->n, c->m, c->mass, c->force, with_c ? c->nonideal : NULL, c->jac, c->rhs,
+                   NULL};
   return p;
 }
 
@@ -1321,7 +1322,7 @@ static void test_edges(Rng *r, jyUkWork *work) {
  * F1 + F2 = -2 shares the load equally, F = (-1, -1), so mu = (-1, -0.5). */
 static void test_multipliers_by_hand(jyUkWork *work) {
   const double mass[4] = {1, 0, 0, 1}, force[2] = {3, 0}, jac[4] = {1, 2, 0, 0}, rhs[2] = {1, 2};
-  jyUkProblem p = {2, 2, mass, force, NULL, jac, rhs};
+  jyUkProblem p = {2, 2, mass, force, NULL, jac, rhs, NULL};
   jyUkOptions opt = default_opt();
   jyUkResult res;
   double acc[2] = {0, 0}, mu[2] = {0, 0}, un = -1;
@@ -1334,6 +1335,60 @@ static void test_multipliers_by_hand(jyUkWork *work) {
   /* 1e-14: a few ulps of O(1) numbers. */
   ok(fabs(mu[0] + 1) <= 1e-14 && fabs(mu[1] + 0.5) <= 1e-14,
      "...: equal row forces, multipliers (-1, -0.5) (got (%.17g, %.17g))", mu[0], mu[1]);
+}
+
+/* A dependent row left out of the solve (p.dropped). M = I, Q = (0, -g, 0); rows
+ * (1, 1, 0) q'' = 0, (0, 1, 1) q'' = 0 and their difference (1, eps, -1) q'' = 0, the last
+ * one off by eps as a state off the manifold makes it. The motion is along
+ * n = (1, -1, 1) / sqrt 3: q'' = (g / 3) (1, -1, 1). With eps = 1e-8, above the rank cut,
+ * solving every row finds rank 3 and q'' = 0 (locked); leaving the third row out keeps the
+ * motion, measures that row's residual (eps g / (3 sqrt 2) over |A_3| = sqrt 2, against a
+ * scale of |A u| = g / sqrt 2: eps / 3 relative), and the
+ * multipliers are still the minimum-norm ones over all three rows. */
+static void test_dropped_rows(jyUkWork *work) {
+  const double g = 9.81, mass[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, force[3] = {0, -g, 0};
+  const double rhs[3] = {0, 0, 0};
+  const double want[3] = {g / 3, -g / 3, g / 3};
+  double exact_mu[3], acc[3], mu[3];
+  jyUkOptions opt = default_opt();
+  jyUkResult res;
+  unsigned char dropped[3] = {0, 0, 1}, flags[3];
+  for (int k = 0; k < 2; k++) {
+    double eps = k ? 1e-8 : 0;
+    const double jac[9] = {1, 0, 1, 1, 1, eps, 0, 1, -1}; /* column-major, rows as above */
+    jyUkProblem all = {3, 3, mass, force, NULL, jac, rhs, NULL}, some = all;
+    some.dropped = dropped;
+    int strict = jy_uk_dependent_rows(work, &all, 1e-10, 0, -1, flags);
+    if (k == 0) {
+      ok(strict == 1 && flags[2] && !flags[0] && !flags[1],
+         "rows r1, r2, r1 - r2: the last one declared is the dependent one (%d rows: %d %d %d)",
+         strict, flags[0], flags[1], flags[2]);
+      jy_uk_solve(work, &all, &opt, acc, &res);
+      jy_uk_multipliers(work, &all, acc, exact_mu, NULL);
+      continue;
+    }
+    int loose = jy_uk_dependent_rows(work, &all, 1e-10, 1e-3, 1, flags);
+    ok(strict == 0 && loose == 1 && flags[2],
+       "off the manifold by 1e-8: strictly independent, dependent within dependent_rcond 1e-3 "
+       "(%d, %d rows)", strict, loose);
+    jy_uk_solve(work, &all, &opt, acc, &res);
+    ok(res.rank == 3 && fabs(acc[0]) + fabs(acc[1]) + fabs(acc[2]) < 1e-6,
+       "solving every row there locks the motion (rank %d, q'' = (%.3g, %.3g, %.3g))", res.rank,
+       acc[0], acc[1], acc[2]);
+    jyUkOutcome out = jy_uk_solve(work, &some, &opt, acc, &res);
+    double d = 0, dmu = 0;
+    for (int j = 0; j < 3; j++) d = fmax(d, fabs(acc[j] - want[j]));
+    /* eps / 3 = 3.3e-9 relative; the bounds only check that it is measured, not lost. */
+    ok(out == JY_UK_OK && d <= 1e-12 && res.dropped_residual > 1e-9 &&
+           res.dropped_residual <= 1e-8,
+       "with the dependent row left out: q'' = (g/3)(1, -1, 1) to %.3g, the row's residual "
+       "measured (%.3g)", d, res.dropped_residual);
+    jy_uk_multipliers(work, &some, acc, mu, NULL);
+    for (int i = 0; i < 3; i++) dmu = fmax(dmu, fabs(mu[i] - exact_mu[i]));
+    /* The multipliers move by O(eps g) = 1e-7 with the rows. */
+    ok(dmu <= 1e-6, "...: multipliers minimum-norm over all rows, as on the manifold (%.3g)",
+       dmu);
+  }
 }
 
 /* ---- main ----------------------------------------------------------------------------- */
@@ -1497,6 +1552,7 @@ int main(void) {
   }
 
   test_multipliers_by_hand(big);
+  test_dropped_rows(big);
   test_not_unique(&rng, big);
   test_not_unique_rotated(&rng, big);
   test_row_units(&rng, big);

@@ -162,6 +162,14 @@ typedef struct jySolverDef {
   double consistency_tol;  /* relative residual of A q'' = b above which b is inconsistent
                               (1e-4) */
   double assembly_tol;     /* position residual the initial assembly must reach, m (1e-12) */
+  /* Redundant constraints: the rows that depend on the others at the initial state (by
+   * rank_rcond) are left out of every solve. After each solve the rows left out must still
+   * hold, |A_i q'' - b_i| / |A_i| at most dependent_tol relative to the rows' scale (1e-6);
+   * when one does not, the dependent rows are decided again at that state, where a pivot
+   * up to dependent_rcond still counts as dependent (1e-6: off the manifold by d, a
+   * dependent row looks independent by about d). */
+  double dependent_tol;
+  double dependent_rcond;
   /* Glue elimination (1): a glue whose one side is a massless block of its part's own
    * coordinates (the ends of a spring, damper or rod; a guide's point) is removed, and
    * that block follows the other terminal. Fewer coordinates and rows, same motion. */
