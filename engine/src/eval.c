@@ -73,6 +73,7 @@ jyEval *jy_eval_create(const jyModel *model) {
   e->g_loc = jy_calloc(a, pc, sizeof(double));
   e->acc_loc = jy_calloc(a, pc, sizeof(double));
   e->law_mu = jy_calloc(a, m + 1, sizeof(double));
+  e->law_acc = jy_calloc(a, n + 1, sizeof(double));
   e->static_nonideal = jy_calloc(a, n + 1, sizeof(double));
   e->proj_jac = jy_calloc(a, m * n + 1, sizeof(double));
   e->proj_rhs = jy_calloc(a, m + 1, sizeof(double));
@@ -106,7 +107,7 @@ jyEval *jy_eval_create(const jyModel *model) {
       !e->multipliers || !e->local_mass || !e->local_vec || !e->local_jac || !e->local_rhs ||
       !e->local_res || !e->local_rate || !e->term_jac_a || !e->term_jac_b || !e->flags ||
       !e->channel_scratch || !e->angle_prev || !e->uk || !e->q_loc || !e->v_loc || !e->g_loc ||
-      !e->map_count || !e->map_col || !e->map_val || !e->acc_loc || !e->law_mu || !e->static_nonideal ||
+      !e->map_count || !e->map_col || !e->map_val || !e->acc_loc || !e->law_mu || !e->law_acc || !e->static_nonideal ||
       !e->proj_jac || !e->proj_rhs || !e->proj_target || !e->proj_zero || !e->proj_dx ||
       !e->proj_use || !e->dependent) {
     jy_eval_destroy(e);
@@ -122,7 +123,8 @@ void jy_eval_destroy(jyEval *e) {
                        e->multipliers, e->local_mass, e->local_vec, e->local_jac, e->local_rhs,
                        e->local_res, e->local_rate, e->term_jac_a, e->term_jac_b,
                        e->channel_scratch, e->angle_prev, e->q_loc, e->v_loc, e->g_loc,
-                       e->map_val, e->acc_loc, e->law_mu, e->static_nonideal, e->proj_jac,
+                       e->map_val, e->acc_loc, e->law_mu, e->law_acc, e->static_nonideal,
+                       e->proj_jac,
                        e->proj_rhs, e->proj_target, e->proj_zero, e->proj_dx};
   for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) jy_free(&a, buffers[i]);
   jy_free(&a, e->flags);
@@ -239,27 +241,37 @@ jyStatus jy_eval_solve_laws(jyEval *e, const double *q, const double *v, double 
   memcpy(e->static_nonideal, e->nonideal, sizeof(double) * (size_t)n);
   memset(acc, 0, sizeof(double) * (size_t)n);
   jyUkProblem p = problem(e);
-  /* Row forces settle when a further pass changes them by less than 1e-12 of their size:
-   * far below any physical use, a few hundred ulps above rounding. */
+  /* Row forces and the acceleration settle when a further pass changes them by less than
+   * 1e-12 of their size: far below any physical use, a few hundred ulps above rounding.
+   * The acceleration too, for laws that depend on it: Coulomb friction at rest takes its
+   * direction from the acceleration, and where the applied force cannot overcome it (the
+   * body should stick) the passes flip that direction for ever while the row forces stay
+   * put; taking such a state as settled made the motion creep. */
   for (int it = 1; it <= 100; it++) {
+    memcpy(e->law_acc, acc, sizeof(double) * (size_t)n);
     memcpy(e->nonideal, e->static_nonideal, sizeof(double) * (size_t)n);
     jyStatus st = jy_assemble_laws(e, q, v, t, e->law_mu, acc);
     if (st == JY_OK) st = jy_eval_solve(e, t, acc);
     if (st != JY_OK) return st;
     jy_uk_multipliers(e->uk, &p, acc, e->multipliers, NULL);
-    double change = 0, size = 0;
+    double change = 0, size = 0, acc_change = 0, acc_size = 0;
     for (int i = 0; i < m->m; i++) {
       change = fmax(change, fabs(e->multipliers[i] - e->law_mu[i]));
       size = fmax(size, fabs(e->multipliers[i]));
     }
+    for (int j = 0; j < n; j++) {
+      acc_change = fmax(acc_change, fabs(acc[j] - e->law_acc[j]));
+      acc_size = fmax(acc_size, fabs(acc[j]));
+    }
     memcpy(e->law_mu, e->multipliers, sizeof(double) * (size_t)m->m);
     e->law_iterations = it;
-    if (it > 1 && change <= 1e-12 * fmax(size, 1e-300)) return JY_OK;
-    if (it > 1 && change == 0) return JY_OK;
+    int rows_settled = change <= 1e-12 * fmax(size, 1e-300) || change == 0;
+    int acc_settled = acc_change <= 1e-12 * fmax(acc_size, 1e-300) || acc_change == 0;
+    if (it > 1 && rows_settled && acc_settled) return JY_OK;
   }
-  jy_set_error(e->error, "non-ideal laws did not converge at t = %.9g: the row forces still "
-               "change after 100 passes (a friction coefficient too large for this "
-               "geometry?)", t);
+  jy_set_error(e->error, "non-ideal laws did not converge at t = %.9g: the row forces or the "
+               "acceleration still change after 100 passes (a body at rest against friction "
+               "it cannot overcome, or a friction coefficient too large for this geometry?)", t);
   return JY_ERR_CONVERGENCE;
 }
 

@@ -83,6 +83,7 @@ static jyStatus advance(jySim *sim, double t_out, N_Vector y_out) {
       record_flag(sim, flag);
       return JY_ERR_INTEGRATOR;
     }
+    if (jy_sim_check_step(sim, t_reached, y_out) < 0) return sim->failure;
   }
   int flag = ERKStepGetDky(as->arkode, t_out, 0, y_out);
   if (flag < 0) record_flag(sim, flag);

@@ -159,6 +159,7 @@ static int one_step(jySim *sim, CvodeStepper *cs, N_Vector y_out, long *steps) {
   sunrealtype t_reached = 0;
   int flag = CVode(cs->cvode, sim->def.t_end, y_out, &t_reached, CV_ONE_STEP);
   if (flag < 0) record_flag(sim, flag);
+  else if (jy_sim_check_step(sim, t_reached, y_out) < 0) flag = CV_RHSFUNC_FAIL;
   return flag;
 }
 

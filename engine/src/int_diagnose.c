@@ -112,7 +112,9 @@ static double max_diff(const double *a, const double *b, int n) {
  * with the sliding direction) by about the same, a good part of its own size. */
 static int jump_at_rest(Probe *p, int j, double *jump) {
   int n = p->m->n;
-  double delta = tolerance(p->f, p->f->nq + j), size[2] = {0, 0}, scale = 0;
+  /* At least 1e-9 (m/s or rad/s): parts switch on a dead zone of their own (the guide
+   * takes the acceleration's direction below 1e-12), which a tolerance of 1e-13 falls in. */
+  double delta = fmax(tolerance(p->f, p->f->nq + j), 1e-9), size[2] = {0, 0}, scale = 0;
   for (int s = 0; s < 2; s++) {
     reset(p);
     p->v[j] = s ? 100 * delta : delta;
@@ -224,7 +226,8 @@ static int say_friction_rest(Probe *p, const int *idx, int count, char *out, siz
   for (int r = 0; r < count; r++) {
     int j = idx[r] % nq;
     double jump = 0, speed = 0, vj = p->f->y[nq + j];
-    if (j >= p->m->n || fabs(vj) > 1e3 * tolerance(p->f, nq + j) || !jump_at_rest(p, j, &jump))
+    if (j >= p->m->n || fabs(vj) > fmax(1e3 * tolerance(p->f, nq + j), 1e-6) ||
+        !jump_at_rest(p, j, &jump))
       continue;
     const char *name = p->m->coord_names[j];
     int law = law_part_moved_by(p, j, &speed);
@@ -324,6 +327,24 @@ static void say_errors(const jyModel *m, const jyFailure *f, const int *idx, con
   }
 }
 
+/* The velocity components closest to rest (at most TOP_ERRORS), as state indices. */
+static int slowest_velocities(const jyModel *m, const jyFailure *f, int *idx) {
+  int count = 0;
+  for (int j = 0; j < m->n; j++) {
+    double speed = fabs(f->y[f->nq + j]);
+    int r;
+    if (count < TOP_ERRORS) r = count++;
+    else if (speed >= fabs(f->y[idx[TOP_ERRORS - 1]])) continue;
+    else r = TOP_ERRORS - 1;
+    while (r > 0 && fabs(f->y[idx[r - 1]]) > speed) {
+      idx[r] = idx[r - 1];
+      r--;
+    }
+    idx[r] = f->nq + j;
+  }
+  return count;
+}
+
 void jy_diagnose_failure(jyEval *eval, const jyFailure *f, char *out, size_t len) {
   if (!out || len == 0) return;
   out[0] = '\0';
@@ -347,7 +368,11 @@ void jy_diagnose_failure(jyEval *eval, const jyFailure *f, char *out, size_t len
     double *w = scratch + 2 * m->n;
     Probe p = {eval, m, f, scratch, scratch + m->n, w, w + a, w + 2 * a, w + 3 * a};
     int found = say_singular(&p, out, len);
-    found += say_friction_rest(&p, idx, count, out, len);
+    /* Without error estimates (a failure before any estimate, or a failing nonlinear
+     * solve), the friction probe looks at the velocities nearest rest instead. */
+    int near_rest[TOP_ERRORS], nr = count;
+    if (count == 0) nr = slowest_velocities(m, f, near_rest);
+    found += say_friction_rest(&p, count ? idx : near_rest, nr, out, len);
     found += say_rheonomic(&p, out, len);
     if (!found) found = say_stiff(&p, idx, count, out, len);
     if (!found)

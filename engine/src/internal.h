@@ -161,6 +161,7 @@ struct jyEval {
   double *angle_prev;
   double baumgarte_rate; /* > 0: stabilize the constraints at this rate, 1/s */
   double *law_mu;        /* m: row forces of the last fixed-point solve (warm start) */
+  double *law_acc;       /* n: the acceleration of the previous fixed-point pass */
   /* projection scratch (int_project.c) */
   double *proj_jac, *proj_rhs, *proj_target; /* m x n, m, m */
   double *proj_zero, *proj_dx;               /* n, n */

@@ -62,6 +62,8 @@ struct jySim {
   N_Vector proj_weights;    /* error weights for a projection (2 nq) */
   long projections_skipped; /* reported states left unprojected (projection did not settle) */
   double kinetic_scale;     /* the largest kinetic energy reported so far (projection only) */
+  double *law_velocity;          /* friction watch: local velocities of law parts, NULL if none */
+  unsigned char *law_reversals;  /* per part: reversals at the last 8 steps, one bit each */
   int ready; /* created without error: the only state in which it may integrate */
   jyStatus failure;   /* sticky: once set, the right-hand side refuses to run */
   jyStatus rhs_status;/* last recoverable trouble of the right-hand side */
@@ -82,6 +84,10 @@ int jy_sim_rhs(double t, N_Vector y, N_Vector ydot, void *sim);
  * the reason in sim->rhs_message); -1 when fatal (in sim->error). */
 int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, double eps,
                    N_Vector err, int guard_branch);
+
+/* Called by every stepper after each accepted step with its end state: 0, or -1 when the
+ * run must stop (reason in sim->error, failure set). Watches friction coming to rest. */
+int jy_sim_check_step(jySim *sim, double t, N_Vector y);
 
 /* Stops the run at a branch switch found by jy_sim_project (reason in sim->rhs_message):
  * sets the sticky failure and its message; returns -1 for the integrator. */

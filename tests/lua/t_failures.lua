@@ -2,9 +2,9 @@
 -- integrator gives up on names the coordinate with the largest weighted local error, its
 -- part and the likely cause, keeps the rows computed before the failure in
 -- "<stem>.incomplete.csv" (first line "# incomplete: <why>") and never leaves the complete
--- file behind. Three failures with a known cause: a block sliding to rest on Coulomb
--- friction (sticking is not modelled), a stiff spring under Adams, and a rheonomic
--- constraint whose derivative diverges.
+-- file behind. Three failures with a known cause: a block on a spring coming to rest on
+-- Coulomb friction it cannot hold (sticking is not modelled), a stiff spring under Adams,
+-- and a rheonomic constraint whose derivative diverges.
 local tap = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
 local joinery = require "joinery"
 
@@ -67,34 +67,51 @@ local function has_all(text, parts, name)
   if not all then tap.diag(text) end
 end
 
--- ---- (a) a block sliding to rest on Coulomb friction --------------------------------------
--- 1 kg at 1 m/s on a level guide with mu = 0.3: decelerates at mu g and stops at
--- t_s = v0 / (mu g) at x_s = v0^2 / (2 mu g). Sticking is not modelled: at rest the friction
--- force flips with every sign change of the velocity and CVODE gives up (CV_TOO_MUCH_WORK).
-local mu, v0, g, dt_out = 0.3, 1.0, 9.81, 0.01
-local t_stop, x_stop = v0 / (mu * g), v0 * v0 / (2 * mu * g)
+-- ---- (a) a block on a spring coming to rest against Coulomb friction -----------------------
+-- 1 kg on a level guide (mu = 0.3) pulled by a spring k = 100 N/m of rest length 0 from the
+-- origin, released at rest at x0 = 0.5 m. Each half-swing (half period pi / omega, omega =
+-- 10 1/s) is a cosine about an equilibrium shifted by d = mu m g / k against the motion:
+-- moving left the friction pushes right, equilibrium +d, and x_{k+1} = 2 d - x_k; moving
+-- right, x_{k+1} = -2 d - x_k. The
+-- eighth turning point, 0.0291 m at t_s = 8 pi / 10, lies within d of the origin: the block
+-- should stick there. Sticking is not modelled: the friction would have to hold the spring,
+-- and the non-ideal law has no consistent force; every method stops there (at the
+-- defaults, BDF, through the laws' fixed point failing to settle).
+local mu, k, g, x0, dt_out = 0.3, 100, 9.81, 0.5, 0.01
+local omega, d = math.sqrt(k), mu * g / k
+local t_stop = 8 * math.pi / omega
+local function closed_form(t)
+  local x, tk = x0, 0
+  for turn = 0, 7 do
+    local eq = turn % 2 == 0 and d or -d -- even: moving left
+    if t <= tk + math.pi / omega then return eq + (x - eq) * math.cos(omega * (t - tk)) end
+    x, tk = 2 * eq - x, tk + math.pi / omega
+  end
+  return x
+end
 local slide = tmp .. "/slide.lua"
 write(slide, string.format([[
 local joinery = require "joinery"
 local sys = joinery.system { gravity = { 0, -%g } }
-local block = sys:add("mass", "block", { dim = 2, m = 1, init = { x = 0, y = 0 }, vel = { x = %g } })
+local wall = sys:add("ground", "wall", { dim = 2 })
+local block = sys:add("mass", "block", { dim = 2, m = 1, init = { x = %g, y = 0 } })
 sys:add("guide", "floor", { dim = 2, nx = 0, ny = 1, d = 0, mu = %g, pos = block.pos })
-sys:settings { t_end = 1, dt_out = %g }
+sys:add("spring", "spring", { dim = 2, k = %g, L = 0, a = wall.pos, b = block.pos })
+sys:settings { t_end = 5, dt_out = %g }
 return sys
-]], g, v0, mu, dt_out))
+]], g, x0, mu, k, dt_out))
 local out, kept = tmp .. "/slide.csv", tmp .. "/slide.incomplete.csv"
 write(out, "t\n0\n") -- a complete file of an earlier run: must not pass for this run's
 local code, err = run(slide, "--out " .. quote(out))
 tap.diag(err)
 tap.is(code, 1, "friction: the failing run exits with status 1")
-has_all(err, { "integrator failure at t =", "CV_TOO_MUCH_WORK",
-  "largest weighted local errors: der(block.x) (part block)",
+has_all(err, { "integrator failure at t =",
   "likely cause: block.x coming to rest against Coulomb friction", "part 'floor' has a friction law" },
   "friction: the message names the coordinate, its part and the cause")
--- CVODE chatters on at steps of ~1e-11 s for its 100000 steps after the stop: 1e-4 s is
--- 50 times that creep.
-tap.is_near(tonumber(err:match("integrator failure at t = ([%d.e+-]+)")), t_stop, 1e-4,
-  "friction: the failure time is the stopping time v0 / (mu g)")
+-- The failure comes where the block should stick (the laws stop settling within a few
+-- steps of ~1e-10 s there): 1e-6 s is ample.
+tap.is_near(tonumber(err:match("integrator failure at t = ([%d.e+-]+)")), t_stop, 1e-6,
+  "friction: the failure time is the eighth turning point 8 pi / omega")
 has_all(err, { "are in '" .. kept .. "'", "'" .. out .. "' was not written",
   "an earlier file of that name was removed" }, "friction: stderr says where the rows went")
 tap.ok(not exists(out) and not exists(out .. ".partial"), "friction: no complete output file")
@@ -102,20 +119,13 @@ local comments, header, rows = read_csv(kept)
 tap.ok(#comments == 1 and comments[1]:find("^# incomplete: integrator failure at t = ")
   and comments[1]:find("Coulomb friction", 1, true) and header and header[1] == "t",
   "friction: the incomplete file starts with the marker line, then the CSV header")
-local last = rows[#rows] or {}
-local ct, cx, cv = column(header, "t"), column(header, "block.x"), column(header, "der(block.x)")
+local ct, cx = column(header, "t"), column(header, "block.x")
 tap.is(#rows, math.floor(t_stop / dt_out) + 1, "friction: every output row before the stop is kept")
-tap.ok(last[ct] <= t_stop and last[ct] > t_stop - dt_out,
-  "friction: the last kept row is the last output time before the stop")
--- Uniform deceleration: x = v0 t - mu g t^2 / 2. rtol 1e-8 on x ~ 0.17 m bounds the error
--- at 2e-9 a step; measured 5e-16 (Adams reproduces the quadratic exactly), 1e-8 for margin.
-tap.is_near(last[cx], v0 * last[ct] - mu * g * last[ct] ^ 2 / 2, 1e-8,
-  "friction: the last row's position on the closed form")
-tap.is_near(last[cv], v0 - mu * g * last[ct], 1e-8, "friction: the last row's velocity on the closed form")
--- Where the last row's block comes to rest, x + v^2 / (2 mu g), is the closed-form stop
--- v0^2 / (2 mu g) (same margin).
-tap.is_near(last[cx] + last[cv] ^ 2 / (2 * mu * g), x_stop, 1e-8,
-  "friction: the last row leads to the rest position x0 + v0^2 / (2 mu g)")
+-- Every kept row on the closed-form half-swings: the defaults' rtol 1e-11 on x ~ 0.5 m
+-- keeps the error near 1e-10 m over eight swings; 1e-8 m for margin.
+local worst = 0
+for _, row in ipairs(rows) do worst = math.max(worst, math.abs(row[cx] - closed_form(row[ct]))) end
+tap.ok(worst < 1e-8, string.format("friction: every kept row on the closed-form swings (%.2g m)", worst))
 
 -- The Lua API writes through the same path and raises the same message.
 local sys = dofile(slide)
@@ -152,7 +162,9 @@ has_all(err, { "integrator failure at t =", "der(bob.x) (part bob)", "likely cau
   "at bob.x", "try --method bdf" }, "stiff: the message names the part and says stiff, try bdf")
 tap.ok(exists(kept) and not exists(out) and not exists(out .. ".partial"),
   "stiff: the rows are in the incomplete file, no complete file")
-code, err = run(stiff, "--method bdf --out " .. quote(out))
+-- At rtol 1e-8, atol 1e-10: the force k (x - L) is computed from x ~ 0.1 m to 1e9 x 1e-17 N,
+-- a noise BDF cannot resolve below the defaults' atol 1e-13 (it then crawls at h ~ 1e-7 s).
+code, err = run(stiff, "--method bdf --rtol 1e-8 --atol 1e-10 --out " .. quote(out))
 tap.is(code, 0, "stiff: the same model runs with BDF")
 tap.ok(exists(out) and not exists(kept), "stiff: BDF writes the complete file and removes the "
   .. "incomplete one of the failed run")
