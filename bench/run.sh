@@ -11,3 +11,4 @@ build/lua/joinery bench/models.lua
 build/lua/joinery bench/lua_parts.lua
 build/lua/joinery bench/drift.lua
 build/lua/joinery bench/formulations.lua
+build/lua/joinery bench/stepping.lua
