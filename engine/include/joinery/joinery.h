@@ -257,11 +257,15 @@ typedef enum jyFormulation {
 typedef enum jyDrift {
   JY_DRIFT_BAUMGARTE,  /* phi'' + 2 w phi' + w^2 phi = 0 at w = baumgarte_rate */
   JY_DRIFT_PROJECTION, /* least kinetic-energy projection onto the position and velocity
-                          manifolds: inside every step with BDF (CVODE's projection), at
-                          every output time with Adams (with a restart there) */
+                          manifolds: inside every step with BDF (CVODE's projection), after
+                          every step with ERK, a checked restart with Adams; the reported
+                          state is always projected */
   JY_DRIFT_NONE
 } jyDrift;
 
+/* Every method steps freely and reports from its interpolant: the output interval never
+ * changes the integration. Only BDF keeps to its branch through singular configurations;
+ * the others stop there with JY_ERR_BRANCH rather than switch (docs/numerics.md). */
 typedef enum jyMethod {
   JY_METHOD_ADAMS, /* CVODE Adams-Moulton with fixed-point iteration: non-stiff */
   JY_METHOD_BDF,   /* CVODE BDF with Newton and a dense difference-quotient Jacobian */
@@ -269,16 +273,16 @@ typedef enum jyMethod {
 } jyMethod;
 
 typedef struct jySimDef {
-  jyMethod method; /* JY_METHOD_ADAMS */
-  double rtol;     /* 1e-8 */
-  double atol;     /* 1e-10, on coordinates and velocities */
+  jyMethod method; /* JY_METHOD_BDF */
+  double rtol;     /* 1e-11 */
+  double atol;     /* 1e-13, on coordinates and velocities */
   double t_start;  /* 0 */
   double t_end;    /* 10 s */
   double dt_out;   /* 0.01 s */
   double max_step; /* 0: no limit */
   long max_steps;  /* 100000 internal steps between two outputs */
-  /* Baumgarte stabilization (drift = baumgarte, and between the output-time projections
-   * of Adams): the acceleration-level constraints become phi'' + 2 w phi' + w^2 phi = 0
+  /* Baumgarte stabilization (drift = baumgarte, and Adams with projection between its checked
+   * restarts): the acceleration-level constraints become phi'' + 2 w phi' + w^2 phi = 0
    * (position rows) and psi' + w psi = 0 (velocity rows), critically damped at rate
    * w = baumgarte_rate, 1/s (5; 0: off). On the constraint manifold nothing changes. */
   double baumgarte_rate;
@@ -304,7 +308,10 @@ JY_API double jy_sim_time(const jySim *sim);
 JY_API const double *jy_sim_q(const jySim *sim);
 JY_API const double *jy_sim_v(const jySim *sim);
 
-/* Integrates to time t_out (>= the current time). An integrator failure names the time, the
+/* Integrates to time t_out (>= the current time, <= t_end: JY_ERR_INVALID otherwise). The
+ * integrator may step past t_out; the state there comes from its interpolant, projected
+ * onto the constraints. A branch switch at a singular configuration is JY_ERR_BRANCH.
+ * An integrator failure names the time, the
  * last step, CVODE's reason, the state components with the largest weighted local error
  * ("part.coord", "der(part.coord)") with their parts, and the likely cause the state
  * supports with what to try (docs/numerics.md, "Errors while integrating"); a part failure
@@ -332,8 +339,9 @@ JY_API jyStatus jy_sim_write_csv(jySim *sim, const char *path, jyRowSink also, v
 typedef struct jySimStats {
   long steps, rhs_evals, error_test_fails, nonlinear_fails;
   long jac_evals; /* BDF: difference-quotient Jacobians of the whole right-hand side */
-  long restarts;  /* integrator restarts (projection at output times with Adams) */
-  long projections_skipped; /* output-time projections that did not converge (kept as is) */
+  long restarts;  /* integrator restarts (Adams: a step end projected back to the manifold;
+                     jy_sim_set_state) */
+  long projections_skipped; /* reported states whose projection did not settle (kept as is) */
 } jySimStats;
 JY_API jySimStats jy_sim_stats(const jySim *sim);
 
