@@ -92,20 +92,16 @@ static jyStatus advance(jySim *sim, double t_out, N_Vector y_out) {
 
 static jySimStats counters(const ArkodeStepper *as) {
   jySimStats s = {0};
-  long attempts = 0;
   ERKStepGetNumSteps(as->arkode, &s.steps);
   ERKStepGetNumRhsEvals(as->arkode, &s.rhs_evals);
   ERKStepGetNumErrTestFails(as->arkode, &s.error_test_fails);
-  ERKStepGetNumStepAttempts(as->arkode, &attempts);
   return s;
 }
 
 static jyStatus restart(jySim *sim, double t) {
   ArkodeStepper *as = sim->stepper_data;
   jySimStats now = counters(as);
-  as->before.steps += now.steps;
-  as->before.rhs_evals += now.rhs_evals;
-  as->before.error_test_fails += now.error_test_fails;
+  jy_stats_add(&as->before, &now);
   as->restarts++;
   return ERKStepReInit(as->arkode, jy_sim_rhs, t, sim->y) == ARK_SUCCESS ? JY_OK
                                                                           : JY_ERR_INTEGRATOR;
@@ -113,10 +109,8 @@ static jyStatus restart(jySim *sim, double t) {
 
 static void stats(const jySim *sim, jySimStats *out) {
   const ArkodeStepper *as = sim->stepper_data;
-  jySimStats s = counters(as);
-  out->steps = s.steps + as->before.steps;
-  out->rhs_evals = s.rhs_evals + as->before.rhs_evals;
-  out->error_test_fails = s.error_test_fails + as->before.error_test_fails;
+  *out = counters(as);
+  jy_stats_add(out, &as->before);
   out->restarts = as->restarts;
 }
 

@@ -195,11 +195,7 @@ static jySimStats counters(const CvodeStepper *cs) {
 
 static jyStatus restart_at(CvodeStepper *cs, double t, N_Vector y) {
   jySimStats now = counters(cs);
-  cs->before.steps += now.steps;
-  cs->before.rhs_evals += now.rhs_evals;
-  cs->before.error_test_fails += now.error_test_fails;
-  cs->before.nonlinear_fails += now.nonlinear_fails;
-  cs->before.jac_evals += now.jac_evals;
+  jy_stats_add(&cs->before, &now);
   cs->restarts++;
   return CVodeReInit(cs->cvode, t, y) == CV_SUCCESS ? JY_OK : JY_ERR_INTEGRATOR;
 }
@@ -256,12 +252,8 @@ static jyStatus advance_adams(jySim *sim, double t_out, N_Vector y_out) {
 
 static void stats(const jySim *sim, jySimStats *out) {
   const CvodeStepper *cs = sim->stepper_data;
-  jySimStats s = counters(cs);
-  out->steps = s.steps + cs->before.steps;
-  out->rhs_evals = s.rhs_evals + cs->before.rhs_evals;
-  out->error_test_fails = s.error_test_fails + cs->before.error_test_fails;
-  out->nonlinear_fails = s.nonlinear_fails + cs->before.nonlinear_fails;
-  out->jac_evals = s.jac_evals + cs->before.jac_evals;
+  *out = counters(cs);
+  jy_stats_add(out, &cs->before);
   out->restarts = cs->restarts;
 }
 

@@ -502,6 +502,14 @@ jyStatus jy_sim_run(jySim *sim, jyRowSink sink, void *ud) {
   return JY_OK;
 }
 
+void jy_stats_add(jySimStats *sum, const jySimStats *more) {
+  sum->steps += more->steps;
+  sum->rhs_evals += more->rhs_evals;
+  sum->error_test_fails += more->error_test_fails;
+  sum->nonlinear_fails += more->nonlinear_fails;
+  sum->jac_evals += more->jac_evals;
+}
+
 jySimStats jy_sim_stats(const jySim *sim) {
   jySimStats s = {0};
   if (!sim || !sim->ready) return s;

@@ -93,6 +93,9 @@ int jy_sim_check_step(jySim *sim, double t, N_Vector y);
  * sets the sticky failure and its message; returns -1 for the integrator. */
 int jy_sim_stop_at_branch(jySim *sim);
 
+/* Adds the integrator counters of `more` to `sum` (a stepper's runs before a restart). */
+void jy_stats_add(jySimStats *sum, const jySimStats *more);
+
 /* Weights 1 / (rtol |y| + atol) of the state y, into out. */
 void jy_sim_error_weights(const jySim *sim, N_Vector y, N_Vector out);
 
