@@ -53,7 +53,7 @@ static const char usage_text[] =
   "  --dt-out DT       output interval, s\n"
   "  --rtol R          relative tolerance\n"
   "  --atol A          absolute tolerance\n"
-  "  --method M        adams (non-stiff) or bdf (stiff)\n"
+  "  --method M        bdf (default: stiff, singular configurations), adams or erk\n"
   "  --formulation F   udwadia-kalaba (default) or natsiavas-paraskevopoulos\n"
   "  --drift D         projection (default), baumgarte or none\n";
 
