@@ -243,6 +243,7 @@ enum {
   S_DT_OUT,
   S_RTOL,
   S_ATOL,
+  S_ATOL_VELOCITY,
   S_MAX_STEP,
   S_MAX_STEPS,
   S_BAUMGARTE,
@@ -252,8 +253,8 @@ enum {
   S_OUT /* last: only where a file may be named */
 };
 static const char *const setting_names[] = {
-  "t_start", "t_end", "dt_out", "rtol", "atol", "max_step", "max_steps", "baumgarte_rate",
-  "method",  "formulation", "drift", "out"};
+  "t_start", "t_end", "dt_out", "rtol", "atol", "atol_velocity", "max_step", "max_steps",
+  "baumgarte_rate", "method",  "formulation", "drift", "out"};
 /* In jyMethod order. */
 static const char *const method_names[] = {"adams", "bdf", "erk"};
 /* In jyFormulation order. */
@@ -402,6 +403,7 @@ static void read_settings(lua_State *L, int idx, jySimDef *d, jySolverDef *solve
       case S_DT_OUT: d->dt_out = x; break;
       case S_RTOL: d->rtol = x; break;
       case S_ATOL: d->atol = x; break;
+      case S_ATOL_VELOCITY: d->atol_velocity = x; break;
       case S_MAX_STEP: d->max_step = x; break;
       case S_BAUMGARTE: d->baumgarte_rate = x; break;
       default: {
@@ -429,6 +431,8 @@ static void push_settings(lua_State *L, const jySimDef *d, const jySolverDef *so
   lua_setfield(L, -2, "rtol");
   lua_pushnumber(L, d->atol);
   lua_setfield(L, -2, "atol");
+  lua_pushnumber(L, d->atol_velocity);
+  lua_setfield(L, -2, "atol_velocity");
   lua_pushnumber(L, d->max_step);
   lua_setfield(L, -2, "max_step");
   lua_pushinteger(L, (lua_Integer)d->max_steps);

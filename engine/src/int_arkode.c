@@ -45,7 +45,7 @@ static jyStatus setup(jySim *sim) {
   if (ERKStepSetErrHandlerFn(as->arkode, on_arkode_error, sim) != ARK_SUCCESS)
     return JY_ERR_INTEGRATOR;
   ERKStepSetUserData(as->arkode, sim);
-  ERKStepSStolerances(as->arkode, sim->def.rtol, sim->def.atol);
+  ERKStepSVtolerances(as->arkode, sim->def.rtol, sim->abstol);
   ERKStepSetTableNum(as->arkode, ARKODE_VERNER_8_5_6);
   ERKStepSetMaxNumSteps(as->arkode, sim->def.max_steps);
   if (sim->def.max_step > 0) ERKStepSetMaxStep(as->arkode, sim->def.max_step);

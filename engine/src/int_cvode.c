@@ -113,7 +113,7 @@ static jyStatus setup(jySim *sim, int lmm) {
       CVodeInit(cs->cvode, jy_sim_rhs, sim->t, sim->y) != CV_SUCCESS)
     return JY_ERR_INTEGRATOR;
   CVodeSetUserData(cs->cvode, sim);
-  CVodeSStolerances(cs->cvode, sim->def.rtol, sim->def.atol);
+  CVodeSVtolerances(cs->cvode, sim->def.rtol, sim->abstol);
   CVodeSetMaxNumSteps(cs->cvode, sim->def.max_steps);
   if (sim->def.max_step > 0) CVodeSetMaxStep(cs->cvode, sim->def.max_step);
   CVodeSetStopTime(cs->cvode, sim->def.t_end);
@@ -228,8 +228,9 @@ static jyStatus hold_manifold(jySim *sim, CvodeStepper *cs) {
   if (r == 2) jy_sim_stop_at_branch(sim);
   if (r < 0 || r == 2) return sim->failure;
   if (r > 0) return JY_OK; /* did not settle (a singular configuration): go on */
-  if (pos <= 10 * (sim->def.rtol * q_size + sim->def.atol) &&
-      vel <= 10 * (sim->def.rtol * v_size + sim->def.atol))
+  const double *abstol = N_VGetArrayPointer(sim->abstol);
+  if (pos <= 10 * (sim->def.rtol * q_size + abstol[0]) &&
+      vel <= 10 * (sim->def.rtol * v_size + abstol[sim->nq]))
     return JY_OK;
   return restart_at(cs, t, y_end);
 }

@@ -74,9 +74,19 @@ int jy_sim_rhs(double t, N_Vector y, N_Vector ydot, void *ud) {
 
 void jy_sim_error_weights(const jySim *sim, N_Vector y, N_Vector out) {
   N_VAbs(y, out);
-  N_VScale(sim->def.rtol, out, out);
-  N_VAddConst(out, sim->def.atol, out);
+  N_VLinearSum(sim->def.rtol, out, 1.0, sim->abstol, out);
   N_VInv(out, out);
+}
+
+/* The absolute tolerance of each state component: atol on the coordinates (and N–P's
+ * multipliers), atol_velocity (default 10 atol) on their rates. */
+static jyStatus setup_tolerances(jySim *sim) {
+  sim->abstol = N_VClone(sim->y);
+  if (!sim->abstol) return JY_ERR_NOMEM;
+  double *a = N_VGetArrayPointer(sim->abstol);
+  double vel = sim->def.atol_velocity > 0 ? sim->def.atol_velocity : 10 * sim->def.atol;
+  for (int j = 0; j < 2 * sim->nq; j++) a[j] = j < sim->nq ? sim->def.atol : vel;
+  return JY_OK;
 }
 
 /* Kinetic energy 1/2 x^T M x with the last assembled M (diagonal or dense). */
@@ -227,6 +237,8 @@ static jyStatus check_def(jySim *sim, const jySimDef *d) {
     return invalid(sim, "method %g is none of bdf, adams, erk", (double)d->method);
   if (!(d->rtol > 0 && isfinite(d->rtol))) return invalid(sim, "rtol = %g must be > 0", d->rtol);
   if (!(d->atol > 0 && isfinite(d->atol))) return invalid(sim, "atol = %g must be > 0", d->atol);
+  if (!(d->atol_velocity >= 0 && isfinite(d->atol_velocity)))
+    return invalid(sim, "atol_velocity = %g must be > 0 (or 0: 10 atol)", d->atol_velocity);
   if (!isfinite(d->t_start)) return invalid(sim, "t_start = %g must be finite", d->t_start);
   if (!(d->t_end > d->t_start && isfinite(d->t_end)))
     return invalid(sim, "t_end = %g must be finite and after t_start", d->t_end);
@@ -345,7 +357,8 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
   sim->y = N_VNew_Serial(n2 > 0 ? n2 : 1, sim->ctx);
   if (!sim->y) return sim;
   pack_state(sim, N_VGetArrayPointer(sim->y));
-  *status = setup_drift(sim);
+  *status = setup_tolerances(sim);
+  if (*status == JY_OK) *status = setup_drift(sim);
   if (*status == JY_OK) *status = setup_friction_watch(sim);
   if (*status == JY_OK) *status = sim->stepper->setup(sim);
   if (*status != JY_OK && !sim->error[0])
@@ -360,6 +373,7 @@ void jy_sim_destroy(jySim *sim) {
   if (sim->stepper) sim->stepper->destroy(sim);
   if (sim->y) N_VDestroy(sim->y);
   if (sim->proj_weights) N_VDestroy(sim->proj_weights);
+  if (sim->abstol) N_VDestroy(sim->abstol);
   if (sim->ctx) SUNContext_Free(&sim->ctx);
   const jyAllocator *a = &sim->model->alloc;
   jy_eval_destroy(sim->eval);

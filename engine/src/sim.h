@@ -55,6 +55,7 @@ struct jySim {
   int nq;               /* n (UK) or n + m (N–P) */
   SUNContext ctx;
   N_Vector y;           /* the integrated state at the last output (2 nq) */
+  N_Vector abstol;      /* absolute tolerance per component (2 nq): atol, atol_velocity */
   const jyStepperOps *stepper;
   void *stepper_data;
   int project;              /* UK with constraint rows and drift = projection */

@@ -69,7 +69,8 @@ tap.ok(flat >= 10, string.format("the four-bar lies flat 10 times (sin theta cha
 
 -- The N-four-bar (N = 40) without its own method and tolerances, 20 s.
 local chain = dofile("examples/four_bar_chain.lua"):compile():simulate {
-  method = defaults.method, rtol = defaults.rtol, atol = defaults.atol }
+  method = defaults.method, rtol = defaults.rtol, atol = defaults.atol,
+  atol_velocity = defaults.atol_velocity }
 local cranks, couplers = {}, {}
 for k = 1, 40 do cranks[k], couplers[k] = "crank" .. k .. ".theta", "coupler" .. k .. ".theta" end
 flat = check("N-four-bar at the defaults", chain, 40, "crank0.theta", cranks, couplers, 20)

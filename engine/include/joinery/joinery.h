@@ -290,6 +290,11 @@ typedef struct jySimDef {
   /* JY_DRIFT_PROJECTION: the only control that keeps position and velocity residuals at
    * the tolerance level (docs/numerics.md has the measurement behind this default). */
   jyDrift drift;
+  /* Absolute tolerance on the velocities (0: 10 atol). At a singular configuration a
+   * velocity the constraints no longer determine (a coupler's rotation as a four-bar chain
+   * lies flat) is known only to the rounding the solve amplifies there; at 1e-13 BDF stalls
+   * on it under some BLAS kernels, at 1e-12 it goes through (docs/numerics.md). */
+  double atol_velocity;
 } jySimDef;
 
 JY_API jySimDef jy_default_sim_def(void);
