@@ -23,6 +23,7 @@ typedef struct CvodeStepper {
   SUNMatrix jac;
   SUNLinearSolver ls;
   N_Vector step_end; /* Adams with projection: a step's end state (2 nq) */
+  int restart_pending; /* step_end, projected, is where Adams restarts before its next step */
   N_Vector jac_weights, jac_column; /* BDF's dense Jacobian: error weights, f at y + dy */
   jySimStats before; /* counters of the runs before the last restart */
   long restarts;
@@ -201,7 +202,9 @@ static jyStatus restart_at(CvodeStepper *cs, double t, N_Vector y) {
 }
 
 static jyStatus restart(jySim *sim, double t) {
-  return restart_at(sim->stepper_data, t, sim->y);
+  CvodeStepper *cs = sim->stepper_data;
+  cs->restart_pending = 0;
+  return restart_at(cs, t, sim->y);
 }
 
 /* Adams with projection. Every step end is projected to check it: a projection that
@@ -232,21 +235,24 @@ static jyStatus hold_manifold(jySim *sim, CvodeStepper *cs) {
   if (pos <= 10 * (sim->def.rtol * q_size + abstol[0]) &&
       vel <= 10 * (sim->def.rtol * v_size + abstol[sim->nq]))
     return JY_OK;
-  return restart_at(cs, t, y_end);
+  /* Restarted only when the next step is taken: until then the interpolant answers the
+   * output times this step passed. */
+  cs->restart_pending = 1;
+  return JY_OK;
 }
 
 static jyStatus advance_adams(jySim *sim, double t_out, N_Vector y_out) {
   CvodeStepper *cs = sim->stepper_data;
   long steps = 0;
-  /* The output is interpolated before a restart at the end of the step that passes it. */
   while (current_time(cs) < t_out) {
+    if (cs->restart_pending) {
+      cs->restart_pending = 0;
+      if (restart_at(cs, current_time(cs), cs->step_end) != JY_OK) return JY_ERR_INTEGRATOR;
+    }
     if (one_step(sim, cs, y_out, &steps) < 0) return JY_ERR_INTEGRATOR;
     if (!sim->project) continue;
-    jyStatus st = JY_OK;
-    if (current_time(cs) >= t_out) st = interpolate(sim, cs, t_out, y_out);
-    if (st == JY_OK) st = hold_manifold(sim, cs);
+    jyStatus st = hold_manifold(sim, cs);
     if (st != JY_OK) return st;
-    if (current_time(cs) >= t_out) return JY_OK;
   }
   return interpolate(sim, cs, t_out, y_out);
 }
