@@ -17,9 +17,10 @@ if which ~= "methods" then
   local names = {}
   for name in io.popen("ls examples/*.lua"):lines() do names[#names + 1] = name end
   for _, path in ipairs(names) do
-    local settings = dofile(path):settings()
-    local span = settings.t_end - settings.t_start
-    local fine, why = run(function() return dofile(path) end, { dt_out = 0.01 })
+    local loaded, sys = pcall(dofile, path)
+    local span = loaded and sys:settings().t_end - sys:settings().t_start or 1
+    local fine, why = nil, tostring(sys):gsub("\n.*", ""):sub(1, 70)
+    if loaded then fine, why = run(function() return dofile(path) end, { dt_out = 0.01 }) end
     local coarse = fine and run(function() return dofile(path) end, { dt_out = span })
     local name = path:match("([^/]+)%.lua$")
     if fine and coarse then
@@ -53,10 +54,10 @@ if which ~= "examples" then
           for i = 1, res.rows do scale = math.max(scale, math.abs(res.kinetic[i])) end
           for i = 1, res.rows do drift = math.max(drift, math.abs(res.energy[i] - e0)) end
           local outcome = "ran"
-          if case[1] == "four_bar" then
-            local th = res["crank.theta"][res.rows]
-            outcome = math.abs(th + 30.343945) < 1e-3 and "right branch"
-              or string.format("WRONG: crank ends at %.3f rad", th)
+          if case[1] == "four_bar" then -- another branch ends radians away
+            local off = math.abs(res["crank.theta"][res.rows] + 30.343945)
+            outcome = off < 0.5 and string.format("right branch (crank %.1e rad off)", off)
+              or string.format("WRONG BRANCH: crank %.3f rad off", off)
           end
           print(string.format("%-16s %-6s %-6g %9d %9d %8.3f %10.2e  %s", case[1], method, rtol,
             res.stats.steps, res.stats.rhs_evals, res.seconds, drift / scale, outcome))
