@@ -60,7 +60,9 @@ return sys]],
   { "a negative Baumgarte rate", pendulum .. "sys:settings { baumgarte_rate = -1 }\nreturn sys",
     { "baumgarte_rate = -1", ">= 0" } },
   { "an unknown method lists the valid ones", pendulum .. "return sys",
-    { "rk4", "adams", "bdf" }, nil, "--method rk4" },
+    { "rk4", "bdf", "adams", "erk" }, nil, "--method rk4" },
+  { "a negative velocity tolerance", pendulum .. "sys:settings { atol_velocity = -1 }\nreturn sys",
+    { "atol_velocity = -1", "must be > 0" } },
 }
 
 tap.plan(#cases * 3 + 1)

@@ -136,6 +136,18 @@ tap.ok(not ok and tostring(api_err):find("Coulomb friction", 1, true)
   and exists(tmp .. "/api.incomplete.csv") and not exists(api_out),
   "friction: sys:simulate { out = ... } raises the same diagnosis and keeps the rows")
 
+-- Explicit Runge–Kutta steps across the sticking point without a failing solve: the
+-- friction watch sees the sliding velocity reverse at most steps there and stops the run.
+do
+  local ok, why = pcall(function() return dofile(slide):simulate { method = "erk" } end)
+  why = tostring(why)
+  local t = tonumber(why:match("at t = ([%d.e+-]+)"))
+  tap.ok(not ok and (why:find("reversed at", 1, true) or why:find("Coulomb friction", 1, true))
+    and t and math.abs(t - t_stop) < 1e-6,
+    "friction, erk: stops at the sticking point saying the block came to rest against friction")
+  tap.diag(why:sub(1, 200))
+end
+
 -- ---- (b) a stiff spring under Adams ------------------------------------------------------
 -- 1 g on k = 1e9 N/m, critically damped (c = 2 sqrt(k m)), standing under gravity on a
 -- spring of rest length L (in 1-D its length is x_b - x_a) and released 1 mm off: the
