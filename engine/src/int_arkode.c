@@ -11,7 +11,6 @@
 
 typedef struct ArkodeStepper {
   void *arkode;
-  N_Vector weights; /* error weights of a projection (2 nq) */
   long restarts;
   jySimStats before;
 } ArkodeStepper;
@@ -28,9 +27,8 @@ static void on_arkode_error(int code, const char *module, const char *function, 
  * step's error weights (0.1 of them, as CVODE's own projection asks). */
 static int project_step(sunrealtype t, N_Vector y, void *ud) {
   jySim *sim = ud;
-  ArkodeStepper *as = sim->stepper_data;
-  jy_sim_error_weights(sim, y, as->weights);
-  int r = jy_sim_project(sim, t, y, N_VGetArrayPointer(as->weights), 0.1, NULL, 1);
+  jy_sim_error_weights(sim, y, sim->proj_weights);
+  int r = jy_sim_project(sim, t, y, N_VGetArrayPointer(sim->proj_weights), 0.1, NULL, 1);
   if (r == 2) return jy_sim_stop_at_branch(sim); /* ARKODE cannot retry a processed step */
   return r < 0 ? -1 : 0; /* a projection that did not settle leaves the step as it is */
 }
@@ -39,9 +37,8 @@ static jyStatus setup(jySim *sim) {
   ArkodeStepper *as = jy_calloc(&sim->model->alloc, 1, sizeof *as);
   if (!as) return JY_ERR_NOMEM;
   sim->stepper_data = as;
-  as->weights = N_VClone(sim->y);
   as->arkode = ERKStepCreate(jy_sim_rhs, sim->t, sim->y, sim->ctx);
-  if (!as->arkode || !as->weights) return JY_ERR_NOMEM;
+  if (!as->arkode) return JY_ERR_NOMEM;
   if (ERKStepSetErrHandlerFn(as->arkode, on_arkode_error, sim) != ARK_SUCCESS)
     return JY_ERR_INTEGRATOR;
   ERKStepSetUserData(as->arkode, sim);
@@ -136,7 +133,6 @@ static void destroy(jySim *sim) {
   ArkodeStepper *as = sim->stepper_data;
   if (!as) return;
   if (as->arkode) ERKStepFree(&as->arkode);
-  if (as->weights) N_VDestroy(as->weights);
   jy_free(&sim->model->alloc, as);
   sim->stepper_data = NULL;
 }

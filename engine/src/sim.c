@@ -95,11 +95,9 @@ static double kinetic(const jyEval *e, const double *x) {
   const double *mass = e->mass;
   double sum = 0;
   for (int j = 0; j < n; j++) {
-    if (e->mass_diagonal) {
-      sum += x[j] * mass[j + (size_t)j * n] * x[j];
-      continue;
-    }
-    for (int i = 0; i < n; i++) sum += x[i] * mass[i + (size_t)j * n] * x[j];
+    if (e->mass_diagonal) sum += x[j] * mass[j + (size_t)j * n] * x[j];
+    else
+      for (int i = 0; i < n; i++) sum += x[i] * mass[i + (size_t)j * n] * x[j];
   }
   return 0.5 * sum;
 }
@@ -169,8 +167,8 @@ int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, doub
 int jy_sim_stop_at_branch(jySim *sim) {
   sim->failure = JY_ERR_BRANCH;
   jy_set_error(sim->error, "%s; the run stops rather than continue on another branch "
-               "(method bdf, the default, goes through singular configurations; a tighter "
-               "rtol helps the others)", sim->rhs_message);
+               "(method bdf, the default, goes through singular configurations)",
+               sim->rhs_message);
   return -1;
 }
 
