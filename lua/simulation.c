@@ -1,0 +1,312 @@
+/* lua/simulation.c — running a model: the Sim userdata (joinery.Sim, stepped from Lua) and
+ * model:simulate / sys:simulate, which run a fresh simulation to its end and collect every
+ * output row through a row sink that only copies numbers into a malloc'ed buffer, so that no
+ * Lua error is raised while the engine is on the C stack.
+ *
+ * Result of simulate: res.channels (names in CSV order, "t" first), res[<channel>] (array
+ *   per channel: res.t, res["bob.x"], res["der(bob.x)"], res.energy, res["force.hinge.x"],
+ *   ...), res.rows (number of output rows), res.report, res.stats ({steps=, rhs_evals=,
+ *   error_test_fails=, nonlinear_fails=, jac_evals=, restarts=}), res.seconds (wall time of the
+ *   integration), res.model. With opts.out = "file.csv" the engine writes the rows to that
+ *   file (jy_sim_write_csv: the file appears only when the run succeeded; a failed run's rows
+ *   go to <stem>.incomplete.csv and the error says so) and the same
+ *   rows fill the arrays; res.out is the path. On a terminal, a run longer than a second
+ *   shows the simulated time on stderr as it goes.
+ *
+ * Sim (joinery.Sim; __gc/__close/sim:close()): sim:advance(t_out), sim:time(),
+ *   sim:state() -> q, v, sim:set_state(t, q, v), sim:channels() -> {name = value},
+ *   sim:stats(). A sim keeps its model alive; closing the model while sims are open
+ *   defers the release until the last sim is gone.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "binding.h"
+#include "binding_private.h"
+#include "joinery/joinery.h"
+
+/* Output rows collected by the row sink (malloc'ed; freed by __gc or at once). */
+typedef struct LRows {
+  double *data;
+  size_t n, cap; /* doubles */
+  int nch;
+  int failed; /* 1: out of memory, 2: row width differs from the model's */
+  int progress, reported; /* show the simulated time on a terminal during long runs */
+  double t0, t_end, next_report;
+} LRows;
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int sim_gc(lua_State *L) {
+  LSim *sm = (LSim *)luaL_checkudata(L, 1, JYL_SIM);
+  if (!sm->sim) return 0;
+  jy_sim_destroy(sm->sim);
+  sm->sim = NULL;
+  lua_getiuservalue(L, 1, 1);
+  LModel *m = (LModel *)lua_touserdata(L, -1);
+  if (m) {
+    m->nsims--;
+    if (m->closed && m->nsims == 0) jyl_model_release(m);
+  }
+  return 0;
+}
+
+static LSim *check_sim(lua_State *L, int idx) {
+  LSim *sm = (LSim *)luaL_checkudata(L, idx, JYL_SIM);
+  if (!sm->sim) luaL_error(L, "the simulation is closed");
+  return sm;
+}
+
+LSim *jyl_new_sim(lua_State *L, int model_idx, const jySimDef *def) {
+  model_idx = lua_absindex(L, model_idx);
+  LModel *m = jyl_check_model(L, model_idx);
+  LSim *sm = (LSim *)lua_newuserdatauv(L, sizeof *sm, 1);
+  sm->sim = NULL;
+  luaL_setmetatable(L, JYL_SIM);
+  lua_pushvalue(L, model_idx);
+  lua_setiuservalue(L, -2, 1);
+  jyStatus st = JY_OK;
+  jySim *sim = jy_sim_create(m->model, def, &st);
+  if (sim && st == JY_OK) {
+    sm->sim = sim;
+    m->nsims++;
+    return sm;
+  }
+  lua_pushstring(L, jyl_msg_or(sim ? jy_sim_error(sim) : NULL, st != JY_OK ? st : JY_ERR_NOMEM));
+  jy_sim_destroy(sim);
+  luaL_error(L, "%s", lua_tostring(L, -1));
+  return NULL;
+}
+
+static int rows_gc(lua_State *L) {
+  LRows *r = (LRows *)luaL_checkudata(L, 1, JYL_ROWS);
+  free(r->data);
+  r->data = NULL;
+  return 0;
+}
+
+/* Room for w more doubles; 0 on success, else r->failed = 1. */
+static int rows_reserve(LRows *r, size_t w) {
+  if (r->cap - r->n >= w) return 0;
+  size_t cap = r->cap ? r->cap : 256 * (size_t)(r->nch > 0 ? r->nch : 1);
+  while (cap - r->n < w) {
+    if (cap > SIZE_MAX / 2 / sizeof(double)) return r->failed = 1;
+    cap *= 2;
+  }
+  double *p = (double *)realloc(r->data, cap * sizeof *p);
+  if (!p) return r->failed = 1;
+  r->data = p;
+  r->cap = cap;
+  return 0;
+}
+
+/* The row sink: copies the row; never calls Lua. */
+static int rows_sink(void *ud, const double *row, int nchannels) {
+  LRows *r = (LRows *)ud;
+  if (nchannels != r->nch) return r->failed = 2;
+  if (rows_reserve(r, (size_t)nchannels)) return 1;
+  memcpy(r->data + r->n, row, (size_t)nchannels * sizeof *row);
+  r->n += (size_t)nchannels;
+  if (r->progress) {
+    double now = now_seconds();
+    if (now >= r->next_report) {
+      fprintf(stderr, "\r  t = %.6g of %.6g s (%.0f s so far)", row[0], r->t_end, now - r->t0);
+      fflush(stderr);
+      r->reported = 1;
+      r->next_report = now + 0.5;
+    }
+  }
+  return 0;
+}
+
+static void push_stats(lua_State *L, const jySim *sim) {
+  jySimStats st = jy_sim_stats(sim);
+  const struct {
+    const char *name;
+    long value;
+  } fields[] = {{"steps", st.steps},
+                {"rhs_evals", st.rhs_evals},
+                {"error_test_fails", st.error_test_fails},
+                {"nonlinear_fails", st.nonlinear_fails},
+                {"jac_evals", st.jac_evals},
+                {"restarts", st.restarts}};
+  lua_createtable(L, 0, 5);
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+    lua_pushinteger(L, (lua_Integer)fields[i].value);
+    lua_setfield(L, -2, fields[i].name);
+  }
+}
+
+/* Pushes the row buffer of a run of nch channels to t_end, started at t0 (wall time). */
+static LRows *new_rows(lua_State *L, int nch, double t_end, double t0) {
+  LRows *r = (LRows *)lua_newuserdatauv(L, sizeof *r, 0);
+  memset(r, 0, sizeof *r);
+  r->nch = nch;
+  luaL_setmetatable(L, JYL_ROWS);
+  r->t0 = t0;
+  r->t_end = t_end;
+  r->progress = isatty(STDERR_FILENO);
+  r->next_report = t0 + 1.0; /* runs shorter than a second stay quiet */
+  return r;
+}
+
+/* Sets res[<channel>] to the array of that channel's values in the collected rows, and
+ * res.channels and res.rows; frees the rows. */
+static void set_channel_columns(lua_State *L, int res, const jyModel *model, LRows *r) {
+  int nch = r->nch;
+  jyl_push_names(L, model, nch, jy_model_channel_name);
+  lua_setfield(L, res, "channels");
+  size_t nrows = r->n / (size_t)nch;
+  for (int c = 0; c < nch; c++) {
+    lua_createtable(L, (int)nrows, 0);
+    for (size_t i = 0; i < nrows; i++) {
+      lua_pushnumber(L, r->data[i * (size_t)nch + (size_t)c]);
+      lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, res, jy_model_channel_name(model, c));
+  }
+  free(r->data);
+  r->data = NULL;
+  lua_pushinteger(L, (lua_Integer)nrows);
+  lua_setfield(L, res, "rows");
+}
+
+/* Pushes the result table of a finished run of the sim at sim_idx (model at model_idx). */
+static void push_result(lua_State *L, int model_idx, int sim_idx, LRows *r, const char *out,
+                        double seconds) {
+  const jyModel *model = ((LModel *)lua_touserdata(L, model_idx))->model;
+  lua_createtable(L, 0, r->nch + 8);
+  int res = lua_gettop(L);
+  set_channel_columns(L, res, model, r);
+  if (out) {
+    lua_pushstring(L, out);
+    lua_setfield(L, res, "out");
+  }
+  const char *report = jy_model_report(model);
+  lua_pushstring(L, report ? report : "");
+  lua_setfield(L, res, "report");
+  push_stats(L, ((LSim *)lua_touserdata(L, sim_idx))->sim);
+  lua_setfield(L, res, "stats");
+  lua_pushnumber(L, seconds);
+  lua_setfield(L, res, "seconds");
+  lua_pushvalue(L, model_idx);
+  lua_setfield(L, res, "model");
+}
+
+int jyl_run_simulation(lua_State *L, int model_idx, const jySimDef *def, const char *out) {
+  model_idx = lua_absindex(L, model_idx);
+  LModel *m = jyl_check_model(L, model_idx);
+  LSim *sm = jyl_new_sim(L, model_idx, def);
+  int sim_idx = lua_gettop(L);
+  double t0 = now_seconds();
+  LRows *r = new_rows(L, jy_model_num_channels(m->model), def->t_end, t0);
+  jyStatus st = out ? jy_sim_write_csv(sm->sim, out, rows_sink, r)
+                    : jy_sim_run(sm->sim, rows_sink, r);
+  double seconds = now_seconds() - t0;
+  if (r->reported) fprintf(stderr, "\r%40s\r", "");
+  if (r->failed == 1) return luaL_error(L, "out of memory collecting the output rows");
+  if (r->failed == 2) return luaL_error(L, "the engine gave rows of the wrong width");
+  if (st != JY_OK) return luaL_error(L, "%s", jyl_msg_or(jy_sim_error(sm->sim), st));
+  push_result(L, model_idx, sim_idx, r, out, seconds);
+  /* Release the integrator now rather than at the next collection. */
+  lua_pushcfunction(L, sim_gc);
+  lua_pushvalue(L, sim_idx);
+  lua_call(L, 1, 0);
+  return 1;
+}
+
+/* The model of a sim (pushed). */
+static LModel *sim_model(lua_State *L, int idx) {
+  lua_getiuservalue(L, idx, 1);
+  return (LModel *)lua_touserdata(L, -1);
+}
+
+static int sim_advance(lua_State *L) {
+  LSim *sm = check_sim(L, 1);
+  double t = luaL_checknumber(L, 2);
+  jyStatus st = jy_sim_advance(sm->sim, t);
+  if (st != JY_OK) return luaL_error(L, "%s", jyl_msg_or(jy_sim_error(sm->sim), st));
+  lua_pushnumber(L, jy_sim_time(sm->sim));
+  return 1;
+}
+
+static int sim_time(lua_State *L) {
+  lua_pushnumber(L, jy_sim_time(check_sim(L, 1)->sim));
+  return 1;
+}
+
+static int sim_state(lua_State *L) {
+  LSim *sm = check_sim(L, 1);
+  int n = jy_model_num_coords(sim_model(L, 1)->model);
+  jyl_push_array(L, jy_sim_q(sm->sim), n);
+  jyl_push_array(L, jy_sim_v(sm->sim), n);
+  return 2;
+}
+
+static int sim_set_state(lua_State *L) {
+  LSim *sm = check_sim(L, 1);
+  double t = luaL_checknumber(L, 2);
+  lua_settop(L, 4);
+  int n = jy_model_num_coords(sim_model(L, 1)->model);
+  double *buf = jyl_scratch(L, 2 * (size_t)n);
+  jyl_read_vector(L, 3, n, buf, "q");
+  jyl_read_vector(L, 4, n, buf + n, "v");
+  jyStatus st = jy_sim_set_state(sm->sim, t, buf, buf + n);
+  if (st != JY_OK) return luaL_error(L, "%s", jyl_msg_or(jy_sim_error(sm->sim), st));
+  return 0;
+}
+
+static int sim_channels(lua_State *L) {
+  LSim *sm = check_sim(L, 1);
+  LModel *m = sim_model(L, 1);
+  double *buf = jyl_scratch(L, (size_t)jy_model_num_channels(m->model));
+  jyStatus st = jy_sim_channels(sm->sim, buf);
+  if (st != JY_OK) return luaL_error(L, "%s", jyl_msg_or(jy_sim_error(sm->sim), st));
+  jyl_push_channel_table(L, m->model, buf);
+  return 1;
+}
+
+static int sim_stats(lua_State *L) {
+  push_stats(L, check_sim(L, 1)->sim);
+  return 1;
+}
+
+static int sim_tostring(lua_State *L) {
+  LSim *sm = (LSim *)luaL_checkudata(L, 1, JYL_SIM);
+  if (!sm->sim)
+    lua_pushliteral(L, "joinery.Sim (closed)");
+  else
+    lua_pushfstring(L, "joinery.Sim (t = %f)", jy_sim_time(sm->sim));
+  return 1;
+}
+
+/* ---- registration ---------------------------------------------------------------------- */
+
+static const luaL_Reg sim_meta[] = {
+  {"__gc", sim_gc}, {"__close", sim_gc}, {"__tostring", sim_tostring}, {NULL, NULL}};
+static const luaL_Reg sim_methods[] = {
+  {"advance", sim_advance}, {"time", sim_time},   {"state", sim_state},
+  {"set_state", sim_set_state}, {"channels", sim_channels}, {"stats", sim_stats},
+  {"close", sim_gc},        {NULL, NULL}};
+
+static const luaL_Reg rows_meta[] = {{"__gc", rows_gc}, {NULL, NULL}};
+
+void jyl_open_simulation(lua_State *L) {
+  jyl_new_class(L, JYL_SIM, sim_meta, sim_methods);
+  jyl_new_class(L, JYL_ROWS, rows_meta, NULL);
+}
