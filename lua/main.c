@@ -34,12 +34,13 @@
 #include <lualib.h>
 
 #include "binding.h"
+#include "settings.h"
 
 #ifndef JOINERY_VERSION
 #define JOINERY_VERSION "0.1.0"
 #endif
 
-static const char usage_text[] =
+static const char usage_head[] =
   "usage: joinery SCRIPT [ARGS...]        run a Lua script (require \"joinery\" works)\n"
   "       joinery run SCRIPT [OPTIONS] [-- ARGS...]\n"
   "                                       simulate the system SCRIPT returns, write a CSV\n"
@@ -47,15 +48,76 @@ static const char usage_text[] =
   "       joinery doc TYPE                describe a part type\n"
   "       joinery --help | --version\n"
   "\n"
-  "options of run (override the script's sys:settings):\n"
-  "  --out FILE.csv    output file (default: the script's name with .csv, here)\n"
-  "  --t-end T         end time, s\n"
-  "  --dt-out DT       output interval, s\n"
-  "  --rtol R          relative tolerance\n"
-  "  --atol A          absolute tolerance\n"
-  "  --method M        bdf (default: stiff, singular configurations), adams or erk\n"
-  "  --formulation F   udwadia-kalaba (default) or natsiavas-paraskevopoulos\n"
-  "  --drift D         projection (default), baumgarte or none\n";
+  "options of run (override the script's sys:settings):\n";
+
+/* joinery run's flags, in the order the usage lists them: --t-end sets the run setting t_end
+ * (lua/settings.c names them; '-' for '_'), and a choice setting's help is its choices. */
+typedef struct RunFlag {
+  jylSettingId setting;
+  const char *arg;  /* the value's name in the usage */
+  const char *help; /* NULL: the setting's choices */
+} RunFlag;
+
+static const RunFlag run_flags[] = {
+  {JYL_SET_OUT, "FILE.csv", "output file (default: the script's name with .csv, here)"},
+  {JYL_SET_T_END, "T", "end time, s"},
+  {JYL_SET_DT_OUT, "DT", "output interval, s"},
+  {JYL_SET_RTOL, "R", "relative tolerance"},
+  {JYL_SET_ATOL, "A", "absolute tolerance"},
+  {JYL_SET_METHOD, "M", NULL},
+  {JYL_SET_FORMULATION, "F", NULL},
+  {JYL_SET_DRIFT, "D", NULL},
+};
+#define NUM_RUN_FLAGS ((int)(sizeof run_flags / sizeof run_flags[0]))
+
+/* The flag of a setting: "--t-end" for t_end. */
+static void flag_name(char *buf, size_t len, jylSettingId id) {
+  snprintf(buf, len, "--%s", jyl_settings[id].name);
+  for (char *c = buf; *c; c++)
+    if (*c == '_') *c = '-';
+}
+
+/* Writes a choice setting's names, the default first, into buf: "bdf, adams or erk", or with
+ * with_usage "bdf (default: stiff, singular configurations), adams or erk". */
+static void format_choices(char *buf, size_t len, jylSettingId id, int with_usage) {
+  const jylSetting *s = &jyl_settings[id];
+  int def = jyl_default_choice(id);
+  if (def < 0) def = 0;
+  size_t used = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < s->nchoices; k++) {
+    /* k = 0 is the default; the others follow in the table's order */
+    int i = k == 0 ? def : (k <= def ? k - 1 : k);
+    const jylChoice *c = &s->choices[i];
+    const char *sep = k == 0 ? "" : k == s->nchoices - 1 ? " or " : ", ";
+    int n;
+    if (!with_usage)
+      n = snprintf(buf + used, len - used, "%s%s", sep, c->name);
+    else if (k == 0)
+      n = snprintf(buf + used, len - used, "%s%s (default%s%s)", sep, c->name,
+                   c->usage ? ": " : "", c->usage ? c->usage : "");
+    else
+      n = snprintf(buf + used, len - used, c->usage ? "%s%s (%s)" : "%s%s", sep, c->name,
+                   c->usage);
+    if (n < 0 || (size_t)n >= len - used) return; /* truncated: the buffers are ample */
+    used += (size_t)n;
+  }
+}
+
+static void print_usage(FILE *f) {
+  fputs(usage_head, f);
+  for (int k = 0; k < NUM_RUN_FLAGS; k++) {
+    char flag[64], help[256];
+    flag_name(flag, sizeof flag, run_flags[k].setting);
+    size_t n = strlen(flag);
+    snprintf(flag + n, sizeof flag - n, " %s", run_flags[k].arg);
+    if (run_flags[k].help)
+      snprintf(help, sizeof help, "%s", run_flags[k].help);
+    else
+      format_choices(help, sizeof help, run_flags[k].setting, 1);
+    fprintf(f, "  %-18s%s\n", flag, help);
+  }
+}
 
 typedef struct Cli {
   int argc;
@@ -77,8 +139,9 @@ static int usage_error(const char *fmt, ...) {
   va_start(ap, fmt);
   fprintf(stderr, "joinery: ");
   vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\n%s", usage_text);
   va_end(ap);
+  fprintf(stderr, "\n");
+  print_usage(stderr);
   return 2;
 }
 
@@ -265,82 +328,88 @@ static int simulate_system(lua_State *L) {
   return 0;
 }
 
-typedef struct RunOption {
-  const char *flag, *key;
-  int numeric;
-} RunOption;
+/* What joinery run's words name besides the flags. */
+typedef struct RunArgs {
+  const char *script;
+  int script_at;       /* argv index of the script */
+  int first_arg, nargs; /* the script's arguments, after "--" */
+} RunArgs;
 
-static const RunOption run_options[] = {
-  {"--out", "out", 0},   {"--t-end", "t_end", 1}, {"--dt-out", "dt_out", 1},
-  {"--rtol", "rtol", 1}, {"--atol", "atol", 1},   {"--method", "method", 0},
-  {"--formulation", "formulation", 0}, {"--drift", "drift", 0},
-};
-#define NUM_RUN_OPTIONS ((int)(sizeof run_options / sizeof run_options[0]))
+/* The flag spelt a[0..len), or NULL. */
+static const RunFlag *find_flag(const char *a, size_t len) {
+  for (int k = 0; k < NUM_RUN_FLAGS; k++) {
+    char name[64];
+    flag_name(name, sizeof name, run_flags[k].setting);
+    if (strlen(name) == len && strncmp(a, name, len) == 0) return &run_flags[k];
+  }
+  return NULL;
+}
 
-/* joinery run SCRIPT [options] [-- args]; argv[at] is the word after "run". Settings go
- * into a table on the stack. */
-static int cmd_run(lua_State *L, Cli *cli, int at) {
-  char **argv = cli->argv;
-  const char *script = NULL;
-  int script_at = 0, first_arg = cli->argc, nargs = 0;
-  lua_newtable(L);
-  int settings = lua_gettop(L);
+/* Reads the flag at argv[*i] (--flag value or --flag=value) into the settings table at
+ * `settings`; returns -1, or the usage exit status after a usage error. */
+static int read_flag(lua_State *L, Cli *cli, int *i, int settings) {
+  const char *a = cli->argv[*i];
+  const char *eq = strchr(a, '=');
+  const RunFlag *flag = find_flag(a, eq ? (size_t)(eq - a) : strlen(a));
+  if (!flag) return usage_error("unknown option '%s'", a);
+  char name[64];
+  flag_name(name, sizeof name, flag->setting);
+  const char *value = NULL;
+  if (eq)
+    value = eq + 1;
+  else if (*i + 1 < cli->argc)
+    value = cli->argv[++*i];
+  if (!value || !*value || (!eq && strncmp(value, "--", 2) == 0))
+    return usage_error("option %s needs a value", name);
+  const jylSetting *spec = &jyl_settings[flag->setting];
+  if (spec->kind == JYL_SETTING_NUMBER) {
+    char *end = NULL;
+    double x = strtod(value, &end);
+    if (end == value || *end != '\0' || !isfinite(x))
+      return usage_error("option %s expects a number, got '%s'", name, value);
+    lua_pushnumber(L, x);
+  } else {
+    if (spec->kind == JYL_SETTING_CHOICE && !jyl_find_choice(spec, value)) {
+      char choices[256];
+      format_choices(choices, sizeof choices, flag->setting, 0);
+      return usage_error("option %s expects %s, got '%s'", name, choices, value);
+    }
+    lua_pushstring(L, value);
+  }
+  lua_setfield(L, settings, spec->name);
+  return -1;
+}
+
+/* Reads joinery run's words from argv[at]: the script, the flags (into the settings table at
+ * `settings`) and the script's arguments after "--". Returns -1 to go on, or the exit
+ * status (--help: 0; a usage error: 2). */
+static int read_run_args(lua_State *L, Cli *cli, int at, int settings, RunArgs *ra) {
   for (int i = at; i < cli->argc; i++) {
-    const char *a = argv[i];
+    const char *a = cli->argv[i];
     if (strcmp(a, "--") == 0) {
-      first_arg = i + 1;
-      nargs = cli->argc - first_arg;
+      ra->first_arg = i + 1;
+      ra->nargs = cli->argc - ra->first_arg;
       break;
     }
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      fputs(usage_text, stdout);
+      print_usage(stdout);
       return 0;
     }
     if (a[0] == '-' && a[1] != '\0') {
-      const RunOption *opt = NULL;
-      const char *eq = strchr(a, '=');
-      size_t flen = eq ? (size_t)(eq - a) : strlen(a);
-      for (int k = 0; k < NUM_RUN_OPTIONS; k++)
-        if (strlen(run_options[k].flag) == flen && strncmp(a, run_options[k].flag, flen) == 0)
-          opt = &run_options[k];
-      if (!opt) return usage_error("unknown option '%s'", a);
-      const char *value = NULL;
-      if (eq) {
-        value = eq + 1;
-      } else if (i + 1 < cli->argc) {
-        value = argv[++i];
-      }
-      if (!value || !*value || (!eq && strncmp(value, "--", 2) == 0))
-        return usage_error("option %s needs a value", opt->flag);
-      if (opt->numeric) {
-        char *end = NULL;
-        double x = strtod(value, &end);
-        if (end == value || *end != '\0' || !isfinite(x))
-          return usage_error("option %s expects a number, got '%s'", opt->flag, value);
-        lua_pushnumber(L, x);
-      } else {
-        if (strcmp(opt->key, "method") == 0 && strcmp(value, "adams") != 0 &&
-            strcmp(value, "bdf") != 0 && strcmp(value, "erk") != 0)
-          return usage_error("option --method expects bdf, adams or erk, got '%s'", value);
-        if (strcmp(opt->key, "formulation") == 0 && strcmp(value, "udwadia-kalaba") != 0 &&
-            strcmp(value, "natsiavas-paraskevopoulos") != 0)
-          return usage_error("option --formulation expects udwadia-kalaba or "
-                             "natsiavas-paraskevopoulos, got '%s'", value);
-        if (strcmp(opt->key, "drift") == 0 && strcmp(value, "baumgarte") != 0 &&
-            strcmp(value, "projection") != 0 && strcmp(value, "none") != 0)
-          return usage_error("option --drift expects baumgarte, projection or none, got '%s'",
-                             value);
-        lua_pushstring(L, value);
-      }
-      lua_setfield(L, settings, opt->key);
+      int status = read_flag(L, cli, &i, settings);
+      if (status >= 0) return status;
       continue;
     }
-    if (script) return usage_error("unexpected argument '%s' (script is %s)", a, script);
-    script = a;
-    script_at = i;
+    if (ra->script) return usage_error("unexpected argument '%s' (script is %s)", a, ra->script);
+    ra->script = a;
+    ra->script_at = i;
   }
-  if (!script) return usage_error("run needs a SCRIPT");
+  if (!ra->script) return usage_error("run needs a SCRIPT");
+  return -1;
+}
 
+/* settings.out defaults to the script's base name with .csv, in the current directory. */
+static void default_out(lua_State *L, int settings, const char *script) {
   if (lua_getfield(L, settings, "out") == LUA_TNIL) {
     const char *base = strrchr(script, '/');
     base = base ? base + 1 : script;
@@ -352,13 +421,24 @@ static int cmd_run(lua_State *L, Cli *cli, int at) {
     lua_setfield(L, settings, "out");
   }
   lua_pop(L, 1);
+}
 
-  set_arg_table(L, argv, script_at, script_at, first_arg, nargs);
-  if (run_script(L, script, argv, first_arg, nargs, 1) != 0) return 1;
+/* joinery run SCRIPT [options] [-- args]; argv[at] is the word after "run". Settings go
+ * into a table on the stack. */
+static int cmd_run(lua_State *L, Cli *cli, int at) {
+  RunArgs ra = {NULL, 0, cli->argc, 0};
+  lua_newtable(L);
+  int settings = lua_gettop(L);
+  int status = read_run_args(L, cli, at, settings, &ra);
+  if (status >= 0) return status;
+  default_out(L, settings, ra.script);
+
+  set_arg_table(L, cli->argv, ra.script_at, ra.script_at, ra.first_arg, ra.nargs);
+  if (run_script(L, ra.script, cli->argv, ra.first_arg, ra.nargs, 1) != 0) return 1;
   if (!luaL_testudata(L, -1, JYL_SYSTEM)) {
     fprintf(stderr,
             "joinery: %s must return a system (end it with `return sys`), but it returned %s\n",
-            script, lua_isnil(L, -1) ? "nothing" : luaL_typename(L, -1));
+            ra.script, lua_isnil(L, -1) ? "nothing" : luaL_typename(L, -1));
     return 1;
   }
   lua_pushcfunction(L, simulate_system);
@@ -405,17 +485,8 @@ static void print_names(lua_State *L, int idx) {
   printf("\n");
 }
 
-static int cmd_doc(lua_State *L, const char *type) {
-  require_joinery(L);
-  lua_getfield(L, -1, "describe");
-  lua_pushstring(L, type);
-  lua_call(L, 1, 1);
-  int d = lua_gettop(L);
-  lua_getfield(L, d, "name");
-  lua_getfield(L, d, "doc");
-  printf("%s: %s\n", lua_tostring(L, -2), lua_tostring(L, -1));
-  lua_pop(L, 2);
-
+/* The parameter table of the description at d. */
+static void print_params(lua_State *L, int d) {
   lua_getfield(L, d, "params");
   int params = lua_gettop(L);
   lua_Integer n = luaL_len(L, params);
@@ -434,16 +505,14 @@ static int cmd_doc(lua_State *L, const char *type) {
     lua_pop(L, 6);
   }
   lua_pop(L, 1);
+}
 
-  if (lua_getfield(L, d, "shape_error") == LUA_TSTRING) {
-    printf("shape for the default parameters: %s\n", lua_tostring(L, -1));
-    return 0;
-  }
-  lua_pop(L, 1);
+/* Terminals, coordinates, constraint rows and outputs of the description at d. */
+static void print_shape(lua_State *L, int d) {
   printf("with the default parameters:\n  terminals: ");
   lua_getfield(L, d, "terminals");
   int terms = lua_gettop(L);
-  n = luaL_len(L, terms);
+  lua_Integer n = luaL_len(L, terms);
   if (n == 0) printf("none");
   for (lua_Integer i = 1; i <= n; i++) {
     lua_geti(L, terms, i);
@@ -462,6 +531,25 @@ static int cmd_doc(lua_State *L, const char *type) {
     print_names(L, lua_gettop(L));
     lua_pop(L, 1);
   }
+}
+
+static int cmd_doc(lua_State *L, const char *type) {
+  require_joinery(L);
+  lua_getfield(L, -1, "describe");
+  lua_pushstring(L, type);
+  lua_call(L, 1, 1);
+  int d = lua_gettop(L);
+  lua_getfield(L, d, "name");
+  lua_getfield(L, d, "doc");
+  printf("%s: %s\n", lua_tostring(L, -2), lua_tostring(L, -1));
+  lua_pop(L, 2);
+  print_params(L, d);
+  if (lua_getfield(L, d, "shape_error") == LUA_TSTRING) {
+    printf("shape for the default parameters: %s\n", lua_tostring(L, -1));
+    return 0;
+  }
+  lua_pop(L, 1);
+  print_shape(L, d);
   return 0;
 }
 
@@ -471,7 +559,7 @@ static int dispatch(lua_State *L, Cli *cli) {
   char **argv = cli->argv;
   const char *cmd = argv[1];
   if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-    fputs(usage_text, stdout);
+    print_usage(stdout);
     return 0;
   }
   if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-v") == 0) {
@@ -507,7 +595,7 @@ static int pmain(lua_State *L) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fputs(usage_text, stderr);
+    print_usage(stderr);
     return 2;
   }
   lua_State *L = luaL_newstate();

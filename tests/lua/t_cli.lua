@@ -2,26 +2,9 @@
 -- Runs the binary that runs this test (arg[-1]) in child processes.
 local tap = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
 
-local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
-
-local exe = arg[-1]
-local root = io.popen("pwd"):read("l")
-if exe:sub(1, 1) ~= "/" then exe = root .. "/" .. exe end
-local tmp = io.popen("mktemp -d"):read("l")
-
--- Runs a shell command; returns the exit code, stdout and stderr.
-local function sh(cmd)
-  local errfile = tmp .. "/stderr"
-  local p = io.popen(cmd .. " 2>" .. quote(errfile))
-  local out = p:read("a")
-  local _, _, code = p:close()
-  local f = io.open(errfile)
-  local err = f:read("a")
-  f:close()
-  return code, out, err
-end
-
-local function joinery(args) return sh(quote(exe) .. " " .. args) end
+local cmd = tap.command()
+local quote, sh, joinery = cmd.quote, cmd.sh, cmd.run
+local exe, root, tmp = cmd.exe, cmd.root, cmd.tmp
 
 local function write(name, text)
   local path = tmp .. "/" .. name

@@ -2,8 +2,8 @@
 -- local tap = dofile((arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
 -- tap.plan(n) (optional: done() prints the plan when none was given), tap.ok(cond, name),
 -- tap.is(got, want, name), tap.is_near(got, want, tol, name), tap.has(str, part, name),
--- tap.raises(f, {parts...}, name), tap.diag(msg), tap.exists(path), tap.done() (exits 1 on
--- any failure).
+-- tap.raises(f, {parts...}, name), tap.diag(msg), tap.exists(path), tap.command(),
+-- tap.done() (exits 1 on any failure).
 local tap = { count = 0, failed = 0 }
 
 function tap.plan(n)
@@ -72,6 +72,31 @@ function tap.exists(path)
   local f = io.open(path)
   if f then f:close() end
   return f ~= nil
+end
+
+-- The joinery command running this test, for tests that run it in child processes:
+-- { exe = its absolute path, root = the working directory, tmp = a fresh temporary directory,
+--   quote = shell quoting, sh = function(command) -> exit code, stdout, stderr,
+--   run = function(args): sh of the joinery command with these arguments }.
+function tap.command()
+  local c = {}
+  function c.quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+  c.root = io.popen("pwd"):read("l")
+  c.exe = arg[-1]
+  if c.exe:sub(1, 1) ~= "/" then c.exe = c.root .. "/" .. c.exe end
+  c.tmp = io.popen("mktemp -d"):read("l")
+  function c.sh(command)
+    local errfile = c.tmp .. "/stderr"
+    local p = io.popen(command .. " 2>" .. c.quote(errfile))
+    local out = p:read("a")
+    local _, _, code = p:close()
+    local f = io.open(errfile)
+    local err = f:read("a")
+    f:close()
+    return code, out, err
+  end
+  function c.run(args) return c.sh(c.quote(c.exe) .. " " .. args) end
+  return c
 end
 
 function tap.done()
