@@ -1,5 +1,7 @@
-/* lua/binding.h — the Lua 5.4 module "joinery" (see binding.c for the Lua API).
- * Shared by the loadable module (joinery.so) and the `joinery` command. */
+/* lua/binding.h — the Lua 5.4 module "joinery": what its files share. The Lua API is documented
+ * at the head of lua/module.c (module functions), lua/system.c (System, Part, Terminal),
+ * lua/model.c (Model) and lua/simulation.c (Sim, results). Shared by the loadable module
+ * (joinery.so) and the `joinery` command. */
 #ifndef JOINERY_LUA_BINDING_H
 #define JOINERY_LUA_BINDING_H
 

@@ -16,12 +16,10 @@
  *   sys:constrain{name=, on={...}, phi=|psi=|accel=, rows=, kind=, nonideal=}
  *                                   a constraint written in Lua between terminals and
  *                                   coordinates (lua/constrain.c; docs/constraints.md)
- *   sys:settings{...}               store run settings (keys: t_start, t_end, dt_out, rtol,
- *                                   atol, max_step, max_steps, baumgarte_rate,
- *                                   method = "adams"|"bdf", formulation =
- *                                   "udwadia-kalaba"|"natsiavas-paraskevopoulos"; the
- *                                   fields of jySimDef) and solver settings (the keys of
- *                                   sys:compile's table, used by every later compile,
+ *   sys:settings{...}               store run settings (the fields of jySimDef: t_start,
+ *                                   t_end, ..., method, formulation, drift; lua/settings.c
+ *                                   names them and their choices) and solver settings (the
+ *                                   keys of sys:compile's table, used by every later compile,
  *                                   `joinery run` included); returns sys.
  *                                   sys:settings() returns the stored settings, both kinds.
  *   sys:compile([solver])           -> Model. solver: {rank_rcond=, augment_scale=,
