@@ -90,15 +90,12 @@ static void format_choices(char *buf, size_t len, jylSettingId id, int with_usag
     int i = k == 0 ? def : (k <= def ? k - 1 : k);
     const jylChoice *c = &s->choices[i];
     const char *sep = k == 0 ? "" : k == s->nchoices - 1 ? " or " : ", ";
-    int n;
-    if (!with_usage)
-      n = snprintf(buf + used, len - used, "%s%s", sep, c->name);
-    else if (k == 0)
-      n = snprintf(buf + used, len - used, "%s%s (default%s%s)", sep, c->name,
-                   c->usage ? ": " : "", c->usage ? c->usage : "");
-    else
-      n = snprintf(buf + used, len - used, c->usage ? "%s%s (%s)" : "%s%s", sep, c->name,
-                   c->usage);
+    char note[128] = "";
+    if (with_usage && k == 0)
+      snprintf(note, sizeof note, " (default%s%s)", c->usage ? ": " : "", c->usage ? c->usage : "");
+    else if (with_usage && c->usage)
+      snprintf(note, sizeof note, " (%s)", c->usage);
+    int n = snprintf(buf + used, len - used, "%s%s%s", sep, c->name, note);
     if (n < 0 || (size_t)n >= len - used) return; /* truncated: the buffers are ample */
     used += (size_t)n;
   }
