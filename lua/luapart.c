@@ -86,6 +86,7 @@
 #include "joinery/ad.h"
 #include "joinery/joinery.h"
 #include "joinery/part.h"
+#include "lua_call.h"
 
 #define LP_GUARD "joinery.PartTypeGuard"
 #define TD JY_TERMINAL_MAX_DIM /* room for the largest terminal */
@@ -557,25 +558,6 @@ static void lp_release(const jyPartType *type) {
 }
 
 /* ---- calling Lua ---- */
-
-/* The message handler: prefixes the innermost script line when the message lacks it (errors
- * raised by C functions such as joinery.math.sin carry no position). */
-static int lp_msgh(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
-  if (!msg) msg = luaL_tolstring(L, 1, NULL);
-  lua_Debug ar;
-  for (int level = 1; lua_getstack(L, level, &ar); level++) {
-    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
-    lua_pushfstring(L, "%s:%d:", ar.short_src, ar.currentline);
-    if (!strstr(msg, lua_tostring(L, -1))) {
-      lua_pushfstring(L, "%s %s", lua_tostring(L, -1), msg);
-      return 1;
-    }
-    break;
-  }
-  lua_pushstring(L, msg);
-  return 1;
-}
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
@@ -1942,7 +1924,7 @@ static int l_part_type(lua_State *L) {
   lt->T = lua_newthread(L); /* 3: anchored by ref once registered */
   lua_State *T = lt->T;
   lua_checkstack(T, 16);
-  lua_pushcfunction(T, lp_msgh);
+  jyl_push_msgh(T, JYL_MSGH_LOCATE);
   lt->s_msgh = lua_gettop(T);
   luaL_getmetatable(T, JYL_JET);
   lt->s_jetmt = lua_gettop(T);
