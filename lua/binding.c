@@ -1597,3 +1597,10 @@ int luaopen_joinery(lua_State *L) {
   jyl_open_loads(L, -1); /* lua/loads.c: sys:load, a force and torque given by a function */
   return 1;
 }
+
+/* The jyEnv of the environment userdata at idx (upvalue 1 of the module's functions, a
+ * system's user value 1), for the other files of the binding. */
+jyEnv *jyl_env_of(lua_State *L, int idx) {
+  LEnv *e = (LEnv *)luaL_testudata(L, idx, JYL_ENV);
+  return e ? e->env : NULL;
+}

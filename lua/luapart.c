@@ -1895,13 +1895,13 @@ static Jet *make_time_jet(LpType *lt, int N, int R, int roff, int dd, int var, i
   return j;
 }
 
-/* joinery.part_type(def); upvalue 1 = the env userdata (its block starts with the jyEnv *). */
+/* joinery.part_type(def); upvalue 1 = the env userdata. */
 static int l_part_type(lua_State *L) {
   static const char *const keys[] = {
     "name",      "doc",      "params",      "coords",   "terminals", "lagrangian",
     "kinetic",   "potential", "mass",       "force",    "constraints", "nonideal",
     "outputs",   "constant_mass", "nonideal_law", "flat"};
-  jyEnv *env = *(jyEnv **)lua_touserdata(L, lua_upvalueindex(1));
+  jyEnv *env = jyl_env_of(L, lua_upvalueindex(1));
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   LpType **guard = (LpType **)lua_newuserdatauv(L, sizeof *guard, 0); /* 2 */
@@ -2135,7 +2135,7 @@ static void read_state(lua_State *L, const char *key, const jyPartShape *sh, dou
 
 /* joinery.eval_part{type=, params=, q=, v=, t=, gravity=}; upvalue 1 = env userdata. */
 static int l_eval_part(lua_State *L) {
-  jyEnv *env = *(jyEnv **)lua_touserdata(L, lua_upvalueindex(1));
+  jyEnv *env = jyl_env_of(L, lua_upvalueindex(1));
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_settop(L, 1);
   lua_getfield(L, 1, "type");
