@@ -30,13 +30,12 @@ JYL_EXPORT int luaopen_joinery(lua_State *L);
  * and the elementary functions on them) in the table on the top of the stack. */
 void jyl_open_math(lua_State *L);
 
-/* lua/luapart.c: sets part_type and eval_part (Lua-defined part types) in the module table
+/* lua/part_type.c: sets part_type and eval_part (Lua-defined part types) in the module table
  * on the top of the stack and teaches joinery.math's functions the joinery.Jet values Lua
- * parts compute with (call after jyl_open_math). env_idx: the environment userdata, whose
- * block begins with the module's jyEnv pointer. */
+ * parts compute with (call after jyl_open_math). env_idx: the environment userdata. */
 void jyl_open_parts(lua_State *L, int env_idx);
 
-/* lua/luapart.c: pushes joinery.part_type bound to the environment userdata at env_idx (a
+/* lua/part_type.c: pushes joinery.part_type bound to the environment userdata at env_idx (a
  * system's user value 1), so that a type registered through it lands where the system looks. */
 void jyl_push_part_type(lua_State *L, int env_idx);
 
@@ -64,5 +63,9 @@ void jyl_open_loads(lua_State *L, int module_idx);
  * after the environment is destroyed). */
 struct jyEnv;
 void jyl_open_plugin(lua_State *L, int env_index, struct jyEnv **env_slot);
+
+/* lua/binding.c: the jyEnv of the environment userdata at idx (upvalue 1 of the module's
+ * functions, a system's user value 1); NULL when idx holds no environment. */
+struct jyEnv *jyl_env_of(lua_State *L, int idx);
 
 #endif

@@ -20,8 +20,8 @@
 #define JYL_ROWS "joinery.Rows"
 #define JYL_SCRATCH "joinery.Scratch"
 
-/* The environment userdata; its block begins with the jyEnv pointer (lua/luapart.c and
- * lua/plugin.c rely on that). */
+/* The environment userdata; its block begins with the jyEnv pointer (lua/plugin.c relies
+ * on that; the others use jyl_env_of). */
 typedef struct LEnv {
   jyEnv *env;
 } LEnv;

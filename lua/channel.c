@@ -18,6 +18,7 @@
  * the engine adds the channel's name and the time.
  */
 #include "binding.h"
+#include "lua_call.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -36,24 +37,6 @@ typedef struct ChanCtx {
   const double *row;    /* during a call; NULL otherwise */
   int limit;            /* channels [0, limit) are readable */
 } ChanCtx;
-
-/* The message handler: prefixes the innermost script line when the message lacks one. */
-static int chan_msgh(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
-  if (!msg) msg = luaL_tolstring(L, 1, NULL);
-  lua_Debug ar;
-  for (int level = 1; lua_getstack(L, level, &ar); level++) {
-    if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
-    const char *where = lua_pushfstring(L, "%s:%d:", ar.short_src, ar.currentline);
-    if (!strstr(msg, where)) {
-      lua_pushfstring(L, "%s %s", where, msg);
-      return 1;
-    }
-    break;
-  }
-  lua_pushstring(L, msg);
-  return 1;
-}
 
 /* s[name]; upvalue 1 = the context userdata. */
 static int proxy_index(lua_State *L) {
@@ -144,7 +127,7 @@ static int sys_channel(lua_State *L) {
   c->T = lua_newthread(L);
   lua_setiuservalue(L, 4, 1);
   lua_State *T = c->T;
-  lua_pushcfunction(T, chan_msgh);
+  jyl_push_msgh(T, JYL_MSGH_LOCATE);
   lua_pushvalue(L, 3);
   lua_xmove(L, T, 1);
   lua_createtable(T, 0, 0);       /* s */

@@ -23,7 +23,7 @@
  * force channel is the generalized force the constraint applies to that item). Glue
  * elimination then substitutes the massless coordinates away: the constraint costs its rows
  * only. The rows' multipliers are the channels force.<name>.r1, ...; phi and psi get their
- * derivatives by the Jets of lua/luapart.c, with t a Jet too (rheonomic constraints).
+ * derivatives by the Jets of lua/jet.c, with t a Jet too (rheonomic constraints).
  *
  * The checking and the building are Lua code (below, run once per module instance); the C
  * part checks the `on` list (terminals of this system) and binds joinery.part_type to the

@@ -34,6 +34,7 @@
 #include <lualib.h>
 
 #include "binding.h"
+#include "lua_call.h"
 #include "settings.h"
 
 #ifndef JOINERY_VERSION
@@ -142,21 +143,10 @@ static int usage_error(const char *fmt, ...) {
   return 2;
 }
 
-/* Adds a traceback to the error message (as lua.c does). */
-static int msghandler(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
-  if (!msg) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
-    msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-  }
-  luaL_traceback(L, L, msg, 1);
-  return 1;
-}
-
 /* Calls the function below narg arguments with the traceback handler. */
 static int docall(lua_State *L, int narg, int nres) {
   int base = lua_gettop(L) - narg;
-  lua_pushcfunction(L, msghandler);
+  jyl_push_msgh(L, JYL_MSGH_TRACEBACK);
   lua_insert(L, base);
   int status = lua_pcall(L, narg, nres, base);
   lua_remove(L, base);

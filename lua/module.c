@@ -257,11 +257,18 @@ int luaopen_joinery(lua_State *L) {
   lua_setfield(L, -2, "version");
   jyl_open_math(L);
   jyl_open_plugin(L, -2, &e->env); /* lua/plugin.c: load_plugin, check_part */
-  jyl_open_parts(L, -2); /* lua/luapart.c: part_type, eval_part, Jets in joinery.math */
+  jyl_open_parts(L, -2); /* lua/part_type.c, eval_part.c, jet.c */
   jyl_open_constrain(L); /* lua/constrain.c: sys:constrain */
   jyl_open_channel(L);   /* lua/channel.c: sys:channel */
   jyl_open_bodies2d(L);  /* lua/bodies2d.c: body:point, body:frame_at, sys:pin, sys:weld */
   jyl_open_bodies3d(L);  /* lua/bodies3d.c: the same on body3d parts, sys:ball */
   jyl_open_loads(L, -1); /* lua/loads.c: sys:load, a force and torque given by a function */
   return 1;
+}
+
+/* The jyEnv of the environment userdata at idx (upvalue 1 of the module's functions, a
+ * system's user value 1), for the other files of the binding. */
+jyEnv *jyl_env_of(lua_State *L, int idx) {
+  LEnv *e = (LEnv *)luaL_testudata(L, idx, JYL_ENV);
+  return e ? e->env : NULL;
 }

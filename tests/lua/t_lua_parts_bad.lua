@@ -86,6 +86,22 @@ do
     "math.sin on a Jet")
 end
 
+-- 5b. An error object that is not a string: its __tostring, else lua.c's wording (not an
+-- address), with the script line like any other message (lua/lua_call.c).
+local tbl_err = function(q, v, t, p) error({}) end
+local obj_err = function(q, v, t, p) error(setmetatable({}, { __tostring = function() return "obj" end })) end
+point_type("bad_tblerr", tbl_err)
+point_type("bad_objerr", obj_err)
+do
+  local ok, err = pcall(function() return one_part("bad_tblerr", "te"):compile() end)
+  tap.ok(not ok, "error({}) in a Lagrangian stops the compile")
+  has_all(err, { "part 'te' (bad_tblerr)", SRC .. ":" .. line_of(tbl_err) .. ": (error object is a table value)" },
+    "a table as the error")
+  ok, err = pcall(function() return one_part("bad_objerr", "oe"):compile() end)
+  has_all(err, { "part 'oe' (bad_objerr)", SRC .. ":" .. line_of(obj_err) .. ": obj" },
+    "an error object with __tostring")
+end
+
 -- 6. Mistakes in the definition, reported at the joinery.part_type line.
 tap.raises(function() joinery.part_type { name = "bad_a", coords = { "x" }, lagrangain = neg } end,
   { "unknown field 'lagrangain'", "did you mean 'lagrangian'" }, "a misspelt field")
