@@ -323,7 +323,7 @@ static jyStatus solve(jyNpWork *w, const double *q, const double *v, double t, d
   }
   /* Non-ideal laws that depend on the row forces are resolved as in the UK path; their
    * force then enters f_R (but not the finite-difference Jacobians). */
-  jyStatus st = jy_eval_solve_laws(e, q, v, t, qdd);
+  jyStatus st = jy_eval_acceleration_with_laws(e, q, v, t, qdd);
   if (st != JY_OK) {
     jy_set_error(w->error, "%s", jy_eval_error(e));
     return st;
@@ -336,8 +336,7 @@ static jyStatus solve(jyNpWork *w, const double *q, const double *v, double t, d
       w->force[r] = f;
     }
   if (w->m > 0) {
-    jyUkProblem p = {model->n, model->m, e->mass, e->force, e->nonideal, e->jac, e->rhs,
-                     e->ndependent > 0 ? e->dependent : NULL};
+    jyUkProblem p = jy_eval_problem(e);
     if (jy_uk_multipliers(e->uk, &p, qdd, w->mu, NULL) != 0) {
       jy_set_error(w->error, "multipliers: problem larger than the workspace");
       return JY_ERR_INVALID;

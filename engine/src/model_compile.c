@@ -237,7 +237,7 @@ static jyStatus lay_out(jyModel *md, const jySystem *sys) {
     npower += 2 * (md->parts[i].inst.nrows > 0 || ty->nonideal || ty->nonideal_law);
   }
   md->nuser = sys->nchannels;
-  md->nchannels = 1 + 2 * n + 7 + nforce + nrow_force + npower + nout + md->nuser;
+  md->nchannels = 1 + 2 * n + JY_NUM_DERIVED + nforce + nrow_force + npower + nout + md->nuser;
   md->user_channels = jy_calloc(a, (size_t)md->nuser + 1, sizeof *md->user_channels);
   if (!md->user_channels) return JY_ERR_NOMEM;
   md->channel_names = jy_calloc(a, (size_t)md->nchannels, sizeof(char *));
@@ -275,10 +275,13 @@ static jyStatus lay_out(jyModel *md, const jySystem *sys) {
   for (int k = 0; k < n && !bad; k++) bad |= !(chn[ch++] = jy_strdup(a, md->coord_names[k]));
   for (int k = 0; k < n && !bad; k++)
     bad |= !(chn[ch++] = join_name(a, "der(", md->coord_names[k], ")", ""));
-  const char *derived[7] = {"energy",       "kinetic",     "potential",     "residual.pos",
-                            "residual.vel", "power.ideal", "power.nonideal"};
-  md->ch_energy = ch;
-  for (int k = 0; k < 7 && !bad; k++) bad |= !(chn[ch++] = jy_strdup(a, derived[k]));
+  static const char *const derived[JY_NUM_DERIVED] = {
+#define JY_DERIVED_NAME(id, name) name,
+      JY_DERIVED_CHANNELS(JY_DERIVED_NAME)
+#undef JY_DERIVED_NAME
+  };
+  md->ch_derived = ch;
+  for (int k = 0; k < JY_NUM_DERIVED && !bad; k++) bad |= !(chn[ch++] = jy_strdup(a, derived[k]));
   for (int g = 0; g < md->nglues && !bad; g++) {
     jyModelGlue *mg = &md->glues[g];
     mg->force_channel = ch;
