@@ -7,6 +7,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "vec.h"
+
 /* Relative finite-difference step, about cbrt(DBL_EPSILON): central differences then lose
  * about eps^(2/3) ~ 4e-11 relative to rounding and truncation together. */
 #define NP_FD_STEP 6e-6
@@ -78,21 +80,9 @@ jyNpWork *jy_np_create(const jyModel *model) {
 
 const char *jy_np_error(const jyNpWork *w) { return w ? w->error : ""; }
 
-static double inf_norm(const double *x, int n) {
-  double s = 0;
-  for (int j = 0; j < n; j++) s = fmax(s, fabs(x[j]));
-  return s;
-}
-
-/* alpha of the auxiliary mass, as the UK solve takes it: augment_scale times mean diag M. */
+/* alpha of the auxiliary mass, as the UK solve takes it. */
 static double aux_alpha(const jyModel *model, const double *mass) {
-  int n = model->n;
-  double trace = 0;
-  for (int j = 0; j < n; j++) trace += mass[j + (size_t)j * n];
-  double alpha = n > 0 ? trace / n : 1.0;
-  if (!(alpha > 0)) alpha = 1.0;
-  double s = model->solver.augment_scale;
-  return alpha * (s > 0 ? s : 1.0);
+  return jy_uk_augmentation(mass, model->n, model->solver.augment_scale);
 }
 
 /* c_R^T M c_R for row r of the eval's A (and c_R into dir when dir != NULL); with aux, the
@@ -259,7 +249,7 @@ static jyStatus coefficients(jyNpWork *w, const double *q, const double *v, doub
 
   /* m_RR' along the motion: (q, t) -> (q + h v, t + h), v held (exact for rows linear in
    * v). h moves q by NP_FD_STEP relative to its size. */
-  double vmax = inf_norm(v, n), qmax = fmax(1.0, inf_norm(q, n));
+  double vmax = jy_max_abs(v, n), qmax = fmax(1.0, jy_max_abs(q, n));
   double h = NP_FD_STEP * qmax / fmax(1.0, vmax);
   for (int side = 0; side < 2; side++) {
     double sign = side == 0 ? 1.0 : -1.0, *out = side == 0 ? w->plus : w->minus;
@@ -280,7 +270,7 @@ static jyStatus coefficients(jyNpWork *w, const double *q, const double *v, doub
   for (int r = 0; r < m; r++) {
     if (w->kind[r] == JY_NP_ROW_EMPTY) continue;
     const double *c = w->dir + (size_t)r * n;
-    double cmax = inf_norm(c, n);
+    double cmax = jy_max_abs(c, n);
     for (int which = 0; which < 2; which++) { /* 0: q, 1: v */
       double step = NP_FD_STEP * (which == 0 ? qmax : vscale) / cmax;
       double val[2], size[2];

@@ -317,13 +317,14 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const jyUkProblem *p, const jyUkOpt
     w->u[j] = (p->force[j] + (p->nonideal ? p->nonideal[j] : 0)) / mass[j + (size_t)j * n];
   /* Everything below walks the fixed pattern of A (a few entries per row), not dense rows. */
   const int *cp = w->f->p, *ri = w->f->i;
-  memset(w->sy, 0, sizeof(double) * (size_t)m);
+  memset(w->row_scale, 0, sizeof(double) * (size_t)m); /* sums of squares, then norms */
   for (int j = 0; j < n; j++)
     for (int k = cp[j]; k < cp[j + 1]; k++) {
       double a = jac[ri[k] + (size_t)j * m];
-      w->sy[ri[k]] += a * a;
+      w->row_scale[ri[k]] += a * a;
     }
-  for (int i = 0; i < m; i++) w->row_scale[i] = w->sy[i] > 0 ? 1.0 / sqrt(w->sy[i]) : 0.0;
+  jy_uk_finish_row_norms(jac, m, n, w->row_scale);
+  for (int i = 0; i < m; i++) w->row_scale[i] = w->row_scale[i] > 0 ? 1.0 / w->row_scale[i] : 0.0;
   /* Dropped rows (implied by the others) are zero rows of F: decoupled in F F^T, y = 0. */
   const unsigned char *dropped = p->dropped;
   double *fx = w->f->x, max_diag = 0;

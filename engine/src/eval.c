@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "vec.h"
 
 /* Marks the columns a part's blocks can touch: its own coordinates and those of the
  * terminals its eliminated blocks follow. */
@@ -247,17 +248,6 @@ jyStatus jy_eval_assembled_acceleration(jyEval *e, double t, double *acc) {
   return JY_OK;
 }
 
-/* The largest change between two passes and the size it is measured against. */
-static void pass_change(const double *now, const double *before, int count, double *change,
-                        double *size) {
-  *change = 0;
-  *size = 0;
-  for (int i = 0; i < count; i++) {
-    *change = fmax(*change, fabs(now[i] - before[i]));
-    *size = fmax(*size, fabs(now[i]));
-  }
-}
-
 jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double *v, double t,
                                         double *acc) {
   const jyModel *m = e->model;
@@ -279,9 +269,9 @@ jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double
     if (st == JY_OK) st = jy_eval_assembled_acceleration(e, t, acc);
     if (st != JY_OK) return st;
     jy_uk_multipliers(e->uk, &p, acc, e->multipliers, NULL);
-    double change, size, acc_change, acc_size;
-    pass_change(e->multipliers, e->law_mu, m->m, &change, &size);
-    pass_change(acc, e->law_acc, n, &acc_change, &acc_size);
+    double change = jy_max_diff(e->multipliers, e->law_mu, m->m);
+    double size = jy_max_abs(e->multipliers, m->m);
+    double acc_change = jy_max_diff(acc, e->law_acc, n), acc_size = jy_max_abs(acc, n);
     memcpy(e->law_mu, e->multipliers, sizeof(double) * (size_t)m->m);
     int rows_settled = change <= 1e-12 * fmax(size, 1e-300) || change == 0;
     int acc_settled = acc_change <= 1e-12 * fmax(acc_size, 1e-300) || acc_change == 0;
