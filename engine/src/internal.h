@@ -14,6 +14,14 @@
 /* printf into a fixed error buffer (truncating). */
 void jy_set_error(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Whether the engine reads part types of this protocol version (joinery/part.h). */
+int jy_protocol_supported(unsigned version);
+
+/* A part type's shape for these parameters, read as the type's protocol version defines it
+ * (fields added after that version zero). Returns what type->shape returns. */
+int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *shape,
+                  char *error, size_t error_len);
+
 struct jyEnv {
   jyAllocator alloc;
   const jyPartType **types;

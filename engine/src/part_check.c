@@ -544,9 +544,9 @@ static int one_line(const char *s) { return s && s[0] && !strchr(s, '\n'); }
 
 static void check_schema(Checker *c) {
   const jyPartType *type = c->type;
-  measure(c, JY_CHECK_SCHEMA, type->version == JY_PART_PROTOCOL_VERSION ? 0.0 : 1.0,
-          "version %u, this joinery speaks %u", type->version,
-          (unsigned)JY_PART_PROTOCOL_VERSION);
+  measure(c, JY_CHECK_SCHEMA, jy_protocol_supported(type->version) ? 0.0 : 1.0,
+          "version %u, this joinery speaks %u to %u", type->version,
+          (unsigned)JY_PART_PROTOCOL_OLDEST, (unsigned)JY_PART_PROTOCOL_VERSION);
   measure(c, JY_CHECK_SCHEMA, one_line(type->doc) ? 0.0 : 1.0, "the type has no one-line doc");
   measure(c, JY_CHECK_SCHEMA, type->nparams >= 0 && (type->nparams == 0 || type->params)
                                   ? 0.0 : 1.0, "nparams %d without a table", type->nparams);
@@ -621,7 +621,7 @@ static int instance_make(Checker *c) {
   memset(&c->shape, 0, sizeof c->shape);
   c->error[0] = '\0';
   c->data = NULL;
-  if (c->type->shape(c->type, c->params, &c->shape, c->error, sizeof c->error) != 0) return 1;
+  if (jy_part_shape(c->type, c->params, &c->shape, c->error, sizeof c->error) != 0) return 1;
   c->nc = c->shape.ncoords;
   c->nr = c->shape.nrows;
   c->inst = (jyPartInstance){c->type, "under_test", c->params, NULL, c->nc, c->nr};

@@ -110,6 +110,13 @@ static int own_shape_names(const jyAllocator *a, jyPartShape *s) {
   return bad ? -1 : 0;
 }
 
+int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *shape,
+                  char *error, size_t error_len) {
+  int rc = type->shape(type, params, shape, error, error_len);
+  if (type->version < 2) shape->angle_outputs = 0; /* protocol 1 has no angle outputs */
+  return rc;
+}
+
 static int shape_in_limits(const jyPartShape *s) {
   if (s->ncoords < 0 || s->ncoords > JY_PART_MAX_COORDS) return 0;
   if (s->nterminals < 0 || s->nterminals > JY_PART_MAX_TERMINALS) return 0;
@@ -176,7 +183,7 @@ jyPartId jy_system_add_part(jySystem *sys, const char *type_name, const char *na
   }
   jySysPart part = {0};
   char why[512] = "";
-  if (type->shape(type, params, &part.shape, why, sizeof why) != 0) {
+  if (jy_part_shape(type, params, &part.shape, why, sizeof why) != 0) {
     jy_set_error(sys->error, "part '%s' (%s): %s", name, type->name, why[0] ? why : "bad shape");
     return bad;
   }
