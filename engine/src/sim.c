@@ -473,21 +473,6 @@ jyStatus jy_sim_advance(jySim *sim, double t_out) {
   return JY_OK;
 }
 
-jyStatus jy_sim_np_multipliers(jySim *sim, double *lam, double *lamdot, double *lamdd) {
-  if (!sim || !sim->np || !sim->ready) return JY_ERR_INVALID;
-  int m = sim->model->m, n = sim->model->n;
-  if (lam) memcpy(lam, sim->lam, sizeof(double) * (size_t)m);
-  if (lamdot) memcpy(lamdot, sim->lamdot, sizeof(double) * (size_t)m);
-  if (!lamdd) return JY_OK;
-  /* lambda'' from the right-hand side at the reported state. */
-  N_Vector dy = N_VClone(sim->y);
-  if (!dy) return JY_ERR_NOMEM;
-  int flag = jy_sim_rhs(sim->t, sim->y, dy, sim);
-  if (flag == 0) memcpy(lamdd, N_VGetArrayPointer(dy) + sim->nq + n, sizeof(double) * (size_t)m);
-  N_VDestroy(dy);
-  return flag == 0 ? JY_OK : JY_ERR_INTEGRATOR;
-}
-
 jyStatus jy_sim_channels(jySim *sim, double *out) {
   if (!sim || !out) return JY_ERR_INVALID;
   jyStatus st = jy_eval_channels(sim->eval, sim->q, sim->v, sim->t, out);

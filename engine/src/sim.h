@@ -101,8 +101,4 @@ int jy_sim_stop_at_branch(jySim *sim);
 /* Adds the integrator counters of `more` to `sum` (a stepper's runs before a restart). */
 void jy_stats_add(jySimStats *sum, const jySimStats *more);
 
-/* N–P only: the multiplier coordinates at the current time and lambda'' from the
- * right-hand side there (m each; NULL to skip). JY_ERR_INVALID for a UK simulation. */
-jyStatus jy_sim_np_multipliers(jySim *sim, double *lam, double *lamdot, double *lamdd);
-
 #endif
