@@ -91,6 +91,40 @@ static int column_products(const ProductWalk *pw, int k, int *ea, int *eb, int *
   return count;
 }
 
+/* F's row structure next to its columns: the entries of row r are row_col / row_entry
+ * [row_ptr[r] .. row_ptr[r + 1]) (their columns and entry indices). stamp: m zeros. */
+static void row_structure(const cholmod_sparse *f, int m, int *row_ptr, int *row_col,
+                          int *row_entry, int *stamp) {
+  const int *cp = f->p, *ri = f->i;
+  int n = (int)f->ncol;
+  for (int e = 0; e < cp[n]; e++) row_ptr[ri[e] + 1]++;
+  for (int r = 0; r < m; r++) row_ptr[r + 1] += row_ptr[r];
+  for (int j = 0; j < n; j++)
+    for (int e = cp[j]; e < cp[j + 1]; e++) {
+      int at = row_ptr[ri[e]] + stamp[ri[e]]++;
+      row_col[at] = j;
+      row_entry[at] = e;
+    }
+}
+
+/* The entries of S's upper triangle: in column k the rows its products land in, and k
+ * itself (the shift needs a place). stamp: m scratch; ea, eb, erow: the widest column. */
+static int count_entries(const ProductWalk *pw, int m, int *stamp, int *ea, int *eb, int *erow) {
+  int nnz = 0;
+  for (int i = 0; i < m; i++) stamp[i] = -1;
+  for (int k = 0; k < m; k++) {
+    int c = column_products(pw, k, ea, eb, erow);
+    stamp[k] = k;
+    nnz++;
+    for (int q = 0; q < c; q++)
+      if (stamp[erow[q]] != k) {
+        stamp[erow[q]] = k;
+        nnz++;
+      }
+  }
+  return nnz;
+}
+
 /* The upper-triangle pattern of F F^T (stype 1) in the row order inv, and for every product
  * of two entries of a column of F where it lands in S. Built column by column from F's row
  * and column structure: time and memory in proportion to the products, not to m^2.
@@ -105,14 +139,7 @@ static int build_product_pattern(jySparseWork *w, const int *inv) {
   int *rows = jy_calloc(&w->alloc, (size_t)m, sizeof(int));
   int *ea = NULL, *eb = NULL, *erow = NULL, status = -1;
   if (!row_ptr || !row_col || !row_entry || !stamp || !rows) goto done;
-  for (int e = 0; e < nnz_f; e++) row_ptr[ri[e] + 1]++;
-  for (int r = 0; r < m; r++) row_ptr[r + 1] += row_ptr[r];
-  for (int j = 0; j < n; j++)
-    for (int e = cp[j]; e < cp[j + 1]; e++) {
-      int at = row_ptr[ri[e]] + stamp[ri[e]]++;
-      row_col[at] = j;
-      row_entry[at] = e;
-    }
+  row_structure(w->f, m, row_ptr, row_col, row_entry, stamp);
   ProductWalk pw = {cp, ri, inv, w->perm, row_ptr, row_col, row_entry};
   int npairs = 0, widest = 1;
   for (int k = 0; k < m; k++) {
@@ -124,19 +151,7 @@ static int build_product_pattern(jySparseWork *w, const int *inv) {
   eb = jy_calloc(&w->alloc, (size_t)widest, sizeof(int));
   erow = jy_calloc(&w->alloc, (size_t)widest, sizeof(int));
   if (!ea || !eb || !erow) goto done;
-  /* Column k's rows: those its products land in, and k itself (the shift needs a place). */
-  int nnz = 0;
-  for (int i = 0; i < m; i++) stamp[i] = -1;
-  for (int k = 0; k < m; k++) {
-    int c = column_products(&pw, k, ea, eb, erow);
-    stamp[k] = k;
-    nnz++;
-    for (int q = 0; q < c; q++)
-      if (stamp[erow[q]] != k) {
-        stamp[erow[q]] = k;
-        nnz++;
-      }
-  }
+  int nnz = count_entries(&pw, m, stamp, ea, eb, erow);
   w->s = cholmod_allocate_sparse((size_t)m, (size_t)m, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL,
                                  &w->common);
   w->pair_a = jy_calloc(&w->alloc, (size_t)npairs + 1, sizeof(int));

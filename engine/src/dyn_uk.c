@@ -228,6 +228,30 @@ static void measure_residuals(jyUkWork *w, const jyUkProblem *p, const double *a
   result->dropped_residual = dropped_worst;
 }
 
+/* u = M^-1 (Q + C) with a diagonal M (inv_root_mass filled), else u = M_a^-1 (Q + C +
+ * alpha As^T bs) with M_a factored into w->factor; into acc. -1 when M_a is not positive
+ * definite (the acceleration is not unique). */
+static int unconstrained_acceleration(jyUkWork *w, const jyUkProblem *p,
+                                      const jyUkOptions *opt, int diagonal, double *acc) {
+  int n = p->n, m = p->m;
+  for (int j = 0; j < n; j++) acc[j] = p->force[j] + (p->nonideal ? p->nonideal[j] : 0.0);
+  if (diagonal) {
+    for (int j = 0; j < n; j++) {
+      double mj = p->mass[j + (size_t)j * n];
+      w->inv_root_mass[j] = 1.0 / sqrt(mj);
+      acc[j] /= mj;
+    }
+    return 0;
+  }
+  double alpha = m > 0 ? jy_uk_augmentation(p->mass, n, opt->augment_scale) : 0.0;
+  if (factor_augmented(w, p, alpha) != 0) return -1;
+  if (m > 0)
+    cblas_dgemv(CblasColMajor, CblasTrans, m, n, alpha, w->scaled_jac, m, w->scaled_rhs, 1,
+                1.0, acc, 1);
+  LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, 1, w->factor, n, acc, n);
+  return 0;
+}
+
 jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *opt,
                         double *acc, jyUkResult *result) {
   int n = p->n, m = p->m;
@@ -246,24 +270,9 @@ jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *op
   /* A diagonal, positive M (rigid bodies, point masses) is its own factor: L = M^1/2 with
    * no augmentation, which saves forming and factoring M_a. */
   int diagonal = m > 0 && diagonal_positive(p);
-  for (int j = 0; j < n; j++) acc[j] = p->force[j] + (p->nonideal ? p->nonideal[j] : 0.0);
-  if (diagonal) {
-    for (int j = 0; j < n; j++) {
-      double mj = p->mass[j + (size_t)j * n];
-      w->inv_root_mass[j] = 1.0 / sqrt(mj);
-      acc[j] /= mj; /* u = M^-1 (Q + C) */
-    }
-  } else {
-    double alpha = m > 0 ? jy_uk_augmentation(p->mass, n, opt->augment_scale) : 0.0;
-    if (factor_augmented(w, p, alpha) != 0) {
-      result->outcome = JY_UK_NOT_UNIQUE;
-      return result->outcome;
-    }
-    /* u = M_a^-1 (Q + C + alpha As^T bs) */
-    if (m > 0)
-      cblas_dgemv(CblasColMajor, CblasTrans, m, n, alpha, w->scaled_jac, m, w->scaled_rhs, 1,
-                  1.0, acc, 1);
-    LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, 1, w->factor, n, acc, n);
+  if (unconstrained_acceleration(w, p, opt, diagonal, acc) != 0) {
+    result->outcome = JY_UK_NOT_UNIQUE;
+    return result->outcome;
   }
   if (m == 0) return result->outcome;
 
