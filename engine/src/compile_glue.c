@@ -8,7 +8,7 @@
  * the terminal is exactly a block of its own coordinates, it is glued only once, its block
  * overlaps no other glued coordinate-block terminal of the part, and nothing is glued to
  * the part's coordinate terminals. The glue's force is then recovered from the massless
- * block's balance (eval.c). */
+ * block's balance (eval_channels.c). */
 static int eliminable(const jySystem *sys, int part, int k) {
   const jySysPart *sp = &sys->parts[part];
   const jyPartShape *s = &sp->shape;
