@@ -130,7 +130,9 @@ static int l_load_plugin(lua_State *L) {
   memcpy(&init, &sym, sizeof init); /* POSIX: dlsym's object pointer is the function */
   int before = jy_env_num_types(env);
   char error[512] = "";
-  int rc = init(env, JY_PART_PROTOCOL_VERSION, error, sizeof error);
+  /* a version 1 plugin exports no version and accepts only a host that says 1 */
+  unsigned speaks = jy_plugin_host_version(dlsym(h, JY_PLUGIN_VERSION_SYMBOL));
+  int rc = init(env, speaks, error, sizeof error);
   int after = jy_env_num_types(env);
   if (after > before || rc == 0) /* its types are registered: keep its code until the end */
     p->plugins[p->n++] = (LPlugin){h, before, after - before};

@@ -10,7 +10,7 @@
 
 #include "internal.h"
 
-static jyStatus part_failed(jyEval *e, const jyModelPart *p, const char *function, double t) {
+jyStatus jy_part_failed(jyEval *e, const jyModelPart *p, const char *function, double t) {
   jy_set_error(e->error, "part '%s' (%s), %s: %s at t = %.9g", p->inst.name, p->inst.type->name,
                function, e->part_error[0] ? e->part_error : "failed", t);
   return JY_ERR_PART;
@@ -28,7 +28,7 @@ static jyStatus not_finite(jyEval *e, const jyModelPart *p, const char *function
   return JY_ERR_PART;
 }
 
-static jyPartState part_state(jyEval *e, const double *q, const double *v, double t) {
+jyPartState jy_part_state(jyEval *e, const double *q, const double *v, double t) {
   e->part_error[0] = '\0';
   return (jyPartState){q, v, t, e->model->gravity, e->part_error, sizeof e->part_error};
 }
@@ -55,9 +55,9 @@ static jyStatus eval_terminal(jyEval *e, const jyModelPart *p, int k, const doub
                  p->inst.name, p->inst.type->name);
     return JY_ERR_PART;
   }
-  jyPartState s = part_state(e, q_loc, v_loc, t);
+  jyPartState s = jy_part_state(e, q_loc, v_loc, t);
   if (p->inst.type->terminal(&p->inst, &s, k, out->value, jac, out->vel_bias, out->acc_bias) != 0)
-    return part_failed(e, p, "terminal", t);
+    return jy_part_failed(e, p, "terminal", t);
   if (!all_finite(out->value, dim) || !all_finite(out->vel_bias, dim) ||
       !all_finite(out->acc_bias, dim) || !all_finite(jac, dim * nc))
     return not_finite(e, p, "terminal", t);
@@ -152,7 +152,8 @@ static jyStatus assemble_mass(jyEval *e, const jyModelPart *p, const jyPartState
   const jyModel *m = e->model;
   int nc = p->inst.ncoords, width = m->max_source_coords;
   memset(e->local_mass, 0, sizeof(double) * (size_t)nc * nc);
-  if (p->inst.type->mass(&p->inst, s, e->local_mass) != 0) return part_failed(e, p, "mass", s->t);
+  if (p->inst.type->mass(&p->inst, s, e->local_mass) != 0)
+    return jy_part_failed(e, p, "mass", s->t);
   if (!all_finite(e->local_mass, nc * nc)) return not_finite(e, p, "mass", s->t);
   for (int a = 0; a < nc && e->mass_diagonal; a++)
     for (int b = 0; b < nc; b++)
@@ -194,14 +195,14 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
   int mapped;
   jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
   if (st != JY_OK) return st;
-  jyPartState s = part_state(e, ql, vl, t);
+  jyPartState s = jy_part_state(e, ql, vl, t);
   if ((what & JY_ASM_MASS) && type->mass && nc > 0) {
     st = assemble_mass(e, p, &s, mapped, what);
     if (st != JY_OK) return st;
   }
   if ((what & JY_ASM_FORCE) && type->force && nc > 0) {
     memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
-    if (type->force(&p->inst, &s, e->local_vec) != 0) return part_failed(e, p, "force", t);
+    if (type->force(&p->inst, &s, e->local_vec) != 0) return jy_part_failed(e, p, "force", t);
     if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "force", t);
     if (mapped)
       scatter_vector_mapped(e, e->force, e->local_vec, nc);
@@ -210,7 +211,8 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
   }
   if ((what & JY_ASM_NONIDEAL) && type->nonideal && nc > 0) {
     memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
-    if (type->nonideal(&p->inst, &s, e->local_vec) != 0) return part_failed(e, p, "nonideal", t);
+    if (type->nonideal(&p->inst, &s, e->local_vec) != 0)
+      return jy_part_failed(e, p, "nonideal", t);
     if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "nonideal", t);
     if (mapped)
       scatter_vector_mapped(e, e->nonideal, e->local_vec, nc);
@@ -229,7 +231,7 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
     memset(e->local_rate, 0, sizeof(double) * (size_t)nr);
     if (type->constraints(&p->inst, &s, e->local_jac, e->local_rhs, e->local_res,
                           e->local_rate) != 0)
-      return part_failed(e, p, "constraints", t);
+      return jy_part_failed(e, p, "constraints", t);
     if (!all_finite(e->local_jac, nr * nc) || !all_finite(e->local_rhs, nr) ||
         !all_finite(e->local_res, nr) || !all_finite(e->local_rate, nr))
       return not_finite(e, p, "constraints", t);
@@ -358,15 +360,15 @@ jyStatus jy_part_nonideal(jyEval *e, const jyModelPart *p, const double *q, cons
   int mapped;
   jyStatus st = jy_localize(e, p, q, v, t, &ql, v_loc, &mapped);
   if (st != JY_OK) return st;
-  jyPartState s = part_state(e, ql, *v_loc, t);
+  jyPartState s = jy_part_state(e, ql, *v_loc, t);
   memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
   if (type->nonideal && type->nonideal(&p->inst, &s, e->local_vec) != 0)
-    return part_failed(e, p, "nonideal", t);
+    return jy_part_failed(e, p, "nonideal", t);
   if (type->nonideal_law && !(p->shape.flags & JY_PART_NO_LAW)) {
     local_acceleration(e, p, mapped, acc);
     double extra[JY_PART_MAX_COORDS] = {0};
     if (type->nonideal_law(&p->inst, &s, mu + p->row_offset, e->acc_loc, extra) != 0)
-      return part_failed(e, p, "nonideal_law", t);
+      return jy_part_failed(e, p, "nonideal_law", t);
     for (int j = 0; j < nc; j++) e->local_vec[j] += extra[j];
   }
   if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "nonideal", t);
@@ -385,10 +387,10 @@ jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,
     jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
     if (st != JY_OK) return st;
     local_acceleration(e, p, mapped, acc);
-    jyPartState s = part_state(e, ql, vl, t);
+    jyPartState s = jy_part_state(e, ql, vl, t);
     memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
     if (p->inst.type->nonideal_law(&p->inst, &s, mu + p->row_offset, e->acc_loc, e->local_vec))
-      return part_failed(e, p, "nonideal_law", t);
+      return jy_part_failed(e, p, "nonideal_law", t);
     if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "nonideal_law", t);
     if (mapped)
       scatter_vector_mapped(e, e->nonideal, e->local_vec, nc);

@@ -7,6 +7,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "vec.h"
+
 /* Relative finite-difference step, about cbrt(DBL_EPSILON): central differences then lose
  * about eps^(2/3) ~ 4e-11 relative to rounding and truncation together. */
 #define NP_FD_STEP 6e-6
@@ -16,19 +18,6 @@
 /* A difference of two evaluations within this many roundings of the terms is zero. */
 #define NP_ROUNDING (64 * DBL_EPSILON)
 
-struct jyNpWork {
-  const jyModel *model;
-  jyAllocator alloc;
-  jyEval *e;  /* the state itself */
-  jyEval *fd; /* perturbed states */
-  int n, m;
-  double *dir;                                      /* n x m: c_R */
-  double *mass, *damping, *stiffness, *force, *mass_rate, *mu; /* m each */
-  double *plus, *minus;                             /* m: row masses at shifted states */
-  unsigned char *kind;                              /* m */
-  double *qp, *vp, *acc;                            /* n */
-  char error[JY_ERROR_LEN];
-};
 
 void jy_np_destroy(jyNpWork *w) {
   if (!w) return;
@@ -78,21 +67,9 @@ jyNpWork *jy_np_create(const jyModel *model) {
 
 const char *jy_np_error(const jyNpWork *w) { return w ? w->error : ""; }
 
-static double inf_norm(const double *x, int n) {
-  double s = 0;
-  for (int j = 0; j < n; j++) s = fmax(s, fabs(x[j]));
-  return s;
-}
-
-/* alpha of the auxiliary mass, as the UK solve takes it: augment_scale times mean diag M. */
+/* alpha of the auxiliary mass, as the UK solve takes it. */
 static double aux_alpha(const jyModel *model, const double *mass) {
-  int n = model->n;
-  double trace = 0;
-  for (int j = 0; j < n; j++) trace += mass[j + (size_t)j * n];
-  double alpha = n > 0 ? trace / n : 1.0;
-  if (!(alpha > 0)) alpha = 1.0;
-  double s = model->solver.augment_scale;
-  return alpha * (s > 0 ? s : 1.0);
+  return jy_uk_augmentation(mass, model->n, model->solver.augment_scale);
 }
 
 /* c_R^T M c_R for row r of the eval's A (and c_R into dir when dir != NULL); with aux, the
@@ -190,11 +167,6 @@ jyStatus jy_np_check_model(jyNpWork *w, const double *q, const double *v, double
   return JY_OK;
 }
 
-jyNpRows jy_np_rows(const jyNpWork *w) {
-  return (jyNpRows){w->mass, w->damping, w->stiffness, w->force, w->mass_rate, w->mu, w->dir,
-                    w->kind};
-}
-
 static jyStatus fd_failed(jyNpWork *w, jyStatus st) {
   jy_set_error(w->error, "finite differences of the N-P coefficients: %s", jy_eval_error(w->fd));
   return st;
@@ -218,21 +190,12 @@ static double central(double plus, double minus, double size, double step) {
   return fabs(d) <= NP_ROUNDING * size ? 0.0 : d / (2 * step);
 }
 
-/* Everything per row at (q, v, t): the eval w->e holds M, Q, C, A, b, phi, phi' of the
- * state afterwards. */
-static jyStatus coefficients(jyNpWork *w, const double *q, const double *v, double t) {
+/* m_RR, f_R and the kind of every row at the state w->e has assembled; c_R into w->dir. */
+static void row_masses(jyNpWork *w) {
   const jyModel *model = w->model;
-  int n = w->n, m = w->m;
-  jyStatus st = jy_assemble(w->e, q, v, t,
-                            JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
-                                JY_ASM_RESIDUALS);
-  if (st != JY_OK) {
-    jy_set_error(w->error, "%s", jy_eval_error(w->e));
-    return st;
-  }
-  if (m == 0) return JY_OK;
+  int n = w->n;
   double alpha = aux_alpha(model, w->e->mass);
-  for (int r = 0; r < m; r++) {
+  for (int r = 0; r < w->m; r++) {
     double *c = w->dir + (size_t)r * n;
     double mass = row_mass(model, w->e, r, 0, c);
     w->damping[r] = w->stiffness[r] = w->force[r] = w->mass_rate[r] = 0;
@@ -256,56 +219,69 @@ static jyStatus coefficients(jyNpWork *w, const double *q, const double *v, doub
       w->mass[r] = row_mass(model, w->e, r, 1, NULL);
     }
   }
+}
 
-  /* m_RR' along the motion: (q, t) -> (q + h v, t + h), v held (exact for rows linear in
-   * v). h moves q by NP_FD_STEP relative to its size. */
-  double vmax = inf_norm(v, n), qmax = fmax(1.0, inf_norm(q, n));
+/* m_RR' along the motion: (q, t) -> (q + h v, t + h), v held (exact for rows linear in
+ * v). h moves q by NP_FD_STEP relative to its size. */
+static jyStatus mass_rates(jyNpWork *w, const double *q, const double *v, double t) {
+  int n = w->n, m = w->m;
+  double vmax = jy_max_abs(v, n), qmax = fmax(1.0, jy_max_abs(q, n));
   double h = NP_FD_STEP * qmax / fmax(1.0, vmax);
   for (int side = 0; side < 2; side++) {
     double sign = side == 0 ? 1.0 : -1.0, *out = side == 0 ? w->plus : w->minus;
     for (int j = 0; j < n; j++) w->qp[j] = q[j] + sign * h * v[j];
-    st = jy_assemble(w->fd, w->qp, v, t + sign * h, JY_ASM_MASS | JY_ASM_CONSTRAINTS);
+    jyStatus st = jy_assemble(w->fd, w->qp, v, t + sign * h, JY_ASM_MASS | JY_ASM_CONSTRAINTS);
     if (st != JY_OK) return fd_failed(w, st);
     for (int r = 0; r < m; r++)
       out[r] = w->kind[r] == JY_NP_ROW_EMPTY
                    ? 0.0
-                   : fmax(0.0, row_mass(model, w->fd, r, w->kind[r] == JY_NP_ROW_AUX, NULL));
+                   : fmax(0.0, row_mass(w->model, w->fd, r, w->kind[r] == JY_NP_ROW_AUX, NULL));
   }
   for (int r = 0; r < m; r++)
     w->mass_rate[r] = central(w->plus[r], w->minus[r], fabs(w->plus[r]) + fabs(w->minus[r]), h);
-
-  /* k_RR and c_RR: directional central differences of f along c_R, in q and in v. The step
-   * moves the largest coordinate (velocity) NP_FD_STEP times max(1, |q|_inf) (|v|_inf). */
-  double vscale = fmax(1.0, vmax);
-  for (int r = 0; r < m; r++) {
-    if (w->kind[r] == JY_NP_ROW_EMPTY) continue;
-    const double *c = w->dir + (size_t)r * n;
-    double cmax = inf_norm(c, n);
-    for (int which = 0; which < 2; which++) { /* 0: q, 1: v */
-      double step = NP_FD_STEP * (which == 0 ? qmax : vscale) / cmax;
-      double val[2], size[2];
-      for (int side = 0; side < 2; side++) {
-        double sign = side == 0 ? 1.0 : -1.0;
-        const double *qq = q, *vv = v;
-        if (which == 0) {
-          for (int j = 0; j < n; j++) w->qp[j] = q[j] + sign * step * c[j];
-          qq = w->qp;
-        } else {
-          for (int j = 0; j < n; j++) w->vp[j] = v[j] + sign * step * c[j];
-          vv = w->vp;
-        }
-        st = jy_assemble(w->fd, qq, vv, t, JY_ASM_FORCE | JY_ASM_NONIDEAL);
-        if (st != JY_OK) return fd_failed(w, st);
-        val[side] = row_force(w, c, &size[side]);
-      }
-      double d = -central(val[0], val[1], size[0] + size[1], step);
-      if (which == 0)
-        w->stiffness[r] = d;
-      else
-        w->damping[r] = d;
-    }
-  }
   return JY_OK;
+}
+
+/* k_RR (which = 0) or c_RR (which = 1) of row r: the directional central difference of
+ * -f_R along c_R in q or in v. The step moves the largest coordinate (velocity)
+ * NP_FD_STEP times max(1, |q|_inf) (|v|_inf). */
+static jyStatus row_derivative(jyNpWork *w, int r, int which, const double *q, const double *v,
+                               double t, double *out) {
+  int n = w->n;
+  const double *c = w->dir + (size_t)r * n;
+  double scale = fmax(1.0, jy_max_abs(which == 0 ? q : v, n));
+  double step = NP_FD_STEP * scale / jy_max_abs(c, n);
+  double val[2], size[2];
+  for (int side = 0; side < 2; side++) {
+    double sign = side == 0 ? 1.0 : -1.0, *shifted = which == 0 ? w->qp : w->vp;
+    const double *from = which == 0 ? q : v;
+    for (int j = 0; j < n; j++) shifted[j] = from[j] + sign * step * c[j];
+    jyStatus st = jy_assemble(w->fd, which == 0 ? shifted : q, which == 0 ? v : shifted, t,
+                              JY_ASM_FORCE | JY_ASM_NONIDEAL);
+    if (st != JY_OK) return fd_failed(w, st);
+    val[side] = row_force(w, c, &size[side]);
+  }
+  *out = -central(val[0], val[1], size[0] + size[1], step);
+  return JY_OK;
+}
+
+jyStatus jy_np_coefficients(jyNpWork *w, const double *q, const double *v, double t) {
+  jyStatus st = jy_assemble(w->e, q, v, t,
+                            JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
+                                JY_ASM_RESIDUALS);
+  if (st != JY_OK) {
+    jy_set_error(w->error, "%s", jy_eval_error(w->e));
+    return st;
+  }
+  if (w->m == 0) return JY_OK;
+  row_masses(w);
+  st = mass_rates(w, q, v, t);
+  for (int r = 0; r < w->m && st == JY_OK; r++) {
+    if (w->kind[r] == JY_NP_ROW_EMPTY) continue;
+    st = row_derivative(w, r, 0, q, v, t, &w->stiffness[r]);
+    if (st == JY_OK) st = row_derivative(w, r, 1, q, v, t, &w->damping[r]);
+  }
+  return st;
 }
 
 /* q'' from the UK solve with b~, then mu; the eval holds the state's matrices. Rows given
@@ -323,7 +299,7 @@ static jyStatus solve(jyNpWork *w, const double *q, const double *v, double t, d
   }
   /* Non-ideal laws that depend on the row forces are resolved as in the UK path; their
    * force then enters f_R (but not the finite-difference Jacobians). */
-  jyStatus st = jy_eval_solve_laws(e, q, v, t, qdd);
+  jyStatus st = jy_eval_acceleration_with_laws(e, q, v, t, qdd);
   if (st != JY_OK) {
     jy_set_error(w->error, "%s", jy_eval_error(e));
     return st;
@@ -336,8 +312,7 @@ static jyStatus solve(jyNpWork *w, const double *q, const double *v, double t, d
       w->force[r] = f;
     }
   if (w->m > 0) {
-    jyUkProblem p = {model->n, model->m, e->mass, e->force, e->nonideal, e->jac, e->rhs,
-                     e->ndependent > 0 ? e->dependent : NULL};
+    jyUkProblem p = jy_eval_problem(e);
     if (jy_uk_multipliers(e->uk, &p, qdd, w->mu, NULL) != 0) {
       jy_set_error(w->error, "multipliers: problem larger than the workspace");
       return JY_ERR_INVALID;
@@ -349,7 +324,7 @@ static jyStatus solve(jyNpWork *w, const double *q, const double *v, double t, d
 jyStatus jy_np_accelerations(jyNpWork *w, const double *q, const double *lam, const double *v,
                              const double *lamdot, double t, double *qdd, double *lamdd) {
   if (!w || !q || !lam || !v || !lamdot || !qdd || !lamdd) return JY_ERR_INVALID;
-  jyStatus st = coefficients(w, q, v, t);
+  jyStatus st = jy_np_coefficients(w, q, v, t);
   if (st == JY_OK) st = solve(w, q, v, t, qdd);
   if (st != JY_OK) return st;
   for (int r = 0; r < w->m; r++) {
@@ -372,7 +347,7 @@ jyStatus jy_np_accelerations(jyNpWork *w, const double *q, const double *lam, co
 jyStatus jy_np_initial_multipliers(jyNpWork *w, const double *q, const double *v, double t,
                                    double *lam, double *lamdot) {
   if (!w || !q || !v || !lam || !lamdot) return JY_ERR_INVALID;
-  jyStatus st = coefficients(w, q, v, t);
+  jyStatus st = jy_np_coefficients(w, q, v, t);
   if (st == JY_OK) st = solve(w, q, v, t, w->acc);
   if (st != JY_OK) return st;
   for (int r = 0; r < w->m; r++) {
@@ -385,19 +360,5 @@ jyStatus jy_np_initial_multipliers(jyNpWork *w, const double *q, const double *v
       lamdot[r] = load / damp;
     if (!isfinite(lam[r]) || !isfinite(lamdot[r])) lam[r] = lamdot[r] = 0;
   }
-  return JY_OK;
-}
-
-jyStatus jy_np_multiplier_forces(jyNpWork *w, const double *q, const double *lam,
-                                 const double *v, const double *lamdot, const double *lamdd,
-                                 double t, double *h) {
-  if (!w || !q || !lam || !v || !lamdot || !lamdd || !h) return JY_ERR_INVALID;
-  jyStatus st = coefficients(w, q, v, t);
-  if (st != JY_OK) return st;
-  for (int r = 0; r < w->m; r++)
-    h[r] = w->kind[r] == JY_NP_ROW_EMPTY
-               ? 0.0
-               : w->mass[r] * lamdd[r] + (w->mass_rate[r] + w->damping[r]) * lamdot[r] +
-                     w->stiffness[r] * lam[r] - w->force[r];
   return JY_OK;
 }

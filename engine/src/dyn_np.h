@@ -25,10 +25,25 @@ typedef enum jyNpRowKind {
                         and lambda_R'' = 0 */
 } jyNpRowKind;
 
-typedef struct jyNpWork jyNpWork;
-
 /* Workspace for one model: two evaluators (the state, and perturbed states for the finite
- * differences) and per-row arrays. Everything the right-hand side needs is taken here. */
+ * differences) and per-row arrays. Everything the right-hand side needs is taken here.
+ * After an evaluation the per-row arrays hold its coefficients (tests read them). */
+typedef struct jyNpWork {
+  const jyModel *model;
+  jyAllocator alloc;
+  jyEval *e;  /* the state itself */
+  jyEval *fd; /* perturbed states */
+  int n, m;
+  double *dir; /* n x m: c_R, column R */
+  /* m each: m_RR, c_RR, k_RR, f_R, m_RR' along the motion, the UK multiplier of the
+   * modified problem */
+  double *mass, *damping, *stiffness, *force, *mass_rate, *mu;
+  double *plus, *minus;                             /* m: row masses at shifted states */
+  unsigned char *kind;                              /* m: jyNpRowKind */
+  double *qp, *vp, *acc;                            /* n */
+  char error[JY_ERROR_LEN];
+} jyNpWork;
+
 jyNpWork *jy_np_create(const jyModel *model);
 void jy_np_destroy(jyNpWork *w);
 const char *jy_np_error(const jyNpWork *w);
@@ -54,21 +69,9 @@ jyStatus jy_np_accelerations(jyNpWork *w, const double *q, const double *lam, co
 jyStatus jy_np_initial_multipliers(jyNpWork *w, const double *q, const double *v, double t,
                                    double *lam, double *lamdot);
 
-/* The coefficients of the last evaluation (m each; valid until the next call). */
-typedef struct jyNpRows {
-  const double *mass, *damping, *stiffness, *force; /* m_RR, c_RR, k_RR, f_R */
-  const double *mass_rate;                          /* m_RR' along the motion */
-  const double *mu;                                 /* UK multiplier of the modified problem */
-  const double *dir;                                /* c_R, column R of an n x m matrix */
-  const unsigned char *kind;                        /* jyNpRowKind */
-} jyNpRows;
-jyNpRows jy_np_rows(const jyNpWork *w);
-
-/* The multiplier forces h_R = m_RR lambda'' + (m_RR' + c_RR) lambda' + k_RR lambda - f_R
- * (m values) with the coefficients at (q, v, t) and lambda'' given (e.g. from the
- * integrator's interpolant): the ideal constraint force is sum_R a_R h_R. */
-jyStatus jy_np_multiplier_forces(jyNpWork *w, const double *q, const double *lam,
-                                 const double *v, const double *lamdot, const double *lamdd,
-                                 double t, double *h);
+/* Everything per row at (q, v, t) into the work's per-row arrays: c_R, m_RR, f_R and the
+ * kind from the state, m_RR', k_RR and c_RR by central differences. w->e holds M, Q, C, A,
+ * b, phi, phi' of the state afterwards. */
+jyStatus jy_np_coefficients(jyNpWork *w, const double *q, const double *v, double t);
 
 #endif

@@ -91,6 +91,40 @@ static int column_products(const ProductWalk *pw, int k, int *ea, int *eb, int *
   return count;
 }
 
+/* F's row structure next to its columns: the entries of row r are row_col / row_entry
+ * [row_ptr[r] .. row_ptr[r + 1]) (their columns and entry indices). stamp: m zeros. */
+static void row_structure(const cholmod_sparse *f, int m, int *row_ptr, int *row_col,
+                          int *row_entry, int *stamp) {
+  const int *cp = f->p, *ri = f->i;
+  int n = (int)f->ncol;
+  for (int e = 0; e < cp[n]; e++) row_ptr[ri[e] + 1]++;
+  for (int r = 0; r < m; r++) row_ptr[r + 1] += row_ptr[r];
+  for (int j = 0; j < n; j++)
+    for (int e = cp[j]; e < cp[j + 1]; e++) {
+      int at = row_ptr[ri[e]] + stamp[ri[e]]++;
+      row_col[at] = j;
+      row_entry[at] = e;
+    }
+}
+
+/* The entries of S's upper triangle: in column k the rows its products land in, and k
+ * itself (the shift needs a place). stamp: m scratch; ea, eb, erow: the widest column. */
+static int count_entries(const ProductWalk *pw, int m, int *stamp, int *ea, int *eb, int *erow) {
+  int nnz = 0;
+  for (int i = 0; i < m; i++) stamp[i] = -1;
+  for (int k = 0; k < m; k++) {
+    int c = column_products(pw, k, ea, eb, erow);
+    stamp[k] = k;
+    nnz++;
+    for (int q = 0; q < c; q++)
+      if (stamp[erow[q]] != k) {
+        stamp[erow[q]] = k;
+        nnz++;
+      }
+  }
+  return nnz;
+}
+
 /* The upper-triangle pattern of F F^T (stype 1) in the row order inv, and for every product
  * of two entries of a column of F where it lands in S. Built column by column from F's row
  * and column structure: time and memory in proportion to the products, not to m^2.
@@ -105,14 +139,7 @@ static int build_product_pattern(jySparseWork *w, const int *inv) {
   int *rows = jy_calloc(&w->alloc, (size_t)m, sizeof(int));
   int *ea = NULL, *eb = NULL, *erow = NULL, status = -1;
   if (!row_ptr || !row_col || !row_entry || !stamp || !rows) goto done;
-  for (int e = 0; e < nnz_f; e++) row_ptr[ri[e] + 1]++;
-  for (int r = 0; r < m; r++) row_ptr[r + 1] += row_ptr[r];
-  for (int j = 0; j < n; j++)
-    for (int e = cp[j]; e < cp[j + 1]; e++) {
-      int at = row_ptr[ri[e]] + stamp[ri[e]]++;
-      row_col[at] = j;
-      row_entry[at] = e;
-    }
+  row_structure(w->f, m, row_ptr, row_col, row_entry, stamp);
   ProductWalk pw = {cp, ri, inv, w->perm, row_ptr, row_col, row_entry};
   int npairs = 0, widest = 1;
   for (int k = 0; k < m; k++) {
@@ -124,19 +151,7 @@ static int build_product_pattern(jySparseWork *w, const int *inv) {
   eb = jy_calloc(&w->alloc, (size_t)widest, sizeof(int));
   erow = jy_calloc(&w->alloc, (size_t)widest, sizeof(int));
   if (!ea || !eb || !erow) goto done;
-  /* Column k's rows: those its products land in, and k itself (the shift needs a place). */
-  int nnz = 0;
-  for (int i = 0; i < m; i++) stamp[i] = -1;
-  for (int k = 0; k < m; k++) {
-    int c = column_products(&pw, k, ea, eb, erow);
-    stamp[k] = k;
-    nnz++;
-    for (int q = 0; q < c; q++)
-      if (stamp[erow[q]] != k) {
-        stamp[erow[q]] = k;
-        nnz++;
-      }
-  }
+  int nnz = count_entries(&pw, m, stamp, ea, eb, erow);
   w->s = cholmod_allocate_sparse((size_t)m, (size_t)m, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL,
                                  &w->common);
   w->pair_a = jy_calloc(&w->alloc, (size_t)npairs + 1, sizeof(int));
@@ -303,27 +318,23 @@ int jy_sparse_applies(const jyUkProblem *p, int diagonal) {
   return 1;
 }
 
-jyUkOutcome jy_sparse_solve(jySparseWork *w, const jyUkProblem *p, const jyUkOptions *opt,
-                            double *acc, jyUkResult *result) {
+/* u = W (Q + C) and F = S A W^1/2 in the fixed pattern (S: rows scaled to unit length,
+ * dropped rows zero). Walks the pattern (a few entries per row), not dense rows. Returns
+ * the largest squared entry of F. */
+static double scaled_rows(jySparseWork *w, const jyUkProblem *p) {
   int n = p->n, m = p->m;
   const double *mass = p->mass, *jac = p->jac;
-  result->outcome = JY_UK_OK;
-  result->rank = -1; /* not revealed by this path */
-  result->residual = 0;
-  result->dropped_residual = 0;
-  result->row_residual = w->r;
-  /* u = W (Q + C); rows scaled to unit length; F = S A W^1/2 in the fixed pattern. */
+  const int *cp = w->f->p, *ri = w->f->i;
   for (int j = 0; j < n; j++)
     w->u[j] = (p->force[j] + (p->nonideal ? p->nonideal[j] : 0)) / mass[j + (size_t)j * n];
-  /* Everything below walks the fixed pattern of A (a few entries per row), not dense rows. */
-  const int *cp = w->f->p, *ri = w->f->i;
-  memset(w->sy, 0, sizeof(double) * (size_t)m);
+  memset(w->row_scale, 0, sizeof(double) * (size_t)m); /* sums of squares, then norms */
   for (int j = 0; j < n; j++)
     for (int k = cp[j]; k < cp[j + 1]; k++) {
       double a = jac[ri[k] + (size_t)j * m];
-      w->sy[ri[k]] += a * a;
+      w->row_scale[ri[k]] += a * a;
     }
-  for (int i = 0; i < m; i++) w->row_scale[i] = w->sy[i] > 0 ? 1.0 / sqrt(w->sy[i]) : 0.0;
+  jy_uk_finish_row_norms(jac, m, n, w->row_scale);
+  for (int i = 0; i < m; i++) w->row_scale[i] = w->row_scale[i] > 0 ? 1.0 / w->row_scale[i] : 0.0;
   /* Dropped rows (implied by the others) are zero rows of F: decoupled in F F^T, y = 0. */
   const unsigned char *dropped = p->dropped;
   double *fx = w->f->x, max_diag = 0;
@@ -335,47 +346,60 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const jyUkProblem *p, const jyUkOpt
   }
   for (int j = 0; j < n; j++)
     for (int k = cp[j]; k < cp[j + 1]; k++) max_diag = fmax(max_diag, fx[k] * fx[k]);
-  /* R = S (b - A u), in w->r, rows in their own order */
+  return max_diag;
+}
+
+/* R = S (b - A u) into w->r, rows in their own order; returns the scale of the rows solved
+ * (as in the dense path), and marks a zero row with b != 0 inconsistent. */
+static double scaled_residual(jySparseWork *w, const jyUkProblem *p, jyUkResult *result) {
+  int n = p->n, m = p->m;
+  const int *cp = w->f->p, *ri = w->f->i;
+  const unsigned char *dropped = p->dropped;
   double scale = 0;
   memcpy(w->sy, p->rhs, sizeof(double) * (size_t)m); /* b - A u */
   for (int j = 0; j < n; j++)
-    for (int k = cp[j]; k < cp[j + 1]; k++) w->sy[ri[k]] -= jac[ri[k] + (size_t)j * m] * w->u[j];
+    for (int k = cp[j]; k < cp[j + 1]; k++) w->sy[ri[k]] -= p->jac[ri[k] + (size_t)j * m] * w->u[j];
   for (int i = 0; i < m; i++) {
-    double v = w->sy[i];
-    w->r[i] = dropped && dropped[i] ? 0.0 : w->row_scale[i] * v;
+    w->r[i] = dropped && dropped[i] ? 0.0 : w->row_scale[i] * w->sy[i];
     if (w->row_scale[i] == 0 && p->rhs[i] != 0) result->outcome = JY_UK_INCONSISTENT;
-    if (dropped && dropped[i]) continue; /* the scale of the rows solved, as in the dense path */
+    if (dropped && dropped[i]) continue;
     scale = fmax(scale, fabs(w->row_scale[i] * p->rhs[i]));
     scale = fmax(scale, fabs(w->r[i]));
   }
-  if (!(scale > 0)) scale = 1;
-  /* The shift: far below any independent row's scale, enough for dependent ones to factor. */
+  return scale > 0 ? scale : 1;
+}
+
+/* Factors beta I + F F^T with a shift far below any independent row's scale, enough for
+ * dependent ones to factor. 0, or -1 when it fails or shows near-dependent rows: tiny
+ * pivots (redundant constraints, a singular configuration), where a small inconsistency
+ * of the right side (drift) would be amplified by 1/beta, so the dense rank-revealing
+ * solve takes over. */
+static int factor_shifted(jySparseWork *w, double max_diag, const unsigned char *dropped) {
+  int m = w->m;
   double beta[2] = {1e-12 * fmax(max_diag, 1e-300) * (double)m, 0};
   double *sx = w->s->x;
+  const double *fx = w->f->x;
   memset(sx, 0, sizeof(double) * (size_t)((int *)w->s->p)[m]);
   for (int k = 0; k < w->npairs; k++) sx[w->pair_s[k]] += fx[w->pair_a[k]] * fx[w->pair_b[k]];
   if (!cholmod_factorize_p(w->s, beta, NULL, 0, w->l, &w->common) ||
-      w->common.status != CHOLMOD_OK || !w->l->is_ll || w->l->is_super) {
-    result->outcome = JY_UK_NOT_UNIQUE;
-    return result->outcome;
+      w->common.status != CHOLMOD_OK || !w->l->is_ll || w->l->is_super)
+    return -1;
+  const int *lp = w->l->p;
+  const double *lx = w->l->x;
+  double dmin = INFINITY, dmax = 0;
+  for (int j = 0; j < m; j++) {
+    if (dropped && dropped[w->perm[j]]) continue; /* its pivot is the shift alone */
+    double d = lx[lp[j]] * lx[lp[j]];
+    dmin = fmin(dmin, d);
+    dmax = fmax(dmax, d);
   }
-  /* Near-dependent rows (redundant constraints, a singular configuration) show as tiny
-   * pivots; there a small inconsistency of the right side (drift) would be amplified by
-   * 1/beta, so the dense rank-revealing solve takes over. */
-  {
-    const int *lp = w->l->p;
-    const double *lx = w->l->x;
-    double dmin = INFINITY, dmax = 0;
-    for (int j = 0; j < m; j++) {
-      if (dropped && dropped[w->perm[j]]) continue; /* its pivot is the shift alone */
-      double d = lx[lp[j]] * lx[lp[j]];
-      dmin = fmin(dmin, d);
-      dmax = fmax(dmax, d);
-    }
-    if (!(dmin > 1e-6 * dmax)) return result->outcome = JY_UK_NOT_UNIQUE;
-  }
-  /* y from (beta I + F F^T) y = R, refined against F F^T: y += (beta I + F F^T)^-1 (R - F F^T y).
-   * The factor holds the rows permuted: row k of it is row perm[k]. */
+  return dmin > 1e-6 * dmax ? 0 : -1;
+}
+
+/* y from (beta I + F F^T) y = R, refined against F F^T: y += (beta I + F F^T)^-1 (R - F F^T y).
+ * The factor holds the rows permuted: row k of it is row perm[k]. */
+static void refined_solve(jySparseWork *w) {
+  int m = w->m;
   double *y = w->y, *rhs = w->rhs->x;
   memset(y, 0, sizeof(double) * (size_t)m);
   for (int pass = 0; pass < 3; pass++) {
@@ -389,24 +413,44 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const jyUkProblem *p, const jyUkOpt
     solve_factor(w->l, rhs);
     for (int k = 0; k < m; k++) y[w->perm[k]] += rhs[k];
   }
-  /* q'' = u + W^1/2 F^T y */
+}
+
+/* q'' = u + W^1/2 F^T y, and what A q'' = b leaves (zero when b is in range(A)). */
+static void acceleration_and_residual(jySparseWork *w, const jyUkProblem *p, double scale,
+                                      double *acc, jyUkResult *result) {
+  int n = p->n, m = p->m;
+  const int *cp = w->f->p, *ri = w->f->i;
+  const double *fx = w->f->x;
   for (int j = 0; j < n; j++) {
     double v = 0;
-    for (int k = cp[j]; k < cp[j + 1]; k++) v += fx[k] * y[ri[k]];
-    acc[j] = w->u[j] + v / sqrt(mass[j + (size_t)j * n]);
+    for (int k = cp[j]; k < cp[j + 1]; k++) v += fx[k] * w->y[ri[k]];
+    acc[j] = w->u[j] + v / sqrt(p->mass[j + (size_t)j * n]);
   }
-  /* What A q'' = b leaves: zero when b is in range(A). */
   double worst = 0, dropped_worst = 0;
   for (int i = 0; i < m; i++) w->sy[i] = -p->rhs[i];
   for (int j = 0; j < n; j++)
-    for (int k = cp[j]; k < cp[j + 1]; k++) w->sy[ri[k]] += jac[ri[k] + (size_t)j * m] * acc[j];
+    for (int k = cp[j]; k < cp[j + 1]; k++) w->sy[ri[k]] += p->jac[ri[k] + (size_t)j * m] * acc[j];
   for (int i = 0; i < m; i++) {
     w->r[i] = w->row_scale[i] != 0 ? w->row_scale[i] * w->sy[i] / scale : p->rhs[i];
     worst = fmax(worst, fabs(w->r[i]));
-    if (dropped && dropped[i]) dropped_worst = fmax(dropped_worst, fabs(w->r[i]));
+    if (p->dropped && p->dropped[i]) dropped_worst = fmax(dropped_worst, fabs(w->r[i]));
   }
   result->residual = worst;
   result->dropped_residual = dropped_worst;
-  if (!(worst <= opt->consistency_tol)) result->outcome = JY_UK_INCONSISTENT;
+}
+
+jyUkOutcome jy_sparse_solve(jySparseWork *w, const jyUkProblem *p, const jyUkOptions *opt,
+                            double *acc, jyUkResult *result) {
+  result->outcome = JY_UK_OK;
+  result->rank = -1; /* not revealed by this path */
+  result->residual = 0;
+  result->dropped_residual = 0;
+  result->row_residual = w->r;
+  double max_diag = scaled_rows(w, p);
+  double scale = scaled_residual(w, p, result);
+  if (factor_shifted(w, max_diag, p->dropped) != 0) return result->outcome = JY_UK_NOT_UNIQUE;
+  refined_solve(w);
+  acceleration_and_residual(w, p, scale, acc, result);
+  if (!(result->residual <= opt->consistency_tol)) result->outcome = JY_UK_INCONSISTENT;
   return result->outcome;
 }

@@ -132,23 +132,32 @@ void jy_uk_destroy(jyUkWork *w) {
 
 /* Scales each row of A and b to unit length; zero and dropped rows get scale 0 (a zero
  * row, which the minimum-norm solve leaves alone). */
+void jy_uk_finish_row_norms(const double *jac, int m, int n, double *norm) {
+  for (int i = 0; i < m; i++) {
+    double s = sqrt(norm[i]);
+    if (!(s > 1e-150 && s < 1e150)) {
+      s = 0;
+      for (int j = 0; j < n; j++) s = hypot(s, jac[i + (size_t)j * m]);
+    }
+    norm[i] = s;
+  }
+}
+
+void jy_uk_row_norms(const double *jac, int m, int n, double *norm) {
+  for (int i = 0; i < m; i++) norm[i] = 0;
+  for (int j = 0; j < n; j++) /* column by column: A is column-major */
+    for (int i = 0; i < m; i++) {
+      double a = jac[i + (size_t)j * m];
+      norm[i] += a * a;
+    }
+  jy_uk_finish_row_norms(jac, m, n, norm);
+}
+
 static void scale_rows(jyUkWork *w, const jyUkProblem *p) {
   int n = p->n, m = p->m;
-  /* Sums of squares column by column (A is column-major); hypot only for a row whose sum
-   * over- or underflowed, which takes entries beyond 1e+-150. */
-  for (int i = 0; i < m; i++) w->row_scale[i] = 0;
-  for (int j = 0; j < n; j++)
-    for (int i = 0; i < m; i++) {
-      double a = p->jac[i + (size_t)j * m];
-      w->row_scale[i] += a * a;
-    }
+  jy_uk_row_norms(p->jac, m, n, w->row_norm);
   for (int i = 0; i < m; i++) {
-    double norm = sqrt(w->row_scale[i]);
-    if (!(norm > 1e-150 && norm < 1e150)) {
-      norm = 0;
-      for (int j = 0; j < n; j++) norm = hypot(norm, p->jac[i + (size_t)j * m]);
-    }
-    w->row_norm[i] = norm;
+    double norm = w->row_norm[i];
     w->row_scale[i] = norm > 0 && !(p->dropped && p->dropped[i]) ? 1.0 / norm : 0.0;
     w->scaled_rhs[i] = w->row_scale[i] * p->rhs[i];
   }
@@ -157,13 +166,12 @@ static void scale_rows(jyUkWork *w, const jyUkProblem *p) {
       w->scaled_jac[i + (size_t)j * m] = w->row_scale[i] * p->jac[i + (size_t)j * m];
 }
 
-/* alpha: the mean diagonal mass, so that alpha A^T A (unit rows) is on M's scale. */
-static double augmentation(const jyUkProblem *p, const jyUkOptions *opt) {
+double jy_uk_augmentation(const double *mass, int n, double augment_scale) {
   double trace = 0;
-  for (int j = 0; j < p->n; j++) trace += p->mass[j + (size_t)j * p->n];
-  double alpha = p->n > 0 ? trace / p->n : 1.0;
+  for (int j = 0; j < n; j++) trace += mass[j + (size_t)j * n];
+  double alpha = n > 0 ? trace / n : 1.0;
   if (!(alpha > 0)) alpha = 1.0;
-  return alpha * (opt->augment_scale > 0 ? opt->augment_scale : 1.0);
+  return alpha * (augment_scale > 0 ? augment_scale : 1.0);
 }
 
 /* M_a = M + alpha As^T As in the lower triangle, then its Cholesky factor. Returns 0 when
@@ -220,6 +228,30 @@ static void measure_residuals(jyUkWork *w, const jyUkProblem *p, const double *a
   result->dropped_residual = dropped_worst;
 }
 
+/* u = M^-1 (Q + C) with a diagonal M (inv_root_mass filled), else u = M_a^-1 (Q + C +
+ * alpha As^T bs) with M_a factored into w->factor; into acc. -1 when M_a is not positive
+ * definite (the acceleration is not unique). */
+static int unconstrained_acceleration(jyUkWork *w, const jyUkProblem *p,
+                                      const jyUkOptions *opt, int diagonal, double *acc) {
+  int n = p->n, m = p->m;
+  for (int j = 0; j < n; j++) acc[j] = p->force[j] + (p->nonideal ? p->nonideal[j] : 0.0);
+  if (diagonal) {
+    for (int j = 0; j < n; j++) {
+      double mj = p->mass[j + (size_t)j * n];
+      w->inv_root_mass[j] = 1.0 / sqrt(mj);
+      acc[j] /= mj;
+    }
+    return 0;
+  }
+  double alpha = m > 0 ? jy_uk_augmentation(p->mass, n, opt->augment_scale) : 0.0;
+  if (factor_augmented(w, p, alpha) != 0) return -1;
+  if (m > 0)
+    cblas_dgemv(CblasColMajor, CblasTrans, m, n, alpha, w->scaled_jac, m, w->scaled_rhs, 1,
+                1.0, acc, 1);
+  LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, 1, w->factor, n, acc, n);
+  return 0;
+}
+
 jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *opt,
                         double *acc, jyUkResult *result) {
   int n = p->n, m = p->m;
@@ -238,24 +270,9 @@ jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *op
   /* A diagonal, positive M (rigid bodies, point masses) is its own factor: L = M^1/2 with
    * no augmentation, which saves forming and factoring M_a. */
   int diagonal = m > 0 && diagonal_positive(p);
-  for (int j = 0; j < n; j++) acc[j] = p->force[j] + (p->nonideal ? p->nonideal[j] : 0.0);
-  if (diagonal) {
-    for (int j = 0; j < n; j++) {
-      double mj = p->mass[j + (size_t)j * n];
-      w->inv_root_mass[j] = 1.0 / sqrt(mj);
-      acc[j] /= mj; /* u = M^-1 (Q + C) */
-    }
-  } else {
-    double alpha = m > 0 ? augmentation(p, opt) : 0.0;
-    if (factor_augmented(w, p, alpha) != 0) {
-      result->outcome = JY_UK_NOT_UNIQUE;
-      return result->outcome;
-    }
-    /* u = M_a^-1 (Q + C + alpha As^T bs) */
-    if (m > 0)
-      cblas_dgemv(CblasColMajor, CblasTrans, m, n, alpha, w->scaled_jac, m, w->scaled_rhs, 1,
-                  1.0, acc, 1);
-    LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, 1, w->factor, n, acc, n);
+  if (unconstrained_acceleration(w, p, opt, diagonal, acc) != 0) {
+    result->outcome = JY_UK_NOT_UNIQUE;
+    return result->outcome;
   }
   if (m == 0) return result->outcome;
 
@@ -416,7 +433,7 @@ int jy_uk_free_directions(jyUkWork *w, const jyUkProblem *p, double rcond, int *
   if (n == 0) return 0;
   scale_rows(w, p);
   /* [M / mean diag; As]: both blocks on a unit scale, then its null space by SVD. */
-  double alpha = augmentation(p, &(jyUkOptions){.augment_scale = 1});
+  double alpha = jy_uk_augmentation(p->mass, n, 1);
   double *stack = jy_calloc(&w->alloc, (size_t)rows * n, sizeof(double));
   double *sv = jy_calloc(&w->alloc, (size_t)n, sizeof(double));
   double *vt = jy_calloc(&w->alloc, (size_t)n * n, sizeof(double));

@@ -68,6 +68,20 @@ int jy_uk_dependent_rows(jyUkWork *work, const jyUkProblem *p, double rcond, dou
 int jy_uk_multipliers(jyUkWork *work, const jyUkProblem *p, const double *acc, double *mu,
                       double *unexplained);
 
+/* alpha of the auxiliary mass M + alpha As^T As (As: A with unit rows): augment_scale (1
+ * when not positive) times the mean diagonal of M (1 when that is not positive), so that
+ * alpha As^T As is on M's scale. The one factor the dense, N–P and diagnostic paths use. */
+double jy_uk_augmentation(const double *mass, int n, double augment_scale);
+
+/* The Euclidean norms of the rows of A (m x n, column-major, ld m) into norm (m): sums of
+ * squares walked column by column, hypot along the row only where a sum over- or
+ * underflowed (entries beyond 1e+-150). */
+void jy_uk_row_norms(const double *jac, int m, int n, double *norm);
+
+/* The same when norm already holds each row's sum of squares (a caller that knows which
+ * entries can be non-zero sums only those): square roots, with the same fallback. */
+void jy_uk_finish_row_norms(const double *jac, int m, int n, double *norm);
+
 /* After JY_UK_NOT_UNIQUE: marks in `free_dir` (n flags) the coordinates that take part in a
  * direction that is both massless and unconstrained ([M; A] x = 0). Returns how many. */
 int jy_uk_free_directions(jyUkWork *work, const jyUkProblem *p, double rcond, int *free_dir);

@@ -23,6 +23,10 @@ const char *jy_status_text(jyStatus status) {
   return "unknown status";
 }
 
+int jy_protocol_supported(unsigned version) {
+  return version >= JY_PART_PROTOCOL_OLDEST && version <= JY_PART_PROTOCOL_VERSION;
+}
+
 jyEnv *jy_env_create(const jyAllocator *alloc) {
   jyAllocator a = alloc ? *alloc : (jyAllocator){0};
   jyEnv *env = jy_calloc(&a, 1, sizeof *env);
@@ -41,7 +45,7 @@ void jy_env_destroy(jyEnv *env) {
 
 jyStatus jy_env_register(jyEnv *env, const jyPartType *type) {
   if (!env || !type || !type->name) return JY_ERR_INVALID;
-  if (type->version != JY_PART_PROTOCOL_VERSION) {
+  if (!jy_protocol_supported(type->version)) {
     jy_set_error(env->error,
                  "part type '%s' was built for part protocol version %u; this joinery speaks "
                  "version %u: rebuild it against this joinery's joinery/part.h",

@@ -16,6 +16,7 @@
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
 #include "sim.h"
+#include "vec.h"
 
 typedef struct CvodeStepper {
   void *cvode;
@@ -222,12 +223,9 @@ static jyStatus hold_manifold(jySim *sim, CvodeStepper *cs) {
   if (st == JY_OK) st = jy_assemble(sim->eval, y, y + n, t, JY_ASM_RESIDUALS);
   if (st != JY_OK) return JY_OK; /* a state the next step will judge */
   jy_residual_norms(sim->eval, &pos, &vel);
-  for (int j = 0; j < n; j++) {
-    q_size = fmax(q_size, fabs(y[j]));
-    v_size = fmax(v_size, fabs(y[n + j]));
-  }
-  jy_sim_error_weights(sim, y_end, sim->proj_weights);
-  int r = jy_sim_project(sim, t, y_end, N_VGetArrayPointer(sim->proj_weights), 1e-3, NULL, 1);
+  q_size = jy_max_abs(y, n);
+  v_size = jy_max_abs(y + n, n);
+  int r = jy_sim_project_own_weights(sim, t, y_end, 1e-3, 1);
   if (r == 2) jy_sim_stop_at_branch(sim);
   if (r < 0 || r == 2) return sim->failure;
   if (r > 0) return JY_OK; /* did not settle (a singular configuration): go on */

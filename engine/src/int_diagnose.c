@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "vec.h"
+
 #define TOP_ERRORS 3
 
 typedef struct Probe {
@@ -94,18 +96,6 @@ static int accel(Probe *p, double *out) {
   return jy_eval_acceleration(p->e, p->q, p->v, p->f->t, out) == JY_OK;
 }
 
-static double max_abs(const double *a, int n) {
-  double s = 0;
-  for (int i = 0; i < n; i++) s = fmax(s, fabs(a[i]));
-  return s;
-}
-
-static double max_diff(const double *a, const double *b, int n) {
-  double s = 0;
-  for (int i = 0; i < n; i++) s = fmax(s, fabs(a[i] - b[i]));
-  return s;
-}
-
 /* The jump of the acceleration as der(coordinate j) changes sign near zero, between
  * +-delta and between +-100 delta (delta: its tolerance). A smooth right-hand side changes
  * 100 times more over the wider interval; a switching one (Coulomb friction reversing
@@ -121,8 +111,8 @@ static int jump_at_rest(Probe *p, int j, double *jump) {
     if (!accel(p, p->a1)) return 0;
     p->v[j] = -p->v[j];
     if (!accel(p, p->a2)) return 0;
-    size[s] = max_diff(p->a1, p->a2, n);
-    if (s == 0) scale = fmax(max_abs(p->a1, n), max_abs(p->a2, n));
+    size[s] = jy_max_diff(p->a1, p->a2, n);
+    if (s == 0) scale = fmax(jy_max_abs(p->a1, n), jy_max_abs(p->a2, n));
   }
   *jump = size[0];
   return size[0] > 1e-3 * scale && size[1] < 10 * size[0];
@@ -143,8 +133,8 @@ static int law_part_moved_by(Probe *p, int j, double *speed) {
     memcpy(p->a1, vl, sizeof(double) * (size_t)nc);
     p->v[j] += 1; /* local velocities are linear in v: any change means it follows v_j */
     if (jy_localize(p->e, part, p->q, p->v, p->f->t, &ql, &vl, &mapped) != JY_OK) continue;
-    if (max_diff(p->a1, vl, nc) > 0) {
-      *speed = max_abs(p->a1, nc);
+    if (jy_max_diff(p->a1, vl, nc) > 0) {
+      *speed = jy_max_abs(p->a1, nc);
       return k;
     }
   }
@@ -165,7 +155,7 @@ static double fast_rate(Probe *p, int j, int *smooth) {
     for (int s = 0; s < 2; s++) {
       x[j] = base + (s ? 10 * d : d);
       if (!accel(p, p->a1)) return 0;
-      rate[w][s] = max_diff(p->a1, p->a0, n) / (s ? 10 * d : d);
+      rate[w][s] = jy_max_diff(p->a1, p->a0, n) / (s ? 10 * d : d);
     }
     x[j] = base;
   }

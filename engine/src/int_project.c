@@ -37,9 +37,9 @@ static jyStatus min_kinetic_step(jyEval *e, const unsigned char *use_row, const 
   jyUkProblem p = {n, rows, e->mass, e->proj_zero, NULL, jac, rhs, NULL};
   jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, 1.0 /* any b: project */};
   jyUkResult res;
-  /* jy_eval_uk leaves out the rows the dynamics leaves out (the evaluator's dependent
+  /* jy_eval_sparse_or_dense leaves out the rows the dynamics leaves out (the evaluator's dependent
    * rows): the projection moves on the same manifold with the same well-conditioned rows. */
-  jyUkOutcome out = jy_eval_uk(e, &p, &opt, dx, &res);
+  jyUkOutcome out = jy_eval_sparse_or_dense(e, &p, &opt, dx, &res);
   return out == JY_UK_NOT_UNIQUE ? JY_ERR_NOT_UNIQUE : JY_OK;
 }
 

@@ -14,6 +14,14 @@
 /* printf into a fixed error buffer (truncating). */
 void jy_set_error(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Whether the engine reads part types of this protocol version (joinery/part.h). */
+int jy_protocol_supported(unsigned version);
+
+/* A part type's shape for these parameters, read as the type's protocol version defines it
+ * (fields added after that version zero). Returns what type->shape returns. */
+int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *shape,
+                  char *error, size_t error_len);
+
 struct jyEnv {
   jyAllocator alloc;
   const jyPartType **types;
@@ -105,8 +113,7 @@ struct jyModel {
   char **channel_names;
   jyUserChannel *user_channels; /* names owned by the model */
   int nuser, user_channel;      /* how many, and the channel index of the first */
-  int ch_energy;        /* index of "energy"; kinetic, potential, residual.pos, residual.vel,
-                           power.ideal, power.nonideal follow */
+  int ch_derived;       /* index of the first derived channel (JY_DERIVED_CHANNELS) */
   double *q0, *v0;      /* consistent initial state */
   /* m flags: the rows that depend on the others at the initial state (redundant
    * constraints), left out of the acceleration solve; ndependent of them. */
@@ -119,6 +126,25 @@ struct jyModel {
   int max_part_coords, max_part_rows;
   int max_source_coords; /* largest part a link follows (1 when there are no links) */
   int has_laws;          /* some part has a non-ideal law (fixed-point solve) */
+};
+
+/* The derived channels every model reports after t, q and der(q), in this order: their
+ * names (compile_layout.c) and their offsets from model->ch_derived (eval_channels.c) come
+ * from this one list. */
+#define JY_DERIVED_CHANNELS(X)           \
+  X(ENERGY, "energy")                    \
+  X(KINETIC, "kinetic")                  \
+  X(POTENTIAL, "potential")              \
+  X(RESIDUAL_POS, "residual.pos")        \
+  X(RESIDUAL_VEL, "residual.vel")        \
+  X(POWER_IDEAL, "power.ideal")          \
+  X(POWER_NONIDEAL, "power.nonideal")
+
+enum {
+#define JY_DERIVED_OFFSET(id, name) JY_CH_##id,
+  JY_DERIVED_CHANNELS(JY_DERIVED_OFFSET)
+#undef JY_DERIVED_OFFSET
+  JY_NUM_DERIVED
 };
 
 /* What jy_assemble fills. */
@@ -167,7 +193,6 @@ struct jyEval {
   double *proj_zero, *proj_dx;               /* n, n */
   unsigned char *proj_use;                   /* m */
   double *static_nonideal; /* n: C without the laws */
-  int law_iterations;    /* of the last solve */
   char part_error[512];
   char error[JY_ERROR_LEN];
 };
@@ -194,13 +219,13 @@ void jy_eval_continue_angles(jyEval *e);
 int jy_eval_decide_dependent(jyEval *e);
 
 /* Acceleration from already assembled M, Q, C, A, b; names rows/coordinates on failure. */
-jyStatus jy_eval_solve(jyEval *e, double t, double *acc);
+jyStatus jy_eval_assembled_acceleration(jyEval *e, double t, double *acc);
 
 /* The same, resolving the parts' non-ideal laws by fixed-point iteration on the row forces
  * (e->nonideal holds the static C on entry, the total on return; e->multipliers the row
- * forces). Without laws it is jy_eval_solve. */
-jyStatus jy_eval_solve_laws(jyEval *e, const double *q, const double *v, double t,
-                            double *acc);
+ * forces). Without laws it is jy_eval_assembled_acceleration. */
+jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double *v, double t,
+                                        double *acc);
 
 /* A part's local state. With no eliminated coordinates: pointers into q and v, and
  * *mapped = 0. Otherwise the eval's q_loc, v_loc, g_loc and map are filled (the source
@@ -220,9 +245,19 @@ jyStatus jy_project_error(jyEval *e, double *err_q, double *err_v);
 jyStatus jy_terminal_jacobian(jyEval *e, const jyModelPart *p, int k, const double *q_loc,
                               const double *v_loc, double t, double *jac);
 
-/* The acceleration solve of one problem: sparse when it applies, else dense. */
-jyUkOutcome jy_eval_uk(jyEval *e, const jyUkProblem *p, const jyUkOptions *opt, double *acc,
-                       jyUkResult *result);
+/* The Udwadia–Kalaba solve of one problem by the sparse route when it applies, else the
+ * dense one; the evaluator's dependent rows are left out. */
+jyUkOutcome jy_eval_sparse_or_dense(jyEval *e, const jyUkProblem *p, const jyUkOptions *opt,
+                                    double *acc, jyUkResult *result);
+
+/* The problem the evaluator's assembled arrays make (its dependent rows dropped). */
+jyUkProblem jy_eval_problem(const jyEval *e);
+
+/* The state a part function sees (local q, v at t), its error buffer cleared. */
+jyPartState jy_part_state(jyEval *e, const double *q_loc, const double *v_loc, double t);
+
+/* Records "part 'name' (type), function: why at t = ..." in e->error; JY_ERR_PART. */
+jyStatus jy_part_failed(jyEval *e, const jyModelPart *p, const char *function, double t);
 
 /* Norms of the position and velocity residuals from e->residual / e->rate. */
 void jy_residual_norms(const jyEval *e, double *pos, double *vel);

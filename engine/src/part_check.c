@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "vec.h"
 #include "joinery/conformance.h"
 
 enum { MAXN = JY_PART_MAX_COORDS, NGUARD = 4, LOG_LINES_PER_CHECK = 4 };
@@ -347,12 +348,6 @@ static int fd_coord(Checker *c, VecFn f, int k, const double *q, const double *v
   return fd(c, f, k, q, v, t, in_v ? NULL : e, in_v ? e : NULL, 0.0, 0, out);
 }
 
-static double maxabs(const double *a, int n) {
-  double m = 0.0;
-  for (int i = 0; i < n; i++) m = fmax(m, fabs(a[i]));
-  return m;
-}
-
 /* max |a - b| relative to 1 + the size of the block; NaN counts as +inf. */
 static double relerr(const double *a, const double *b, int n) {
   double d = 0.0;
@@ -360,7 +355,7 @@ static double relerr(const double *a, const double *b, int n) {
     double e = fabs(a[i] - b[i]);
     d = e == e ? fmax(d, e) : (double)INFINITY;
   }
-  return d / (1.0 + fmax(maxabs(a, n), maxabs(b, n)));
+  return d / (1.0 + fmax(jy_max_abs(a, n), jy_max_abs(b, n)));
 }
 
 /* ---- the checks of one instance at one state --------------------------------------- */
@@ -464,7 +459,7 @@ static void check_mass(Checker *c, const double *q, const double *v, double t) {
   double *M = c->mat_a, *M2 = c->mat_b, q2[MAXN], T, V;
   if (n == 0 || call_mass(c, q, v, t, M)) return;
   check_finite(c, "mass", M, n * n);
-  double big = maxabs(M, n * n), scale = big > 0 ? big : 1.0, sym = 0.0;
+  double big = jy_max_abs(M, n * n), scale = big > 0 ? big : 1.0, sym = 0.0;
   for (int j = 0; j < n; j++)
     for (int i = 0; i < j; i++) sym = fmax(sym, fabs(M[i + j * n] - M[j + i * n]) / scale);
   measure(c, JY_CHECK_MASS_SYMMETRIC, sym, "max |M_ij - M_ji| / max|M|");
@@ -516,7 +511,7 @@ static void check_force(Checker *c, const double *q, const double *v, double t) 
   } else {
     double power = 0.0;
     for (int i = 0; i < n; i++) power += v[i] * (Q[i] - QL[i]);
-    measure(c, JY_CHECK_PASSIVE, fmax(power, 0.0) / (1.0 + maxabs(Q, n)),
+    measure(c, JY_CHECK_PASSIVE, fmax(power, 0.0) / (1.0 + jy_max_abs(Q, n)),
             "power %.3g W of the non-Lagrangian force", power);
   }
 }
@@ -549,9 +544,9 @@ static int one_line(const char *s) { return s && s[0] && !strchr(s, '\n'); }
 
 static void check_schema(Checker *c) {
   const jyPartType *type = c->type;
-  measure(c, JY_CHECK_SCHEMA, type->version == JY_PART_PROTOCOL_VERSION ? 0.0 : 1.0,
-          "version %u, this joinery speaks %u", type->version,
-          (unsigned)JY_PART_PROTOCOL_VERSION);
+  measure(c, JY_CHECK_SCHEMA, jy_protocol_supported(type->version) ? 0.0 : 1.0,
+          "version %u, this joinery speaks %u to %u", type->version,
+          (unsigned)JY_PART_PROTOCOL_OLDEST, (unsigned)JY_PART_PROTOCOL_VERSION);
   measure(c, JY_CHECK_SCHEMA, one_line(type->doc) ? 0.0 : 1.0, "the type has no one-line doc");
   measure(c, JY_CHECK_SCHEMA, type->nparams >= 0 && (type->nparams == 0 || type->params)
                                   ? 0.0 : 1.0, "nparams %d without a table", type->nparams);
@@ -626,7 +621,7 @@ static int instance_make(Checker *c) {
   memset(&c->shape, 0, sizeof c->shape);
   c->error[0] = '\0';
   c->data = NULL;
-  if (c->type->shape(c->type, c->params, &c->shape, c->error, sizeof c->error) != 0) return 1;
+  if (jy_part_shape(c->type, c->params, &c->shape, c->error, sizeof c->error) != 0) return 1;
   c->nc = c->shape.ncoords;
   c->nr = c->shape.nrows;
   c->inst = (jyPartInstance){c->type, "under_test", c->params, NULL, c->nc, c->nr};

@@ -72,12 +72,6 @@ int jy_sim_rhs(double t, N_Vector y, N_Vector ydot, void *ud) {
   return rhs_outcome(sim, st, jy_np_error(sim->np));
 }
 
-void jy_sim_error_weights(const jySim *sim, N_Vector y, N_Vector out) {
-  N_VAbs(y, out);
-  N_VLinearSum(sim->def.rtol, out, 1.0, sim->abstol, out);
-  N_VInv(out, out);
-}
-
 /* The absolute tolerance of each state component: atol on the coordinates (and N–P's
  * multipliers), atol_velocity (default 10 atol) on their rates. */
 static jyStatus setup_tolerances(jySim *sim) {
@@ -162,6 +156,14 @@ int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, doub
   memcpy(yv, sim->proj_q, sizeof(double) * (size_t)n);
   memcpy(yv + n, sim->proj_v, sizeof(double) * (size_t)n);
   return 0;
+}
+
+int jy_sim_project_own_weights(jySim *sim, double t, N_Vector y, double eps, int guard_branch) {
+  N_Vector w = sim->proj_weights;
+  N_VAbs(y, w);
+  N_VLinearSum(sim->def.rtol, w, 1.0, sim->abstol, w);
+  N_VInv(w, w);
+  return jy_sim_project(sim, t, y, N_VGetArrayPointer(w), eps, NULL, guard_branch);
 }
 
 int jy_sim_stop_at_branch(jySim *sim) {
@@ -433,12 +435,11 @@ static jyStatus integrator_failure(jySim *sim) {
  * own); left as it is where the projection does not settle, and counted. */
 static void project_for_report(jySim *sim, double t) {
   if (!sim->project) return;
-  jy_sim_error_weights(sim, sim->y, sim->proj_weights);
   /* 1e-3 of the error weights: tighter than a step's 0.1, the report is read as exact. */
   /* Unguarded: the steps it interpolates between were checked; where the error control
    * sees no error (a fully prescribed motion) the interpolant may be far off, and this
    * projection is what makes the report exact. */
-  int r = jy_sim_project(sim, t, sim->y, N_VGetArrayPointer(sim->proj_weights), 1e-3, NULL, 0);
+  int r = jy_sim_project_own_weights(sim, t, sim->y, 1e-3, 0);
   if (r == 1) sim->projections_skipped++;
   if (r == 0) {
     const double *v = N_VGetArrayPointer(sim->y) + sim->nq;
@@ -470,21 +471,6 @@ jyStatus jy_sim_advance(jySim *sim, double t_out) {
   unpack_state(sim, N_VGetArrayPointer(sim->y));
   sim->t = t_out;
   return JY_OK;
-}
-
-jyStatus jy_sim_np_multipliers(jySim *sim, double *lam, double *lamdot, double *lamdd) {
-  if (!sim || !sim->np || !sim->ready) return JY_ERR_INVALID;
-  int m = sim->model->m, n = sim->model->n;
-  if (lam) memcpy(lam, sim->lam, sizeof(double) * (size_t)m);
-  if (lamdot) memcpy(lamdot, sim->lamdot, sizeof(double) * (size_t)m);
-  if (!lamdd) return JY_OK;
-  /* lambda'' from the right-hand side at the reported state. */
-  N_Vector dy = N_VClone(sim->y);
-  if (!dy) return JY_ERR_NOMEM;
-  int flag = jy_sim_rhs(sim->t, sim->y, dy, sim);
-  if (flag == 0) memcpy(lamdd, N_VGetArrayPointer(dy) + sim->nq + n, sizeof(double) * (size_t)m);
-  N_VDestroy(dy);
-  return flag == 0 ? JY_OK : JY_ERR_INTEGRATOR;
 }
 
 jyStatus jy_sim_channels(jySim *sim, double *out) {

@@ -86,6 +86,10 @@ int jy_sim_rhs(double t, N_Vector y, N_Vector ydot, void *sim);
 int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, double eps,
                    N_Vector err, int guard_branch);
 
+/* jy_sim_project with the weights of the state itself, 1 / (rtol |y| + abstol) (a step end
+ * or a reported state, where the integrator's own weights belong to another state). */
+int jy_sim_project_own_weights(jySim *sim, double t, N_Vector y, double eps, int guard_branch);
+
 /* Called by every stepper after each accepted step with its end state: 0, or -1 when the
  * run must stop (reason in sim->error, failure set). Watches friction coming to rest. */
 int jy_sim_check_step(jySim *sim, double t, N_Vector y);
@@ -96,12 +100,5 @@ int jy_sim_stop_at_branch(jySim *sim);
 
 /* Adds the integrator counters of `more` to `sum` (a stepper's runs before a restart). */
 void jy_stats_add(jySimStats *sum, const jySimStats *more);
-
-/* Weights 1 / (rtol |y| + atol) of the state y, into out. */
-void jy_sim_error_weights(const jySim *sim, N_Vector y, N_Vector out);
-
-/* N–P only: the multiplier coordinates at the current time and lambda'' from the
- * right-hand side there (m each; NULL to skip). JY_ERR_INVALID for a UK simulation. */
-jyStatus jy_sim_np_multipliers(jySim *sim, double *lam, double *lamdot, double *lamdd);
 
 #endif

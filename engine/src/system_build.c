@@ -110,6 +110,13 @@ static int own_shape_names(const jyAllocator *a, jyPartShape *s) {
   return bad ? -1 : 0;
 }
 
+int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *shape,
+                  char *error, size_t error_len) {
+  int rc = type->shape(type, params, shape, error, error_len);
+  if (type->version < 2) shape->angle_outputs = 0; /* protocol 1 has no angle outputs */
+  return rc;
+}
+
 static int shape_in_limits(const jyPartShape *s) {
   if (s->ncoords < 0 || s->ncoords > JY_PART_MAX_COORDS) return 0;
   if (s->nterminals < 0 || s->nterminals > JY_PART_MAX_TERMINALS) return 0;
@@ -121,35 +128,37 @@ static int shape_in_limits(const jyPartShape *s) {
   return 1;
 }
 
-jyPartId jy_system_add_part(jySystem *sys, const char *type_name, const char *name,
-                            const jyParamSetting *settings, int nsettings) {
-  jyPartId bad = {-1};
-  if (!sys) return bad;
-  const jyAllocator *a = &sys->env->alloc;
+/* The registered type of that name, or NULL with a message suggesting the nearest. */
+static const jyPartType *find_type(jySystem *sys, const char *type_name) {
   const jyPartType *type = jy_env_find_type(sys->env, type_name ? type_name : "");
-  if (!type) {
-    char hint[512];
-    const char *names[256];
-    int count = sys->env->ntypes < 256 ? sys->env->ntypes : 256;
-    for (int i = 0; i < count; i++) names[i] = sys->env->types[i]->name;
-    suggest(hint, sizeof hint, type_name ? type_name : "", names, count);
-    jy_set_error(sys->error, "unknown part type '%s'%s", type_name ? type_name : "(null)", hint);
-    return bad;
-  }
+  if (type) return type;
+  char hint[512];
+  const char *names[256];
+  int count = sys->env->ntypes < 256 ? sys->env->ntypes : 256;
+  for (int i = 0; i < count; i++) names[i] = sys->env->types[i]->name;
+  suggest(hint, sizeof hint, type_name ? type_name : "", names, count);
+  jy_set_error(sys->error, "unknown part type '%s'%s", type_name ? type_name : "(null)", hint);
+  return NULL;
+}
+
+/* 0 when name may name a new part of this type, else -1 with the reason. */
+static int check_part_name(jySystem *sys, const jyPartType *type, const char *name) {
   if (!name || !*name || strchr(name, '.') || strchr(name, ',') || strlen(name) > 200) {
     jy_set_error(sys->error, "part of type '%s': name '%s' must be non-empty, at most 200 "
                  "characters, without '.' or ','", type->name, name ? name : "(null)");
-    return bad;
+    return -1;
   }
   if (jy_system_find_part(sys, name).index >= 0) {
     jy_set_error(sys->error, "a part named '%s' exists already", name);
-    return bad;
+    return -1;
   }
-  double params[256];
-  if (type->nparams > 256) {
-    jy_set_error(sys->error, "part type '%s' has more than 256 parameters", type->name);
-    return bad;
-  }
+  return 0;
+}
+
+/* The type's defaults overridden by the settings, each checked against the schema and its
+ * domain, into params (type->nparams <= 256). 0, or -1 with the reason. */
+static int fill_params(jySystem *sys, const jyPartType *type, const char *name,
+                       const jyParamSetting *settings, int nsettings, double *params) {
   for (int i = 0; i < type->nparams; i++) params[i] = type->params[i].default_value;
   for (int s = 0; s < nsettings; s++) {
     int found = -1;
@@ -162,7 +171,7 @@ jyPartId jy_system_add_part(jySystem *sys, const char *type_name, const char *na
       suggest(hint, sizeof hint, settings[s].name, names, type->nparams);
       jy_set_error(sys->error, "part '%s' (%s): unknown parameter '%s'%s", name, type->name,
                    settings[s].name, hint);
-      return bad;
+      return -1;
     }
     params[found] = settings[s].value;
   }
@@ -171,12 +180,51 @@ jyPartId jy_system_add_part(jySystem *sys, const char *type_name, const char *na
     if (!in_domain(spec->domain, params[i])) {
       jy_set_error(sys->error, "part '%s' (%s): parameter %s = %g %s %s", name, type->name,
                    spec->name, params[i], spec->unit ? spec->unit : "", domain_text(spec->domain));
-      return bad;
+      return -1;
     }
   }
+  return 0;
+}
+
+/* The builder's copy of a part whose shape is made: owned names, parameters, initial
+ * values at the shape's defaults. 0, or -1 (out of memory; the part is freed). */
+static int own_part(const jyAllocator *a, jySysPart *part, const jyPartType *type,
+                    const char *name, const double *params) {
+  int nc = part->shape.ncoords;
+  part->name = jy_strdup(a, name);
+  part->type = type;
+  part->params = jy_calloc(a, (size_t)type->nparams + 1, sizeof(double));
+  part->q0 = jy_calloc(a, (size_t)nc + 1, sizeof(double));
+  part->v0 = jy_calloc(a, (size_t)nc + 1, sizeof(double));
+  part->q_set = jy_calloc(a, (size_t)nc + 1, 1);
+  part->v_set = jy_calloc(a, (size_t)nc + 1, 1);
+  int names_ok = own_shape_names(a, &part->shape) == 0;
+  if (!names_ok || !part->name || !part->params || !part->q0 || !part->v0 || !part->q_set ||
+      !part->v_set) {
+    free_part(a, part);
+    return -1;
+  }
+  memcpy(part->params, params, sizeof(double) * (size_t)type->nparams);
+  for (int i = 0; i < nc; i++) part->q0[i] = part->shape.coord_defaults[i];
+  return 0;
+}
+
+jyPartId jy_system_add_part(jySystem *sys, const char *type_name, const char *name,
+                            const jyParamSetting *settings, int nsettings) {
+  jyPartId bad = {-1};
+  if (!sys) return bad;
+  const jyAllocator *a = &sys->env->alloc;
+  const jyPartType *type = find_type(sys, type_name);
+  if (!type || check_part_name(sys, type, name) != 0) return bad;
+  double params[256];
+  if (type->nparams > 256) {
+    jy_set_error(sys->error, "part type '%s' has more than 256 parameters", type->name);
+    return bad;
+  }
+  if (fill_params(sys, type, name, settings, nsettings, params) != 0) return bad;
   jySysPart part = {0};
   char why[512] = "";
-  if (type->shape(type, params, &part.shape, why, sizeof why) != 0) {
+  if (jy_part_shape(type, params, &part.shape, why, sizeof why) != 0) {
     jy_set_error(sys->error, "part '%s' (%s): %s", name, type->name, why[0] ? why : "bad shape");
     return bad;
   }
@@ -187,23 +235,10 @@ jyPartId jy_system_add_part(jySystem *sys, const char *type_name, const char *na
   }
   if (grow(a, (void **)&sys->parts, &sys->parts_cap, sys->nparts, sizeof *sys->parts) != 0)
     return bad;
-  int nc = part.shape.ncoords;
-  part.name = jy_strdup(a, name);
-  part.type = type;
-  part.params = jy_calloc(a, (size_t)type->nparams + 1, sizeof(double));
-  part.q0 = jy_calloc(a, (size_t)nc + 1, sizeof(double));
-  part.v0 = jy_calloc(a, (size_t)nc + 1, sizeof(double));
-  part.q_set = jy_calloc(a, (size_t)nc + 1, 1);
-  part.v_set = jy_calloc(a, (size_t)nc + 1, 1);
-  int names_ok = own_shape_names(a, &part.shape) == 0;
-  if (!names_ok || !part.name || !part.params || !part.q0 || !part.v0 || !part.q_set ||
-      !part.v_set) {
-    free_part(a, &part);
+  if (own_part(a, &part, type, name, params) != 0) {
     jy_set_error(sys->error, "out of memory adding part '%s'", name);
     return bad;
   }
-  memcpy(part.params, params, sizeof(double) * (size_t)type->nparams);
-  for (int i = 0; i < nc; i++) part.q0[i] = part.shape.coord_defaults[i];
   sys->parts[sys->nparts] = part;
   return (jyPartId){sys->nparts++};
 }

@@ -23,6 +23,52 @@
 
 #include "count_malloc.h"
 
+/* The coefficients of the N–P work's last evaluation (m each; valid until the next). */
+typedef struct NpRows {
+  const double *mass, *damping, *stiffness, *force; /* m_RR, c_RR, k_RR, f_R */
+  const double *mass_rate;                          /* m_RR' along the motion */
+  const double *mu;                                 /* UK multiplier of the modified problem */
+  const double *dir;                                /* c_R, column R of an n x m matrix */
+  const unsigned char *kind;                        /* jyNpRowKind */
+} NpRows;
+
+static NpRows np_rows(const jyNpWork *w) {
+  return (NpRows){w->mass, w->damping, w->stiffness, w->force, w->mass_rate, w->mu, w->dir,
+                  w->kind};
+}
+
+/* An N–P simulation's multiplier coordinates at its current time and lambda'' from the
+ * right-hand side there (m each; NULL to skip). */
+static jyStatus np_multipliers(jySim *sim, double *lam, double *lamdot, double *lamdd) {
+  if (!sim || !sim->np || !sim->ready) return JY_ERR_INVALID;
+  int m = sim->model->m, n = sim->model->n;
+  if (lam) memcpy(lam, sim->lam, sizeof(double) * (size_t)m);
+  if (lamdot) memcpy(lamdot, sim->lamdot, sizeof(double) * (size_t)m);
+  if (!lamdd) return JY_OK;
+  N_Vector dy = N_VClone(sim->y);
+  if (!dy) return JY_ERR_NOMEM;
+  int flag = jy_sim_rhs(sim->t, sim->y, dy, sim);
+  if (flag == 0) memcpy(lamdd, N_VGetArrayPointer(dy) + sim->nq + n, sizeof(double) * (size_t)m);
+  N_VDestroy(dy);
+  return flag == 0 ? JY_OK : JY_ERR_INTEGRATOR;
+}
+
+/* The multiplier forces h_R = m_RR lambda'' + (m_RR' + c_RR) lambda' + k_RR lambda - f_R
+ * (m values) with the coefficients at (q, v, t) and lambda'' given (from the integrator):
+ * the ideal constraint force is sum_R a_R h_R. */
+static jyStatus np_multiplier_forces(jyNpWork *w, const double *q, const double *lam,
+                                     const double *v, const double *lamdot, const double *lamdd,
+                                     double t, double *h) {
+  jyStatus st = jy_np_coefficients(w, q, v, t);
+  if (st != JY_OK) return st;
+  for (int r = 0; r < w->m; r++)
+    h[r] = w->kind[r] == JY_NP_ROW_EMPTY
+               ? 0.0
+               : w->mass[r] * lamdd[r] + (w->mass_rate[r] + w->damping[r]) * lamdot[r] +
+                     w->stiffness[r] * lam[r] - w->force[r];
+  return JY_OK;
+}
+
 typedef enum { PENDULUM, DOUBLE_PENDULUM, SPRING_CHAIN, ROD_SPRING_DAMPER, NMODELS } model_id;
 static const char *const model_names[] = {"pendulum", "double pendulum", "spring chain",
                                           "rod with spring and damper"};
@@ -125,7 +171,7 @@ static void check_direct_solve(const jyModel *model, const char *what) {
       worst = INFINITY;
       break;
     }
-    jyNpRows rows = jy_np_rows(w);
+    NpRows rows = np_rows(w);
     jy_assemble(e, q, v, 0.3, JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL |
                                   JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS);
     memset(K, 0, sizeof(double) * (size_t)N * N);
@@ -213,8 +259,8 @@ static void check_agreement(const jyModel *model, const char *what) {
       fuk[j] = 0;
       for (int r = 0; r < m; r++) fuk[j] += e->jac[r + (size_t)j * m] * e->multipliers[r];
     }
-    if (jy_sim_np_multipliers(np, lam, lamdot, lamdd) != JY_OK ||
-        jy_np_multiplier_forces(w, qn, lam, vn, lamdot, lamdd, t, h) != JY_OK ||
+    if (np_multipliers(np, lam, lamdot, lamdd) != JY_OK ||
+        np_multiplier_forces(w, qn, lam, vn, lamdot, lamdd, t, h) != JY_OK ||
         jy_assemble(e, qn, vn, t, JY_ASM_CONSTRAINTS) != JY_OK)
       failed = 1;
     double diff = 0, size = 0;
@@ -264,7 +310,7 @@ static void check_decay(jyEnv *env) {
   q[iy] -= phi0;
   jySim *sim = make_sim(model, JY_FORMULATION_NP, 4);
   ok(jy_sim_set_state(sim, 0, q, v) == JY_OK, "started 1e-3 off the rod");
-  jyNpRows rows = jy_np_rows(sim->np); /* the initial multipliers evaluated them */
+  NpRows rows = np_rows(sim->np); /* the initial multipliers evaluated them */
   /* FD step 6e-6 on a linear spring and damper: exact up to rounding, ~1e-10 */
   is_near(rows.mass[0], 1, 1e-12, "m_RR = bob mass");
   is_near(rows.stiffness[0], 100, 1e-6, "k_RR = spring stiffness (finite differences)");
@@ -307,7 +353,7 @@ static void check_decay(jyEnv *env) {
   sim = make_sim(model, JY_FORMULATION_NP, 1);
   ok(jy_sim_set_state(sim, 0, qq, vv) == JY_OK && jy_sim_advance(sim, 1) == JY_OK,
      "without elimination the same start runs 1 s: %s", jy_sim_error(sim));
-  rows = jy_np_rows(sim->np);
+  rows = np_rows(sim->np);
   int rod_row = -1;
   for (int r = 0; r < model->m; r++)
     if (strcmp(model->row_names[r], "rod.length") == 0) rod_row = r;
@@ -329,7 +375,7 @@ static void check_massless_and_errors(jyEnv *env) {
   jyModel *model = build(env, PENDULUM, 0);
   if (!model) return;
   jySim *sim = make_sim(model, JY_FORMULATION_NP, 1);
-  jyNpRows rows = jy_np_rows(sim->np);
+  NpRows rows = np_rows(sim->np);
   int aux = 0, finite = 1;
   for (int r = 0; r < model->m; r++) {
     aux += rows.kind[r] == JY_NP_ROW_AUX;

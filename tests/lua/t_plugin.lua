@@ -152,10 +152,31 @@ tap.raises(function() joinery.load_plugin(bad_dir .. "/no_entry.so") end,
   { "no_entry.so", "not a joinery plugin", "no entry point jy_plugin_init", "JY_PLUGIN_ENTRY" },
   "a library without an entry point")
 tap.raises(function() joinery.load_plugin(bad_dir .. "/bad_version.so") end,
-  { "bad_version.so", "stale_part", "protocol version 2", "speaks version 1", "rebuild" },
+  { "bad_version.so", "stale_part", "protocol version 3", "speaks version 2", "rebuild" },
   "a part type built for another protocol version")
 tap.ok(not find(joinery.types(), "stale_part") and #joinery.types() == ntypes + 1,
   "a refused plugin registers nothing")
+
+-- ---- a plugin built for the previous protocol version (1, before angle_outputs) ------------
+do
+  local v1 = joinery.load_plugin(bad_dir .. "/protocol1.so")
+  tap.ok(#v1 == 1 and v1[1] == "protocol1_oscillator" and find(joinery.types(), v1[1]),
+    "a plugin built for protocol version 1 still loads")
+  local sys = joinery.system()
+  sys:add("protocol1_oscillator", "osc", { m = 1, k = 4 })
+  local res = sys:simulate { t_end = 5, dt_out = 0.01 }
+  local w, worst, lo, hi = 2, 0, math.huge, -math.huge
+  for i = 1, res.rows do
+    worst = math.max(worst, math.abs(res["osc.x"][i] - math.cos(w * res.t[i])))
+    lo, hi = math.min(lo, res["osc.phase"][i]), math.max(hi, res["osc.phase"][i])
+  end
+  -- the default tolerances (rtol 1e-11) keep x within ~1e-9 of cos(2 t) over 5 s
+  tap.ok(worst <= 1e-7, string.format("its oscillator follows cos(2 t) to %.2g m", worst))
+  -- w t reaches 10 rad: unwrapped, the phase would leave (-pi, pi]; as no angle it wraps
+  tap.ok(hi <= math.pi and lo >= -math.pi and hi - lo > 6,
+    string.format("its output reads as no angle (version 1: angle_outputs 0): phase in [%.3f, %.3f]",
+      lo, hi))
+end
 tap.raises(function() joinery.load_plugin() end, { "string expected" }, "load_plugin without a path")
 tap.raises(function() joinery.load_plugin("examples/plugin_model.lua") end,
   { "cannot load plugin", "plugin_model.lua" }, "a file that is no shared library")

@@ -72,8 +72,9 @@ typedef struct jyEnv jyEnv;
 JY_API jyEnv *jy_env_create(const jyAllocator *alloc);
 JY_API void jy_env_destroy(jyEnv *env);
 /* Registers a part type (kept by pointer; it must outlive the environment). Fails with
- * JY_ERR_PROTOCOL when type->version != JY_PART_PROTOCOL_VERSION, JY_ERR_INVALID when a
- * type of that name exists. */
+ * JY_ERR_PROTOCOL when type->version is outside JY_PART_PROTOCOL_OLDEST ..
+ * JY_PART_PROTOCOL_VERSION (joinery/part.h), JY_ERR_INVALID when a type of that name
+ * exists. */
 JY_API jyStatus jy_env_register(jyEnv *env, const jyPartType *type);
 JY_API const jyPartType *jy_env_find_type(const jyEnv *env, const char *name);
 JY_API int jy_env_num_types(const jyEnv *env);

@@ -44,11 +44,19 @@ extern "C" {
 #endif
 
 /* Bumped whenever a field of jyPartType, jyPartShape, jyPartInstance or jyPartState, or
- * a function signature, changes. A type sets `version` to the value it was compiled with;
- * jy_env_register refuses (JY_ERR_PROTOCOL) a type whose `version` differs from the
- * engine's, so a plugin built against another joinery fails to load with a clear
- * message instead of misreading the tables. */
-#define JY_PART_PROTOCOL_VERSION 1
+ * a function signature, changes. A type sets `version` to the value it was compiled with.
+ * jy_env_register accepts the versions JY_PART_PROTOCOL_OLDEST .. JY_PART_PROTOCOL_VERSION
+ * and refuses (JY_ERR_PROTOCOL) any other, so a plugin built against an incompatible
+ * joinery fails to load with a clear message instead of misreading the tables.
+ *
+ * Compatibility rule: a change that only appends a field to a struct the engine allocates
+ * and zero-fills (jyPartShape) keeps the older versions readable; the engine reads a field
+ * added after a type's version as zero. Any other change also sets JY_PART_PROTOCOL_OLDEST
+ * to the new version.
+ *   1  the first protocol.
+ *   2  jyPartShape.angle_outputs (a version 1 type has none: no output is an angle). */
+#define JY_PART_PROTOCOL_VERSION 2
+#define JY_PART_PROTOCOL_OLDEST 1
 
 #define JY_PART_MAX_COORDS 64
 #define JY_PART_MAX_TERMINALS 16
@@ -109,7 +117,7 @@ typedef struct jyPartShape {
   /* Bit k set: output k is an angle the part knows only modulo 2 pi (an atan2, say). A
    * simulation reports it continuous, shifted by whole turns to lie within pi of its
    * previous report, so it stays right while it turns less than half a turn between
-   * reports. (Last in the struct: parts built before it leave it zero.) */
+   * reports. Protocol version 2; read as zero for a version 1 type. */
   unsigned angle_outputs;
 } jyPartShape;
 

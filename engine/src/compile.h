@@ -1,0 +1,27 @@
+/* The stages of compiling a system into a model (model_compile.c runs them in order):
+ * layout (compile_layout.c: numbering and names), glue elimination (compile_glue.c), the
+ * consistent initial state and the dependent rows there (compile_initial.c). Internal. */
+#ifndef JY_COMPILE_H
+#define JY_COMPILE_H
+
+#include "internal.h"
+
+/* Copies the parts and glues the model keeps, chooses the glues to eliminate, numbers
+ * coordinates, rows and channels and names them. */
+jyStatus jy_compile_layout(jyModel *md, const jySystem *sys);
+
+/* Chooses the glues to eliminate (one level: a source has no eliminated coordinates) and
+ * fills md->links sorted by part; md->parts and md->glues are copied already. */
+jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys);
+
+/* Makes (md->q0, md->v0) consistent with the constraints, reporting what moved. */
+jyStatus jy_compile_initial_state(jyModel *md, jySystem *sys, jyEval *e);
+
+/* Decides the rows that depend on the others at the consistent initial state and keeps
+ * them in the model, so that every evaluator leaves them out of its solves. */
+jyStatus jy_compile_dependent_rows(jyModel *md, jyEval *e);
+
+/* Grows the model's report by one formatted line (bounded; allocation is fine here). */
+void jy_compile_report(jyModel *md, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

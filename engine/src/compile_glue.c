@@ -1,0 +1,96 @@
+/* Glue elimination, a stage of compiling a model: a glue whose one side is a block of a
+ * massless part's own coordinates is removed by substituting those coordinates (they
+ * follow the terminal on the other side), so the model has fewer coordinates and rows.
+ * docs/numerics.md describes it; dyn_assemble.c maps the part's blocks through it. */
+#include "compile.h"
+
+/* Whether terminal k of a part may be eliminated by substitution: the part has no mass,
+ * the terminal is exactly a block of its own coordinates, it is glued only once, its block
+ * overlaps no other glued coordinate-block terminal of the part, and nothing is glued to
+ * the part's coordinate terminals. The glue's force is then recovered from the massless
+ * block's balance (eval_channels.c). */
+static int eliminable(const jySystem *sys, int part, int k) {
+  const jySysPart *sp = &sys->parts[part];
+  const jyPartShape *s = &sp->shape;
+  if (sp->type->mass || k < 0 || k >= s->nterminals) return 0;
+  const jyTerminalSpec *t = &s->terminals[k];
+  if (!t->is_coord_block || t->coord_offset < 0 || t->coord_offset + t->dim > s->ncoords)
+    return 0;
+  int glued[JY_PART_MAX_TERMINALS] = {0};
+  for (int g = 0; g < sys->nglues; g++) {
+    const jySysGlue *sg = &sys->glues[g];
+    for (int side = 0; side < 2; side++) {
+      jyTerminalId id = side ? sg->b : sg->a;
+      if (id.part != part) continue;
+      if (id.terminal >= s->nterminals) return 0; /* a glue on one of its coordinates */
+      glued[id.terminal]++;
+    }
+  }
+  if (glued[k] != 1) return 0;
+  for (int j = 0; j < s->nterminals; j++) {
+    const jyTerminalSpec *o = &s->terminals[j];
+    if (j == k || !glued[j] || !o->is_coord_block) continue;
+    if (o->coord_offset < t->coord_offset + t->dim && t->coord_offset < o->coord_offset + o->dim)
+      return 0;
+  }
+  return 1;
+}
+
+/* Chooses the glues to eliminate (one level: a source has no eliminated coordinates) and
+ * fills md->links sorted by part. */
+jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys) {
+  const jyAllocator *a = &md->alloc;
+  int np = sys->nparts, ng = sys->nglues;
+  int *target = jy_calloc(a, (size_t)np + 1, sizeof(int));
+  int *source = jy_calloc(a, (size_t)np + 1, sizeof(int));
+  jyModelLink *found = jy_calloc(a, (size_t)ng + 1, sizeof *found);
+  md->links = jy_calloc(a, (size_t)ng + 1, sizeof *md->links);
+  jyStatus st = JY_ERR_NOMEM;
+  if (!target || !source || !found || !md->links) goto out;
+  int count = 0;
+  for (int g = 0; g < ng; g++) {
+    const jySysGlue *sg = &sys->glues[g];
+    md->glues[g].link = -1;
+    for (int side = 0; side < 2; side++) {
+      jyTerminalId x = side ? sg->b : sg->a, y = side ? sg->a : sg->b;
+      if (!md->solver.eliminate_glue || x.part == y.part || source[x.part] || target[y.part] ||
+          !eliminable(sys, x.part, x.terminal))
+        continue;
+      const jyTerminalSpec *t = &sys->parts[x.part].shape.terminals[x.terminal];
+      found[count++] = (jyModelLink){g, x.part, t->coord_offset, t->dim, y.part, y.terminal,
+                                     side == 0};
+      target[x.part] = 1;
+      source[y.part] = 1;
+      md->glues[g].link = 0; /* numbered below */
+      break;
+    }
+  }
+  /* Sorted by target part, so each part's links are contiguous. */
+  md->nlinks = 0;
+  for (int i = 0; i < np; i++) {
+    md->parts[i].first_link = md->nlinks;
+    for (int k = 0; k < count; k++)
+      if (found[k].part == i) {
+        md->glues[found[k].glue].link = md->nlinks;
+        md->links[md->nlinks++] = found[k];
+      }
+    md->parts[i].nlinks = md->nlinks - md->parts[i].first_link;
+  }
+  if (md->nlinks > 0) {
+    int coords = 0;
+    for (int l = 0; l < md->nlinks; l++) coords += md->links[l].dim;
+    jy_compile_report(md, "glue elimination: %d glues and %d terminal coordinates substituted "
+                      "away", md->nlinks, coords);
+  }
+  md->max_source_coords = 1;
+  for (int l = 0; l < md->nlinks; l++) {
+    int ns = sys->parts[md->links[l].source].shape.ncoords;
+    if (ns > md->max_source_coords) md->max_source_coords = ns;
+  }
+  st = JY_OK;
+out:
+  jy_free(a, target);
+  jy_free(a, source);
+  jy_free(a, found);
+  return st;
+}

@@ -1,0 +1,342 @@
+/* The initial-state stage of compiling a model: the script's initial values made
+ * consistent with the constraints (positions, then velocities) by Gauss–Newton steps that
+ * move the least-held values first and least, what moved reported; then the rows that
+ * depend on the others at that state (redundant constraints) decided once for every
+ * evaluator. docs/numerics.md explains the levels. */
+#include <lapacke.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compile.h"
+
+/* How strongly an initial value is held when the state is made consistent: the script's
+ * values most, then the defaults of the others; the coordinates of a glued terminal block
+ * (a pendulum's pivot, a mass glued to a point) follow what they are glued to. */
+enum { HOLD_SET = 0, HOLD_DEFAULT = 1, FOLLOW_GLUE = 2, NUM_LEVELS = 3 };
+
+/* Marks the coordinates of glued terminal blocks that follow their glue. Of a glue between
+ * two blocks the massless part's block follows (as glue elimination would make it), else
+ * both do. Eliminated glues have no coordinates left to mark. */
+static void mark_followers(const jyModel *md, unsigned char *follows) {
+  for (int g = 0; g < md->nglues; g++) {
+    const jyModelGlue *gl = &md->glues[g];
+    if (gl->link >= 0) continue;
+    const int part[2] = {gl->part_a, gl->part_b}, term[2] = {gl->terminal_a, gl->terminal_b};
+    int offset[2] = {-1, -1}, massless[2] = {0, 0};
+    for (int side = 0; side < 2; side++) {
+      const jyModelPart *p = &md->parts[part[side]];
+      if (term[side] >= p->shape.nterminals) /* a coordinate terminal: a block of one */
+        offset[side] = term[side] - p->shape.nterminals;
+      else if (p->shape.terminals[term[side]].is_coord_block)
+        offset[side] = p->shape.terminals[term[side]].coord_offset;
+      massless[side] = offset[side] >= 0 && !p->inst.type->mass;
+    }
+    for (int side = 0; side < 2; side++) {
+      if (offset[side] < 0 || (massless[1 - side] && !massless[side])) continue;
+      for (int k = 0; k < gl->dim; k++) {
+        int j = md->parts[part[side]].coord_map[offset[side] + k];
+        if (j >= 0) follows[j] = 1;
+      }
+    }
+  }
+}
+
+/* Gauss-Newton on selected rows, moving only the columns in `cols`: each step solves
+ * J[rows, cols] dx = -r lexicographically by the columns' levels. x is q (position stage)
+ * or v (velocity stage). */
+typedef struct newton {
+  jyEval *e;
+  int position; /* 1: residual phi over position rows, move q; 0: rates, move v */
+  double t;
+  int *rows, nrows;
+  int *cols, ncols;
+  unsigned char *level; /* per column */
+  double *mat;          /* nrows x ncols: J[rows, cols] */
+  double *rest, *proj;  /* scratch: columns of higher levels (QR), projected columns + rhs */
+  double *res, *dx, *rhs, *sv, *tau;
+  int *picked;
+  lapack_int *jpvt;
+} newton;
+
+static double stage_residual(const jyModel *md, jyEval *e, int position, int row) {
+  if (position) return e->residual[row];
+  return md->row_kinds[row] == JY_ROW_POSITION ? e->rate[row] : e->residual[row];
+}
+
+static double column_norm(const double *col, int n) {
+  double sum = 0;
+  for (int i = 0; i < n; i++) sum += col[i] * col[i];
+  return sqrt(sum);
+}
+
+/* Moves the columns of one level as little as lets the columns of the higher levels meet
+ * what remains of res: the part of res (and of the level's columns) outside the range of
+ * the higher levels' columns is solved for minimum norm; res is updated. 0 on success. */
+static int level_step(newton *nw, int level) {
+  int rows = nw->nrows, nl = 0, nr = 0;
+  double jnorm = 0;
+  for (int c = 0; c < nw->ncols; c++) {
+    const double *col = nw->mat + (size_t)c * rows;
+    if (nw->level[c] == level) {
+      memcpy(nw->proj + (size_t)nl * rows, col, sizeof(double) * (size_t)rows);
+      jnorm = hypot(jnorm, column_norm(col, rows));
+      nw->picked[nl++] = c;
+    } else if (nw->level[c] > level) {
+      memcpy(nw->rest + (size_t)nr++ * rows, col, sizeof(double) * (size_t)rows);
+    }
+  }
+  if (nl == 0) return 0;
+  memcpy(nw->proj + (size_t)nl * rows, nw->res, sizeof(double) * (size_t)rows);
+  int rank = 0;
+  if (nr > 0) { /* Q^T of the higher levels' columns: their range is the first `rank` rows */
+    memset(nw->jpvt, 0, sizeof(lapack_int) * (size_t)nr);
+    if (LAPACKE_dgeqp3(LAPACK_COL_MAJOR, rows, nr, nw->rest, rows, nw->jpvt, nw->tau) != 0)
+      return -1;
+    for (int k = 0; k < rows && k < nr; k++)
+      if (fabs(nw->rest[k + (size_t)k * rows]) > 1e-12 * fabs(nw->rest[0])) rank = k + 1;
+    if (rank > 0 && LAPACKE_dormqr(LAPACK_COL_MAJOR, 'L', 'T', rows, nl + 1, rank, nw->rest,
+                                   rows, nw->tau, nw->proj, rows) != 0)
+      return -1;
+  }
+  int left = rows - rank, ld = left > nl ? left : nl;
+  double pnorm = 0;
+  for (int k = 0; k < nl; k++)
+    pnorm = hypot(pnorm, column_norm(nw->proj + rank + (size_t)k * rows, left));
+  /* Nothing of these columns is outside the higher levels' range (up to rounding): hold. */
+  if (left == 0 || !(pnorm > 1e-12 * jnorm)) return 0;
+  memset(nw->rhs, 0, sizeof(double) * (size_t)ld);
+  memcpy(nw->rhs, nw->proj + rank + (size_t)nl * rows, sizeof(double) * (size_t)left);
+  lapack_int got = 0; /* singular values below 1e-12 of the unprojected columns' are zero */
+  double rcond = fmin(0.5, fmax(1e-12, 1e-12 * jnorm / pnorm));
+  if (LAPACKE_dgelsd(LAPACK_COL_MAJOR, left, nl, 1, nw->proj + rank, rows, nw->rhs, ld, nw->sv,
+                     rcond, &got) != 0)
+    return -1;
+  for (int k = 0; k < nl; k++) {
+    int c = nw->picked[k];
+    nw->dx[c] = nw->rhs[k];
+    for (int i = 0; i < rows; i++) nw->res[i] -= nw->mat[i + (size_t)c * rows] * nw->rhs[k];
+  }
+  return 0;
+}
+
+static jyStatus newton_solve(newton *nw, double *q, double *v, double tol, int max_iter,
+                             double *final_residual) {
+  jyEval *e = nw->e;
+  const jyModel *md = e->model;
+  double *x = nw->position ? q : v;
+  double worst = INFINITY;
+  for (int it = 0; it <= max_iter; it++) {
+    jyStatus st = jy_assemble(e, q, v, nw->t, JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS);
+    if (st != JY_OK) return st;
+    worst = 0;
+    for (int k = 0; k < nw->nrows; k++)
+      worst = fmax(worst, fabs(stage_residual(md, e, nw->position, nw->rows[k])));
+    if (worst <= tol || it == max_iter || nw->ncols == 0) break;
+    int rows = nw->nrows;
+    for (int c = 0; c < nw->ncols; c++)
+      for (int k = 0; k < rows; k++)
+        nw->mat[k + (size_t)c * rows] = e->jac[nw->rows[k] + (size_t)nw->cols[c] * md->m];
+    for (int k = 0; k < rows; k++) nw->res[k] = -stage_residual(md, e, nw->position, nw->rows[k]);
+    memset(nw->dx, 0, sizeof(double) * (size_t)nw->ncols);
+    int failed = 0;
+    for (int level = 0; level < NUM_LEVELS && !failed; level++) failed = level_step(nw, level);
+    if (failed) break;
+    for (int c = 0; c < nw->ncols; c++) x[nw->cols[c]] += nw->dx[c];
+  }
+  *final_residual = worst;
+  return JY_OK;
+}
+
+static void newton_free(const jyAllocator *a, newton *nw) {
+  jy_free(a, nw->rows);
+  jy_free(a, nw->cols);
+  jy_free(a, nw->level);
+  jy_free(a, nw->mat);
+  jy_free(a, nw->rest);
+  jy_free(a, nw->proj);
+  jy_free(a, nw->res);
+  jy_free(a, nw->dx);
+  jy_free(a, nw->rhs);
+  jy_free(a, nw->sv);
+  jy_free(a, nw->tau);
+  jy_free(a, nw->picked);
+  jy_free(a, nw->jpvt);
+}
+
+static int newton_alloc(const jyAllocator *a, newton *nw, int n, int m) {
+  size_t big = (size_t)(m > n ? m : n) + 1;
+  nw->rows = jy_calloc(a, (size_t)m + 1, sizeof(int));
+  nw->cols = jy_calloc(a, (size_t)n + 1, sizeof(int));
+  nw->level = jy_calloc(a, (size_t)n + 1, 1);
+  nw->mat = jy_calloc(a, (size_t)m * n + 1, sizeof(double));
+  nw->rest = jy_calloc(a, (size_t)m * n + 1, sizeof(double));
+  nw->proj = jy_calloc(a, (size_t)m * (n + 1) + 1, sizeof(double));
+  nw->res = jy_calloc(a, (size_t)m + 1, sizeof(double));
+  nw->dx = jy_calloc(a, (size_t)n + 1, sizeof(double));
+  nw->rhs = jy_calloc(a, big, sizeof(double));
+  nw->sv = jy_calloc(a, big, sizeof(double));
+  nw->tau = jy_calloc(a, big, sizeof(double));
+  nw->picked = jy_calloc(a, (size_t)n + 1, sizeof(int));
+  nw->jpvt = jy_calloc(a, (size_t)n + 1, sizeof(lapack_int));
+  return nw->rows && nw->cols && nw->level && nw->mat && nw->rest && nw->proj && nw->res &&
+         nw->dx && nw->rhs && nw->sv && nw->tau && nw->picked && nw->jpvt;
+}
+
+/* Levels of the model's coordinates from the script's flags (set_q, set_v per coordinate);
+ * reports the initial values given to eliminated coordinates, which follow their glue. */
+static void mark_set(jyModel *md, const jySystem *sys, unsigned char *q_set,
+                     unsigned char *v_set) {
+  for (int i = 0; i < md->nparts; i++) {
+    const jySysPart *sp = &sys->parts[i];
+    for (int j = 0; j < sp->shape.ncoords; j++) {
+      int k = md->parts[i].coord_map[j];
+      if (k >= 0) {
+        q_set[k] = sp->q_set[j];
+        v_set[k] = sp->v_set[j];
+      } else if (sp->q_set[j] || sp->v_set[j]) {
+        const jyModelLink *link = &md->links[-1 - k];
+        const jyModelPart *src = &md->parts[link->source];
+        jy_compile_report(md,
+                          "initial value of %s.%s ignored: it follows %s.%s through glue '%s'",
+                          sp->name, sp->shape.coord_names[j], src->inst.name,
+                          link->terminal < src->shape.nterminals
+                              ? src->shape.terminals[link->terminal].name
+                              : src->shape.coord_names[link->terminal - src->shape.nterminals],
+                          md->glues[link->glue].name);
+      }
+    }
+  }
+}
+
+/* Meets one stage's rows (positions, or velocities), moving first only the followers, then
+ * the unset values too, then everything; *tol gets the stage's tolerance. */
+static jyStatus meet_stage(jyModel *md, jySystem *sys, newton *nw, const unsigned char *set,
+                           const unsigned char *follows, double *tol) {
+  int n = md->n, m = md->m, stage = nw->position;
+  double scale = 1;
+  for (int j = 0; j < n; j++) scale = fmax(scale, fabs(stage ? md->q0[j] : md->v0[j]));
+  *tol = md->solver.assembly_tol * scale;
+  nw->nrows = 0;
+  for (int i = 0; i < m; i++)
+    if (stage ? md->row_kinds[i] == JY_ROW_POSITION : md->row_kinds[i] != JY_ROW_ACCELERATION)
+      nw->rows[nw->nrows++] = i;
+  if (nw->nrows == 0) return JY_OK;
+  double residual = INFINITY;
+  for (int lowest = FOLLOW_GLUE; lowest >= HOLD_SET && !(residual <= *tol); lowest--) {
+    nw->ncols = 0;
+    for (int j = 0; j < n; j++) {
+      int level = set[j] ? HOLD_SET : follows[j] ? FOLLOW_GLUE : HOLD_DEFAULT;
+      if (level < lowest) continue;
+      nw->level[nw->ncols] = (unsigned char)level;
+      nw->cols[nw->ncols++] = j;
+    }
+    jyStatus st = newton_solve(nw, md->q0, md->v0, *tol, 50, &residual);
+    if (st != JY_OK) {
+      jy_set_error(sys->error, "initial state: %s", nw->e->error);
+      return st;
+    }
+  }
+  if (residual <= *tol) return JY_OK;
+  jy_set_error(sys->error, "inconsistent constraints: no %s satisfies these rows at t = 0: ",
+               stage ? "configuration" : "velocity");
+  int listed = 0;
+  for (int k = 0; k < nw->nrows; k++) {
+    int row = nw->rows[k];
+    double r = stage_residual(md, nw->e, stage, row);
+    if (fabs(r) <= *tol) continue;
+    char item[300];
+    snprintf(item, sizeof item, "%s%s (residual %.3g)", listed++ ? ", " : "", md->row_names[row],
+             r);
+    size_t used = strlen(sys->error);
+    if (used + 1 < JY_ERROR_LEN) snprintf(sys->error + used, JY_ERROR_LEN - used, "%s", item);
+  }
+  return JY_ERR_INCONSISTENT;
+}
+
+/* Keeps and reports the values that moved beyond the stage's tolerance. */
+static jyStatus record_moved(jyModel *md, const double *before, const double *after,
+                             const unsigned char *set, const unsigned char *follows,
+                             int velocity, double tol) {
+  for (int j = 0; j < md->n; j++) {
+    if (!(fabs(after[j] - before[j]) > tol)) continue;
+    jyMovedValue *grown = jy_alloc(&md->alloc, sizeof *grown * (size_t)(md->nmoved + 1));
+    if (!grown) return JY_ERR_NOMEM;
+    if (md->nmoved) memcpy(grown, md->moved, sizeof *grown * (size_t)md->nmoved);
+    jy_free(&md->alloc, md->moved);
+    md->moved = grown;
+    md->moved[md->nmoved++] = (jyMovedValue){j, velocity, set[j], !set[j] && follows[j],
+                                             before[j], after[j]};
+    if (md->nmoved > 20) continue;
+    jy_compile_report(md, "initial %s %s: %.9g -> %.9g (by %.3g)%s",
+                      velocity ? "velocity" : "value", md->coord_names[j], before[j], after[j],
+                      after[j] - before[j],
+                      set[j] ? " [set by the script]" : follows[j] ? " [follows its glue]" : "");
+  }
+  return JY_OK;
+}
+
+/* Makes (q0, v0) consistent: positions, then velocities. Each stage first moves only the
+ * coordinates of glued terminal blocks, then the values the script did not set, then all;
+ * within a step the most-held values move least (set, then unset, then followers). */
+jyStatus jy_compile_initial_state(jyModel *md, jySystem *sys, jyEval *e) {
+  int n = md->n, m = md->m;
+  const jyAllocator *a = &md->alloc;
+  if (m == 0) return JY_OK;
+  unsigned char *q_set = jy_calloc(a, (size_t)n + 1, 1), *v_set = jy_calloc(a, (size_t)n + 1, 1);
+  unsigned char *follows = jy_calloc(a, (size_t)n + 1, 1);
+  double *q_before = jy_calloc(a, (size_t)n + 1, sizeof(double));
+  double *v_before = jy_calloc(a, (size_t)n + 1, sizeof(double));
+  newton nw = {.e = e, .t = 0};
+  jyStatus st = JY_ERR_NOMEM;
+  if (!newton_alloc(a, &nw, n, m) || !q_set || !v_set || !follows || !q_before || !v_before)
+    goto out;
+  mark_set(md, sys, q_set, v_set);
+  mark_followers(md, follows);
+  memcpy(q_before, md->q0, sizeof(double) * (size_t)n);
+  memcpy(v_before, md->v0, sizeof(double) * (size_t)n);
+  double q_tol = 0, v_tol = 0;
+  nw.position = 1;
+  st = meet_stage(md, sys, &nw, q_set, follows, &q_tol);
+  if (st != JY_OK) goto out;
+  nw.position = 0;
+  st = meet_stage(md, sys, &nw, v_set, follows, &v_tol);
+  if (st != JY_OK) goto out;
+  st = record_moved(md, q_before, md->q0, q_set, follows, 0, q_tol);
+  if (st == JY_OK) st = record_moved(md, v_before, md->v0, v_set, follows, 1, v_tol);
+  if (md->nmoved > 20)
+    jy_compile_report(md, "... and %d more initial values moved", md->nmoved - 20);
+out:
+  newton_free(a, &nw);
+  jy_free(a, q_set);
+  jy_free(a, v_set);
+  jy_free(a, follows);
+  jy_free(a, q_before);
+  jy_free(a, v_before);
+  return st;
+}
+
+/* Decides the rows that depend on the others at the consistent initial state (QR with
+ * column pivoting of the row-scaled A^T), keeps them in the model, so that every evaluator
+ * leaves them out of its solves, and names them in the report. */
+jyStatus jy_compile_dependent_rows(jyModel *md, jyEval *e) {
+  int m = md->m;
+  if (m == 0 || md->n == 0) return JY_OK;
+  jyStatus st = jy_assemble(e, md->q0, md->v0, 0, JY_ASM_CONSTRAINTS);
+  if (st != JY_OK) return st;
+  int count = jy_eval_decide_dependent(e);
+  if (count <= 0) return JY_OK;
+  md->dependent_rows = jy_calloc(&md->alloc, (size_t)m, 1);
+  if (!md->dependent_rows) return JY_ERR_NOMEM;
+  memcpy(md->dependent_rows, e->dependent, (size_t)m);
+  md->ndependent = count;
+  char list[2048] = "";
+  for (int i = 0, listed = 0; i < m; i++) {
+    size_t used = strlen(list);
+    if (md->dependent_rows[i] && used + 1 < sizeof list)
+      snprintf(list + used, sizeof list - used, "%s%s", listed++ ? ", " : "", md->row_names[i]);
+  }
+  jy_compile_report(md, "redundant constraints: rank %d of %d rows; dependent rows: %s",
+                    m - count, m, list);
+  return JY_OK;
+}

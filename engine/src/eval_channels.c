@@ -1,0 +1,232 @@
+/* The output channels of one state, in the order compile_layout.c numbers them: t, q,
+ * der(q), the derived channels (JY_DERIVED_CHANNELS), glue forces, constraint-row forces
+ * and powers, part outputs, user channels. Each kind has its own filler below; the
+ * offsets they write at are the model's (ch_derived, force_channel, row_force_channel,
+ * power_channel, output_channel, user_channel). */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* The force an eliminated glue carries: the block it moved is massless, so the glue balances
+ * everything else acting on the block, F = -(Q + C + A^T mu + sum of J^T mu over the part's
+ * other glues) restricted to the block. Reported, as for every glue, as the force on the
+ * first terminal. */
+static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const double *q,
+                                      const double *v, double t, const double *acc,
+                                      double *out) {
+  const jyModelPart *p = &e->model->parts[link->part];
+  const jyPartType *type = p->inst.type;
+  int nc = p->inst.ncoords, nr = p->inst.nrows;
+  const double *ql, *vl;
+  int mapped;
+  jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
+  if (st != JY_OK) return st;
+  double force[JY_TERMINAL_MAX_DIM] = {0};
+  jyPartState s = jy_part_state(e, ql, vl, t);
+  if (type->force) {
+    memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
+    if (type->force(&p->inst, &s, e->local_vec) != 0) return jy_part_failed(e, p, "force", t);
+    for (int c = 0; c < link->dim; c++) force[c] -= e->local_vec[link->offset + c];
+  }
+  /* the whole non-ideal force, laws included (at this evaluation's row forces); it
+   * localizes the same part again, so ql and vl stay valid */
+  st = jy_part_nonideal(e, p, q, v, t, e->multipliers, acc, &vl);
+  if (st != JY_OK) return st;
+  for (int c = 0; c < link->dim; c++) force[c] -= e->local_vec[link->offset + c];
+  if (nr > 0 && type->constraints) {
+    memset(e->local_jac, 0, sizeof(double) * (size_t)nr * nc);
+    if (type->constraints(&p->inst, &s, e->local_jac, e->local_rhs, NULL, NULL) != 0)
+      return jy_part_failed(e, p, "constraints", t);
+    for (int c = 0; c < link->dim; c++)
+      for (int i = 0; i < nr; i++)
+        force[c] -= e->local_jac[i + (size_t)(link->offset + c) * nr] *
+                    e->multipliers[p->row_offset + i];
+  }
+  const jyModel *m = e->model;
+  for (int g = 0; g < m->nglues; g++) {
+    const jyModelGlue *other = &m->glues[g];
+    if (other->link >= 0) continue;
+    for (int side = 0; side < 2; side++) {
+      int part = side ? other->part_b : other->part_a;
+      if (part != link->part) continue;
+      int k = side ? other->terminal_b : other->terminal_a;
+      double sign = side ? -1.0 : 1.0;
+      jyStatus jst = jy_terminal_jacobian(e, p, k, ql, vl, t, e->term_jac_a);
+      if (jst != JY_OK) return jst;
+      for (int c = 0; c < link->dim; c++)
+        for (int i = 0; i < other->dim; i++)
+          force[c] -= sign * e->term_jac_a[i + (size_t)(link->offset + c) * other->dim] *
+                      e->multipliers[other->row_offset + i];
+    }
+  }
+  for (int c = 0; c < link->dim; c++) out[c] = link->part_is_a ? force[c] : -force[c];
+  return JY_OK;
+}
+
+/* Angle outputs continue from their previous report: shifted by whole turns to lie within
+ * pi of it. */
+static void unwrap_angles(jyEval *e, const jyModelPart *part, double *dst) {
+  unsigned bits = e->continue_angles ? part->shape.angle_outputs : 0;
+  for (int k = 0; bits && k < part->shape.noutputs; k++, bits >>= 1) {
+    if (!(bits & 1u)) continue;
+    double *prev = &e->angle_prev[part->output_channel + k];
+    const double turn = 6.283185307179586476925286766559;
+    if (e->angles_reported) dst[k] += turn * nearbyint((*prev - dst[k]) / turn);
+    *prev = dst[k];
+  }
+}
+
+void jy_eval_continue_angles(jyEval *e) {
+  e->continue_angles = 1;
+  e->angles_reported = 0;
+}
+
+/* One part's kinetic and potential energy (kinetic 1/2 v^T M v without an energy
+ * function) and its output channels. */
+static jyStatus part_energy_and_outputs(jyEval *e, const jyModelPart *part, const double *q,
+                                        const double *v, double t, double energy[2],
+                                        double *out) {
+  const jyPartType *type = part->inst.type;
+  int nc = part->inst.ncoords, mapped;
+  const double *ql, *vl;
+  jyStatus st = jy_localize(e, part, q, v, t, &ql, &vl, &mapped);
+  if (st != JY_OK) return st;
+  jyPartState s = jy_part_state(e, ql, vl, t);
+  if (type->energy) {
+    double tk = 0, vp = 0;
+    if (type->energy(&part->inst, &s, &tk, &vp) != 0)
+      return jy_part_failed(e, part, "energy", t);
+    energy[0] += tk;
+    energy[1] += vp;
+  } else if (type->mass && nc > 0) {
+    memset(e->local_mass, 0, sizeof(double) * (size_t)nc * nc);
+    if (type->mass(&part->inst, &s, e->local_mass) != 0) return jy_part_failed(e, part, "mass", t);
+    for (int a = 0; a < nc; a++)
+      for (int b = 0; b < nc; b++)
+        energy[0] += 0.5 * vl[a] * e->local_mass[a + (size_t)b * nc] * vl[b];
+  }
+  if (part->shape.noutputs > 0 && type->outputs) {
+    double *dst = out + part->output_channel;
+    memset(dst, 0, sizeof(double) * (size_t)part->shape.noutputs);
+    if (type->outputs(&part->inst, &s, e->multipliers + part->row_offset, dst) != 0)
+      return jy_part_failed(e, part, "outputs", t);
+    unwrap_angles(e, part, dst);
+  }
+  return JY_OK;
+}
+
+/* The derived channels: energies (kinetic, potential from the parts), residual norms, and
+ * the power of the ideal constraint forces (A^T mu) . v and of the non-ideal ones C . v:
+ * the first vanishes for ideal scleronomic constraints, the second is what friction takes. */
+static void derived_channels(jyEval *e, const double *v, const double energy[2],
+                             double *derived) {
+  const jyModel *m = e->model;
+  derived[JY_CH_ENERGY] = energy[0] + energy[1];
+  derived[JY_CH_KINETIC] = energy[0];
+  derived[JY_CH_POTENTIAL] = energy[1];
+  jy_residual_norms(e, &derived[JY_CH_RESIDUAL_POS], &derived[JY_CH_RESIDUAL_VEL]);
+  double ideal = 0, nonideal = 0;
+  for (int j = 0; j < m->n; j++) {
+    double force = 0;
+    for (int i = 0; i < m->m; i++) force += e->jac[i + (size_t)j * m->m] * e->multipliers[i];
+    ideal += force * v[j];
+    nonideal += e->nonideal[j] * v[j];
+  }
+  derived[JY_CH_POWER_IDEAL] = ideal;
+  derived[JY_CH_POWER_NONIDEAL] = nonideal;
+}
+
+/* A part's row forces (its multipliers) and the power of the ideal and non-ideal
+ * constraint forces on it. */
+static jyStatus part_constraint_channels(jyEval *e, const jyModelPart *part, const double *q,
+                                         const double *v, double t, const double *acc,
+                                         double *out) {
+  const jyModel *m = e->model;
+  for (int r = 0; r < part->inst.nrows; r++)
+    out[part->row_force_channel + r] = e->multipliers[part->row_offset + r];
+  if (part->power_channel < 0) return JY_OK;
+  double ideal_power = 0; /* mu . (A v) over the part's rows, in global terms */
+  for (int r = 0; r < part->inst.nrows; r++) {
+    int row = part->row_offset + r;
+    double av = 0;
+    for (int j = 0; j < m->n; j++) av += e->jac[row + (size_t)j * m->m] * v[j];
+    ideal_power += e->multipliers[row] * av;
+  }
+  const double *vl;
+  jyStatus st = jy_part_nonideal(e, part, q, v, t, e->multipliers, acc, &vl);
+  if (st != JY_OK) return st;
+  double nonideal_power = 0;
+  for (int j = 0; j < part->inst.ncoords; j++) nonideal_power += e->local_vec[j] * vl[j];
+  out[part->power_channel] = ideal_power;
+  out[part->power_channel + 1] = nonideal_power;
+  return JY_OK;
+}
+
+/* Each glue's force on its first terminal: its multipliers, or the balance of the block an
+ * eliminated glue moved. */
+static jyStatus glue_channels(jyEval *e, const double *q, const double *v, double t,
+                              const double *acc, double *out) {
+  const jyModel *m = e->model;
+  for (int g = 0; g < m->nglues; g++) {
+    const jyModelGlue *glue = &m->glues[g];
+    if (glue->link >= 0) {
+      jyStatus st = eliminated_glue_force(e, &m->links[glue->link], q, v, t, acc,
+                                          out + glue->force_channel);
+      if (st != JY_OK) return st;
+      continue;
+    }
+    for (int k = 0; k < glue->dim; k++)
+      out[glue->force_channel + k] = e->multipliers[glue->row_offset + k];
+  }
+  return JY_OK;
+}
+
+/* The user's channels, computed from the row filled so far. */
+static jyStatus user_channels(jyEval *e, double t, double *out) {
+  const jyModel *m = e->model;
+  for (int u = 0; u < m->nuser; u++) {
+    const jyUserChannel *c = &m->user_channels[u];
+    e->part_error[0] = '\0';
+    double value = 0;
+    if (c->fn(c->ud, m, out, &value, e->part_error, sizeof e->part_error) != 0) {
+      jy_set_error(e->error, "channel '%s': %s at t = %.9g", c->name,
+                   e->part_error[0] ? e->part_error : "failed", t);
+      return JY_ERR_PART;
+    }
+    if (!isfinite(value)) {
+      jy_set_error(e->error, "channel '%s': value is not finite at t = %.9g", c->name, t);
+      return JY_ERR_PART;
+    }
+    out[m->user_channel + u] = value;
+  }
+  return JY_OK;
+}
+
+jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t, double *out) {
+  if (!e || !q || !v || !out) return JY_ERR_INVALID;
+  const jyModel *m = e->model;
+  int n = m->n;
+  double *acc = e->channel_scratch;
+  jyStatus st = jy_assemble(e, q, v, t, JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL |
+                                            JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS);
+  if (st == JY_OK) st = jy_eval_acceleration_with_laws(e, q, v, t, acc);
+  if (st != JY_OK) return st;
+  jyUkProblem p = jy_eval_problem(e);
+  jy_uk_multipliers(e->uk, &p, acc, e->multipliers, NULL);
+
+  out[0] = t;
+  memcpy(out + 1, q, sizeof(double) * (size_t)n);
+  memcpy(out + 1 + n, v, sizeof(double) * (size_t)n);
+  double energy[2] = {0, 0}; /* kinetic, potential */
+  for (int i = 0; i < m->nparts && st == JY_OK; i++)
+    st = part_energy_and_outputs(e, &m->parts[i], q, v, t, energy, out);
+  if (st != JY_OK) return st;
+  e->angles_reported = 1;
+  derived_channels(e, v, energy, out + m->ch_derived);
+  for (int i = 0; i < m->nparts && st == JY_OK; i++)
+    st = part_constraint_channels(e, &m->parts[i], q, v, t, acc, out);
+  if (st == JY_OK) st = glue_channels(e, q, v, t, acc, out);
+  if (st == JY_OK) st = user_channels(e, t, out);
+  return st;
+}
