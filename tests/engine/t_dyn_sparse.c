@@ -5,8 +5,9 @@
  *     over four decades, pattern entries that happen to be zero): the accelerations agree,
  *     with and without a non-ideal force C, and with dependent rows left out (dropped);
  *   - q'' satisfies A q'' = b on its own;
- *   - what the sparse path must hand back to the dense one: redundant rows it was not told
- *     to drop (JY_UK_NOT_UNIQUE), a zero row with b != 0 (JY_UK_INCONSISTENT);
+ *   - what the sparse path must hand back to the dense one (JY_UK_NOT_UNIQUE): redundant rows
+ *     it was not told to drop, a zero row (the dense path finds b != 0 there inconsistent);
+ *     a dropped row contradicting its twin is JY_UK_INCONSISTENT from both paths;
  *   - jy_sparse_applies only for a diagonal positive M; jy_sparse_create refuses empty
  *     sizes; after the first, a solve allocates nothing.
  * Tolerance: both paths solve the same problem exactly up to rounding; the condition of the
