@@ -43,6 +43,26 @@ static inline jyStatus stage_glue(jySystem *sys, jyPartId a, const char *ta, jyP
   return st;
 }
 
+/* A rod "rod" of length L between the "pos" terminals of parts a and b (glues "a", "b"). */
+static inline jyPartId stage_rod_between(jySystem *sys, jyPartId a, jyPartId b, int dim,
+                                         double length) {
+  jyPartId rod = PART(sys, "rod", "rod", {"dim", dim}, {"L", length});
+  stage_glue(sys, rod, "a", a, "pos", "a");
+  stage_glue(sys, rod, "b", b, "pos", "b");
+  return rod;
+}
+
+/* The stage tests' pendulum: a 2-D point mass "bob" of 2 kg on a rod of length 1 from a
+ * ground "pivot" at the origin, with bob.x set to x (y left to the compiler). */
+static inline jySystem *stage_mass_on_rod(jyEnv *env, double x) {
+  jySystem *sys = jy_system_create(env);
+  jyPartId pivot = PART(sys, "ground", "pivot", {"dim", 2});
+  jyPartId bob = PART(sys, "mass", "bob", {"dim", 2}, {"m", 2});
+  stage_rod_between(sys, pivot, bob, 2, 1);
+  jy_system_set_coord(sys, bob, "x", x);
+  return sys;
+}
+
 /* Compiles with glue elimination on or off; NULL (after a diag) on failure. */
 static inline jyModel *stage_compile(jySystem *sys, int eliminate) {
   jySolverDef def = jy_default_solver_def();
@@ -51,6 +71,19 @@ static inline jyModel *stage_compile(jySystem *sys, int eliminate) {
   jyStatus st = jy_model_compile(sys, &def, &model);
   if (st != JY_OK) diag("compile failed (%s): %s", jy_status_text(st), jy_system_error(sys));
   return model;
+}
+
+/* Compiles sys and destroys it (a model must not need its system), then makes an evaluator
+ * of the model: NULL when either failed (*md may still need freeing: stage_free). */
+static inline jyEval *stage_eval(jySystem *sys, int eliminate, jyModel **md) {
+  *md = stage_compile(sys, eliminate);
+  jy_system_destroy(sys);
+  return *md ? jy_eval_create(*md) : NULL;
+}
+
+static inline void stage_free(jyEval *e, jyModel *md) {
+  jy_eval_destroy(e);
+  jy_model_destroy(md);
 }
 
 /* ok() that a message contains every one of the NULL-terminated fragments. */

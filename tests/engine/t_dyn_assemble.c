@@ -47,12 +47,10 @@ static void check_spring_and_masses(jyEnv *env) {
   stage_glue(sys, spring, "b", m2, "pos", "b");
   jy_system_set_coord(sys, m2, "x", 0.6);
   jy_system_set_coord(sys, m2, "y", 0.8);
-  jyModel *md = stage_compile(sys, 0);
-  jy_system_destroy(sys);
-  jyEval *e = md ? jy_eval_create(md) : NULL;
+  jyModel *md;
+  jyEval *e = stage_eval(sys, 0, &md);
   if (!ok(e && md->n == 8 && md->m == 4, "masses and spring: 8 coordinates, 4 glue rows")) {
-    jy_eval_destroy(e);
-    jy_model_destroy(md);
+    stage_free(e, md);
     return;
   }
   /* m1 x y, m2 x y, spring ax ay bx by: every end off its mass */
@@ -100,8 +98,7 @@ static void check_spring_and_masses(jyEnv *env) {
   ok(!WRAP_MALLOC || process_allocations == before,
      "100 assemblies allocate nothing (%ld malloc calls%s)", process_allocations - before,
      WRAP_MALLOC ? "" : "; not counted under ASan");
-  jy_eval_destroy(e);
-  jy_model_destroy(md);
+  stage_free(e, md);
 }
 
 /* The pendulum's bob at (px, py, theta) and its Jacobian (2 x 3) and bias gamma = J' v. */
@@ -148,8 +145,7 @@ static void check_pendulum_mapped(jyEnv *env) {
   jyEval *e = md ? jy_eval_create(md) : NULL;
   if (!ok(e && md->n == 3 && md->m == 3 && md->nlinks == 4,
           "pendulum with eliminated rod and spring: 3 coordinates, rows rod.length + pivot")) {
-    jy_eval_destroy(e);
-    jy_model_destroy(md);
+    stage_free(e, md);
     return;
   }
   const double q[3] = {0.1, 0.2, 0.3}, v[3] = {-0.3, 0.4, 2.0}, m = 2, l = 1.5;
@@ -184,8 +180,7 @@ static void check_pendulum_mapped(jyEnv *env) {
   expect_block(e->rhs, rhs, 3, "b: the rod's -(|d'|^2 - (u.d')^2)/len less u . gamma; 0");
   expect_block(e->residual, res, 3, "residuals: len - L, then the pivot's offset");
   expect_block(e->rate, rate, 3, "rates: u . d', then the pivot's velocity");
-  jy_eval_destroy(e);
-  jy_model_destroy(md);
+  stage_free(e, md);
 }
 
 /* A 1-D mass whose force fails beyond x = 5 and is not finite below x = -5. */
@@ -210,11 +205,10 @@ static void check_part_failures(jyEnv *env) {
   if (!ok(jy_env_register(env, &flaky) == JY_OK, "a flaky 1-D mass registered")) return;
   jySystem *sys = jy_system_create(env);
   PART(sys, "flaky", "fl", {"dim", 1});
-  jyModel *md = stage_compile(sys, 1);
-  jy_system_destroy(sys);
-  jyEval *e = md ? jy_eval_create(md) : NULL;
+  jyModel *md;
+  jyEval *e = stage_eval(sys, 1, &md);
   if (!ok(e != NULL, "it compiles at x = 0")) {
-    jy_model_destroy(md);
+    stage_free(e, md);
     return;
   }
   double q = 6, v = 0;
@@ -228,8 +222,7 @@ static void check_part_failures(jyEnv *env) {
   q = -6;
   ok(jy_assemble(e, &q, &v, 0.75, JY_ASM_MASS) == JY_OK && e->mass[0] == 1,
      "the mass alone does not call the force");
-  jy_eval_destroy(e);
-  jy_model_destroy(md);
+  stage_free(e, md);
 }
 
 int main(void) {

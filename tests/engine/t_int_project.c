@@ -30,16 +30,12 @@ static void check_two_masses(jyEnv *env) {
   jySystem *sys = jy_system_create(env);
   jyPartId m1 = PART(sys, "mass", "m1", {"dim", 1}, {"m", 1});
   jyPartId m2 = PART(sys, "mass", "m2", {"dim", 1}, {"m", 3});
-  jyPartId rod = PART(sys, "rod", "rod", {"dim", 1}, {"L", 1});
-  stage_glue(sys, rod, "a", m1, "pos", "a");
-  stage_glue(sys, rod, "b", m2, "pos", "b");
+  stage_rod_between(sys, m1, m2, 1, 1);
   jy_system_set_coord(sys, m2, "x", 1);
-  jyModel *md = stage_compile(sys, 1);
-  jy_system_destroy(sys);
-  jyEval *e = md ? jy_eval_create(md) : NULL;
+  jyModel *md;
+  jyEval *e = stage_eval(sys, 1, &md);
   if (!ok(e && md->n == 2 && md->m == 1, "two masses and a rod: 2 coordinates, 1 row")) {
-    jy_eval_destroy(e);
-    jy_model_destroy(md);
+    stage_free(e, md);
     return;
   }
   double q[2] = {0.1, 1.3}, v[2] = {0.5, -0.3}; /* stretched by d = 0.2 */
@@ -57,31 +53,16 @@ static void check_two_masses(jyEnv *env) {
   ok(st == JY_OK && fabs(err_q[0] - 0.25) <= PROJ_TOL && fabs(err_q[1] - 0.25) <= PROJ_TOL &&
          fabs(err_v[0] - 1.5) <= PROJ_TOL && fabs(err_v[1] - 1.5) <= PROJ_TOL,
      "error estimates keep their M-weighted mean: (1, 0) -> (0.25, 0.25), (0, 2) -> (1.5, 1.5)");
-  jy_eval_destroy(e);
-  jy_model_destroy(md);
-}
-
-/* A 2-D mass of 2 kg on a rod of length 1 from a ground at the origin. */
-static jyModel *circle_model(jyEnv *env) {
-  jySystem *sys = jy_system_create(env);
-  jyPartId pivot = PART(sys, "ground", "pivot", {"dim", 2});
-  jyPartId bob = PART(sys, "mass", "bob", {"dim", 2}, {"m", 2});
-  jyPartId rod = PART(sys, "rod", "rod", {"dim", 2}, {"L", 1});
-  stage_glue(sys, rod, "a", pivot, "pos", "a");
-  stage_glue(sys, rod, "b", bob, "pos", "b");
-  jy_system_set_coord(sys, bob, "x", 1);
-  jyModel *md = stage_compile(sys, 1);
-  jy_system_destroy(sys);
-  return md;
+  stage_free(e, md);
 }
 
 /* 2. The circle: the nearest point and the tangential velocity; 4. a rod of length 0. */
 static void check_circle(jyEnv *env) {
-  jyModel *md = circle_model(env);
-  jyEval *e = md ? jy_eval_create(md) : NULL;
+  jySystem *sys = stage_mass_on_rod(env, 1); /* a 2-D mass of 2 kg, a rod of length 1 */
+  jyModel *md;
+  jyEval *e = stage_eval(sys, 1, &md);
   if (!ok(e && md->n == 2 && md->m == 1, "mass on a rod: 2 coordinates, 1 row")) {
-    jy_eval_destroy(e);
-    jy_model_destroy(md);
+    stage_free(e, md);
     return;
   }
   double q[2] = {1.2, -0.9}, v[2] = {1, 1}; /* radius 1.5 */
@@ -103,8 +84,7 @@ static void check_circle(jyEnv *env) {
   ok(st == JY_ERR_PART, "a state with the rod's ends together: JY_ERR_PART");
   SAYS(e->error, "... naming the rod, its function, why and when", "part 'rod' (rod)",
        "constraints", "the ends coincide", "t = 2.5");
-  jy_eval_destroy(e);
-  jy_model_destroy(md);
+  stage_free(e, md);
 }
 
 /* 3. A pendulum (m 2, l 1.5) whose pivot is glued to a ground at the origin: its M = m J^T J
@@ -114,12 +94,10 @@ static void check_pendulum(jyEnv *env) {
   jyPartId ground = PART(sys, "ground", "ground", {"dim", 2});
   jyPartId p = PART(sys, "pendulum", "p", {"m", 2}, {"l", 1.5});
   stage_glue(sys, p, "pivot", ground, "pos", "pivot");
-  jyModel *md = stage_compile(sys, 1);
-  jy_system_destroy(sys);
-  jyEval *e = md ? jy_eval_create(md) : NULL;
+  jyModel *md;
+  jyEval *e = stage_eval(sys, 1, &md);
   if (!ok(e && md->n == 3 && md->m == 2, "pendulum part: 3 coordinates, 2 pivot rows")) {
-    jy_eval_destroy(e);
-    jy_model_destroy(md);
+    stage_free(e, md);
     return;
   }
   const double l = 1.5, px = 0.05, py = -0.03, th = 0.7, vpx = 0.2, vpy = 0.1, w = 1.3;
@@ -133,17 +111,15 @@ static void check_pendulum(jyEnv *env) {
   ok(fabs(v[0]) <= PROJ_TOL && fabs(v[1]) <= PROJ_TOL, "the pivot's velocity is removed");
   is_near(v[2], w + (vpx * cos(th1) + vpy * sin(th1)) / l, PROJ_TOL,
           "omega keeps the bob's velocity as far as the pivot allows");
-  jy_eval_destroy(e);
-  jy_model_destroy(md);
+  stage_free(e, md);
 }
 
 /* 4. A free mass: no rows, nothing moves. */
 static void check_no_rows(jyEnv *env) {
   jySystem *sys = jy_system_create(env);
   PART(sys, "mass", "free", {"dim", 2});
-  jyModel *md = stage_compile(sys, 1);
-  jy_system_destroy(sys);
-  jyEval *e = md ? jy_eval_create(md) : NULL;
+  jyModel *md;
+  jyEval *e = stage_eval(sys, 1, &md);
   double q[2] = {0.3, 0.4}, v[2] = {1, 2}, err_q[2] = {1, 1}, err_v[2] = {2, 2};
   int iterations = -1;
   ok(e && jy_project_state(e, 0, q, v, weights, 1, &iterations) == JY_OK && iterations == 0 &&
@@ -151,8 +127,7 @@ static void check_no_rows(jyEnv *env) {
      "no rows: the state is left as it is, in 0 steps");
   ok(e && jy_project_error(e, err_q, err_v) == JY_OK && err_q[0] == 1 && err_v[1] == 2,
      "no rows: the error estimate is left as it is");
-  jy_eval_destroy(e);
-  jy_model_destroy(md);
+  stage_free(e, md);
 }
 
 int main(void) {

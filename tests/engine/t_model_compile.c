@@ -31,13 +31,8 @@
 /* A rod of length 1 from a pivot at the origin to a 2-D point mass of 2 kg; x and y start
  * as given (held when `held_y`, else y is a guess), velocities (vx, 0) with vx held. */
 static jySystem *rod_system(jyEnv *env, double x, double y, int held_y, double vx) {
-  jySystem *sys = jy_system_create(env);
-  jyPartId pivot = PART(sys, "ground", "pivot", {"dim", 2});
-  jyPartId bob = PART(sys, "mass", "bob", {"dim", 2}, {"m", 2});
-  jyPartId rod = PART(sys, "rod", "rod", {"dim", 2}, {"L", 1});
-  stage_glue(sys, rod, "a", pivot, "pos", "a");
-  stage_glue(sys, rod, "b", bob, "pos", "b");
-  jy_system_set_coord(sys, bob, "x", x);
+  jySystem *sys = stage_mass_on_rod(env, x);
+  jyPartId bob = jy_system_find_part(sys, "bob");
   if (held_y)
     jy_system_set_coord(sys, bob, "y", y);
   else
