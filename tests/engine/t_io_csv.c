@@ -1,0 +1,214 @@
+/* tests/engine/t_io_csv.c — the CSV output stage alone (engine/src/io_csv.c:
+ * jy_sim_write_csv), on a falling 1-D mass (x = 2 + t - g t^2 / 2) reported every 0.25 s:
+ *   - the header is the model's channel names; one row per output time, each with every
+ *     channel; each number reads back bit for bit as the value a plain jy_sim_run reports
+ *     (%.17g round-trips a double), and x follows the closed form;
+ *   - `also` sees each row as it is written;
+ *   - a run stopped by `also` leaves no file at the path (an earlier one is removed) and keeps
+ *     its rows in "<stem>.incomplete.csv" after a "# incomplete: <why>" line, and says where;
+ *     the next successful run removes that file; no "<path>.partial" is ever left;
+ *   - an unwritable path: JY_ERR_IO naming the path and the system's reason; an empty one:
+ *     JY_ERR_INVALID.
+ * Tolerance: x against the closed form within 1e-9: BDF at its default rtol 1e-11 over 1 s on
+ * values of order 2 accumulates a global error measured at 6e-11 (no BLAS kernel enters a
+ * one-coordinate solve), so 1e-9 is a margin of 16; a wrong column or time is off by 0.1 or
+ * more. Every other comparison is exact. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim.h"
+#include "stage_fixtures.h"
+#include "tap.h"
+
+#define ROWS 5          /* t = 0, 0.25, ..., 1 */
+#define MAX_CHANNELS 32 /* the falling mass has 1 + 2 + 7 + 1 */
+#define CLOSED_FORM_TOL 1e-9 /* see the head comment */
+
+static jyModel *falling_mass(jyEnv *env) {
+  jySystem *sys = jy_system_create(env);
+  jy_system_set_gravity(sys, (double[3]){-9.81, 0, 0});
+  jyPartId m = PART(sys, "mass", "m", {"dim", 1}, {"m", 2});
+  jy_system_set_coord(sys, m, "x", 2);
+  jy_system_set_velocity(sys, m, "x", 1);
+  jyModel *md = stage_compile(sys, 1);
+  jy_system_destroy(sys);
+  return md;
+}
+
+static jySim *new_sim(const jyModel *md) {
+  jySimDef def = jy_default_sim_def();
+  def.t_end = 1;
+  def.dt_out = 0.25;
+  jyStatus st;
+  jySim *sim = jy_sim_create(md, &def, &st);
+  if (sim && st != JY_OK) diag("sim: %s", jy_sim_error(sim));
+  return sim && st == JY_OK ? sim : (jy_sim_destroy(sim), NULL);
+}
+
+/* Rows a sink saw, and after how many it asks to stop (0: never). */
+typedef struct rows_seen {
+  double rows[ROWS][MAX_CHANNELS];
+  int count, nchannels, stop_after;
+} rows_seen;
+
+static int keep_row(void *ud, const double *row, int nchannels) {
+  rows_seen *seen = ud;
+  if (seen->count < ROWS && nchannels <= MAX_CHANNELS)
+    memcpy(seen->rows[seen->count], row, sizeof(double) * (size_t)nchannels);
+  seen->nchannels = nchannels;
+  seen->count++;
+  return seen->stop_after > 0 && seen->count >= seen->stop_after;
+}
+
+static int exists(const char *path) { return access(path, F_OK) == 0; }
+
+/* Copies text into out (len bytes), cut to fit. */
+static void copy_text(char *out, size_t len, const char *text) {
+  size_t n = strlen(text);
+  if (n >= len) n = len - 1;
+  memcpy(out, text, n);
+  out[n] = '\0';
+}
+
+/* Reads a CSV: its first line into `first` (without the newline), then rows of numbers.
+ * Returns the rows read, or -1 when a line has another number of fields than `fields`. */
+static int read_csv(const char *path, char *first, size_t len, double rows[][MAX_CHANNELS],
+                    int max_rows, int fields, char *header, size_t header_len) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  static char line[1 << 14];
+  int count = 0, bad = 0;
+  for (int lineno = 0; fgets(line, sizeof line, f); lineno++) {
+    line[strcspn(line, "\n")] = '\0';
+    if (lineno == 0) copy_text(first, len, line);
+    if (line[0] == '#' || (lineno == 0 && header == NULL)) continue;
+    if (header && !header[0]) { /* the header line */
+      copy_text(header, header_len, line);
+      continue;
+    }
+    char *at = line, *end;
+    for (int k = 0; k < fields; k++) {
+      double x = strtod(at, &end);
+      bad |= end == at || (k + 1 < fields ? *end != ',' : *end != '\0');
+      if (count < max_rows) rows[count][k] = x;
+      at = end + 1;
+    }
+    count++;
+  }
+  fclose(f);
+  return bad ? -1 : count;
+}
+
+/* The header the model must have: its channel names joined by commas. */
+static void expected_header(const jyModel *md, char *out, size_t len) {
+  out[0] = '\0';
+  for (int i = 0; i < jy_model_num_channels(md); i++) {
+    size_t used = strlen(out);
+    snprintf(out + used, len - used, "%s%s", i ? "," : "", jy_model_channel_name(md, i));
+  }
+}
+
+/* A complete run: header, rows, values bit for bit, the closed form. */
+static void check_complete(const jyModel *md, const char *path) {
+  rows_seen ref = {.count = 0}, also = {.count = 0};
+  jySim *sim = new_sim(md);
+  jyStatus st = sim ? jy_sim_run(sim, keep_row, &ref) : JY_ERR_NOMEM;
+  jy_sim_destroy(sim);
+  ok(st == JY_OK && ref.count == ROWS, "a plain run reports %d rows", ROWS);
+  sim = new_sim(md);
+  st = sim ? jy_sim_write_csv(sim, path, keep_row, &also) : JY_ERR_NOMEM;
+  if (!ok(st == JY_OK, "written to %s", path)) diag("%s", sim ? jy_sim_error(sim) : "no sim");
+  jy_sim_destroy(sim);
+  int nch = jy_model_num_channels(md);
+  static double rows[ROWS + 1][MAX_CHANNELS];
+  char first[4096], header[4096] = "", want[4096];
+  int count = read_csv(path, first, sizeof first, rows, ROWS + 1, nch, header, sizeof header);
+  expected_header(md, want, sizeof want);
+  ok(strcmp(header, want) == 0, "the header is the channel names: %s", want);
+  ok(count == ROWS, "%d rows of %d numbers each (read %d)", ROWS, nch, count);
+  int same = count == ROWS && also.count == ROWS, x = jy_model_find_channel(md, "m.x");
+  for (int r = 0; r < ROWS && same; r++)
+    same = memcmp(rows[r], ref.rows[r], sizeof(double) * (size_t)nch) == 0 &&
+           memcmp(also.rows[r], ref.rows[r], sizeof(double) * (size_t)nch) == 0;
+  ok(same, "every number reads back bit for bit as reported; `also` saw the same rows");
+  double worst = 0;
+  for (int r = 0; r < count && r < ROWS && x > 0; r++) {
+    double t = rows[r][0];
+    worst = fmax(worst, fabs(t - 0.25 * r) + fabs(rows[r][x] - (2 + t - 9.81 / 2 * t * t)));
+  }
+  is_near(x > 0 ? worst : NAN, 0, CLOSED_FORM_TOL, "t = 0.25 k and x = 2 + t - g t^2 / 2");
+}
+
+/* A run `also` stops after two rows: nothing at the path, the rows kept aside. */
+static void check_stopped(const jyModel *md, const char *path, const char *kept) {
+  rows_seen also = {.stop_after = 2};
+  jySim *sim = new_sim(md);
+  jyStatus st = sim ? jy_sim_write_csv(sim, path, keep_row, &also) : JY_ERR_NOMEM;
+  ok(st == JY_ERR_IO, "a run stopped by `also` after 2 rows: JY_ERR_IO");
+  SAYS(sim ? jy_sim_error(sim) : NULL, "... saying why, where the rows went and what was removed",
+       "stopped by the output sink", "the 2 output rows before the failure are in", kept,
+       "(an earlier file of that name was removed)");
+  jy_sim_destroy(sim);
+  ok(!exists(path), "no file at %s (the earlier complete one is gone)", path);
+  static double rows[ROWS][MAX_CHANNELS];
+  char first[4096], header[4096] = "";
+  int count = read_csv(kept, first, sizeof first, rows, ROWS, jy_model_num_channels(md), header,
+                       sizeof header);
+  ok(strncmp(first, "# incomplete: stopped by the output sink", 40) == 0 && header[0] == 't' &&
+         count == 2,
+     "%s: '# incomplete: ...', the header, 2 rows", kept);
+}
+
+static void check_bad_paths(const jyModel *md, const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/no/such/dir/out.csv", dir);
+  jySim *sim = new_sim(md);
+  jyStatus st = sim ? jy_sim_write_csv(sim, path, NULL, NULL) : JY_ERR_NOMEM;
+  ok(st == JY_ERR_IO, "a path in a missing directory: JY_ERR_IO");
+  SAYS(sim ? jy_sim_error(sim) : NULL, "... naming the path and the reason",
+       "cannot write output file", path, strerror(ENOENT));
+  ok(sim && jy_sim_write_csv(sim, "", NULL, NULL) == JY_ERR_INVALID &&
+         jy_sim_write_csv(NULL, path, NULL, NULL) == JY_ERR_INVALID,
+     "an empty path or no simulation: JY_ERR_INVALID");
+  jy_sim_destroy(sim);
+}
+
+int main(void) {
+  plan(21);
+  jyEnv *env = stage_env();
+  jyModel *md = env ? falling_mass(env) : NULL;
+  char dir[] = "/tmp/joinery-t_io_csv-XXXXXX";
+  if (!md || !mkdtemp(dir) || jy_model_num_channels(md) > MAX_CHANNELS) {
+    ok(0, "a model and a temporary directory");
+    return done();
+  }
+  char path[256], kept[256], partial[256], other[256], other_kept[256];
+  snprintf(path, sizeof path, "%s/out.csv", dir);
+  snprintf(kept, sizeof kept, "%s/out.incomplete.csv", dir);
+  snprintf(partial, sizeof partial, "%s/out.csv.partial", dir);
+  check_complete(md, path);
+  check_stopped(md, path, kept);
+  check_complete(md, path);
+  ok(exists(path) && !exists(kept) && !exists(partial),
+     "a successful run removes the stale incomplete file; no .partial is left");
+  /* A name without .csv keeps its rows in "<path>.incomplete.csv". */
+  snprintf(other, sizeof other, "%s/out.dat", dir);
+  snprintf(other_kept, sizeof other_kept, "%s/out.dat.incomplete.csv", dir);
+  rows_seen also = {.stop_after = 1};
+  jySim *sim = new_sim(md);
+  ok(sim && jy_sim_write_csv(sim, other, keep_row, &also) == JY_ERR_IO && exists(other_kept) &&
+         !exists(other),
+     "out.dat stopped: rows kept in out.dat.incomplete.csv");
+  jy_sim_destroy(sim);
+  check_bad_paths(md, dir);
+  remove(path);
+  remove(other_kept);
+  rmdir(dir);
+  jy_model_destroy(md);
+  jy_env_destroy(env);
+  return done();
+}
