@@ -82,7 +82,7 @@ static void check_layout_kept(jyEnv *env) {
                         "force.b.y", "force.rod.length", "power.rod.ideal",
                         "power.rod.nonideal", "rod.tension"};
   ok(md->nchannels == 1 + 12 + 15 && channels_are(md, 0, (const char *[]){"t", "bob.x"}, 2) &&
-         channels_are(md, 7, (const char *[]){"der(bob.x)"}, 1) && md->ch_energy == 13 &&
+         channels_are(md, 7, (const char *[]){"der(bob.x)"}, 1) && md->ch_derived == 13 &&
          channels_are(md, 13, tail, 15),
      "28 channels: t, 6 coordinates, 6 velocities, then energy .. rod.tension in order");
   ok(md->glues[0].force_channel == 20 && md->parts[2].row_force_channel == 24 &&
