@@ -26,8 +26,8 @@ typedef struct LEnv {
   jyEnv *env;
 } LEnv;
 
-/* user values: 1 = env userdata, 2 = table part index + 1 -> type name. Begins with the
- * jySystem pointer (lua/channel.c relies on that). */
+/* user values: 1 = env userdata, 2 = table part index + 1 -> type name. The other files
+ * reach its jySystem through jyl_system_of. */
 typedef struct LSystem {
   jySystem *sys;
   jySimDef def;       /* sys:settings */

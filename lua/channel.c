@@ -112,9 +112,7 @@ static int chan_fn(void *ud, const jyModel *model, const double *row, double *va
 
 /* sys:channel(name, fn) */
 static int sys_channel(lua_State *L) {
-  /* binding.c's LSystem begins with its jySystem pointer */
-  jySystem **sys = (jySystem **)luaL_checkudata(L, 1, JYL_SYSTEM);
-  if (!*sys) return luaL_error(L, "the system is closed");
+  jySystem *sys = jyl_system_of(L, 1);
   const char *name = luaL_checkstring(L, 2);
   luaL_checktype(L, 3, LUA_TFUNCTION);
   lua_settop(L, 3);
@@ -150,11 +148,11 @@ static int sys_channel(lua_State *L) {
   lua_Integer slot = (lua_Integer)lua_rawlen(L, -1) + 1;
   lua_pushvalue(L, 4);
   lua_rawseti(L, -2, slot);
-  jyStatus st = jy_system_add_channel(*sys, name, chan_fn, c);
+  jyStatus st = jy_system_add_channel(sys, name, chan_fn, c);
   if (st != JY_OK) {
     lua_pushnil(L);
     lua_rawseti(L, -2, slot);
-    const char *msg = jy_system_error(*sys);
+    const char *msg = jy_system_error(sys);
     return luaL_error(L, "%s", msg && *msg ? msg : jy_status_text(st));
   }
   return 0;

@@ -57,6 +57,8 @@ LSystem *jyl_check_system(lua_State *L, int idx) {
   return s;
 }
 
+jySystem *jyl_system_of(lua_State *L, int idx) { return jyl_check_system(L, idx)->sys; }
+
 static int sys_gc(lua_State *L) {
   LSystem *s = (LSystem *)luaL_checkudata(L, 1, JYL_SYSTEM);
   jy_system_destroy(s->sys);
