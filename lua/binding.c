@@ -91,6 +91,7 @@
 #endif
 
 #include "binding.h"
+#include "prelude.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -1590,10 +1591,7 @@ int luaopen_joinery(lua_State *L) {
   jyl_open_math(L);
   jyl_open_plugin(L, -2, &e->env); /* lua/plugin.c: load_plugin, check_part */
   jyl_open_parts(L, -2); /* lua/luapart.c: part_type, eval_part, Jets in joinery.math */
-  jyl_open_constrain(L); /* lua/constrain.c: sys:constrain */
   jyl_open_channel(L);   /* lua/channel.c: sys:channel */
-  jyl_open_bodies2d(L);  /* lua/bodies2d.c: body:point, body:frame_at, sys:pin, sys:weld */
-  jyl_open_bodies3d(L);  /* lua/bodies3d.c: the same on body3d parts, sys:ball */
-  jyl_open_loads(L, -1); /* lua/loads.c: sys:load, a force and torque given by a function */
+  jyl_open_prelude(L, -1); /* lua/prelude.c: sys:constrain, sys:load, body:point, sys:pin ... */
   return 1;
 }
