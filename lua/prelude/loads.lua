@@ -55,22 +55,24 @@ local kinds = {
   [7] = { base = 'load_spatial', frame = 'spatial',
           coords = { 'x', 'y', 'z', 'q0', 'q1', 'q2', 'q3' } },
 }
-local registered = setmetatable({}, { __mode = 'k' }) -- environment -> { [dim] = type name }
+-- environment -> { [dim] = { name =, box = } }
+local registered = setmetatable({}, { __mode = 'k' })
 
--- The name of the load type for frames of dimension dim in sys's environment.
+-- The load type for frames of dimension dim in sys's environment: its name and box.
 local function load_type(sys, dim)
   local env, part_type = host.part_type_of(sys)
   local names = registered[env] or {}
   registered[env] = names
   if not names[dim] then
-    local kind = kinds[dim]
-    names[dim] = common.register(part_type, kind.base, false, {
-      doc = 'a load on a ' .. kind.frame .. ' frame, given by a function (sys:load)',
+    local kind, box = kinds[dim], common.new_box()
+    local name = common.register(part_type, kind.base, false, {
+      doc = 'internal: a load on a ' .. kind.frame .. ' frame, given by a function (sys:load)',
       params = { common.slot_param },
       coords = kind.coords,
       terminals = { { name = 'frame', coords = kind.coords } },
-      force = function(q, v, t, p) return common.held(p)(q, v, t) end,
+      force = function(q, v, t, p) return common.held(p, box)(q, v, t) end,
     })
+    names[dim] = { name = name, box = box }
   end
   return names[dim]
 end
@@ -94,11 +96,11 @@ host.system_methods.load = function(sys, name, frame, fn)
     error(string.format("sys:load '%s': the load must be a function (t, q, v) returning "
       .. 'its components, got %s', name, type(fn)), 2)
   end
-  local type_name = load_type(sys, dim)
+  local load = load_type(sys, dim)
   local force = dim == 3 and planar_force(name, fn)
     or spatial_force(name, fn, host.quaternion_maps(sys))
-  local added, res = pcall(sys.add, sys, type_name, name,
-    { frame = frame, slot = common.hold(sys, force) })
+  local added, res = pcall(sys.add, sys, load.name, name,
+    { frame = frame, slot = common.hold(sys, load.box, force) })
   if not added then error(common.strip(res), 2) end
   return res
 end
