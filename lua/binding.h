@@ -39,23 +39,10 @@ void jyl_open_parts(lua_State *L, int env_idx);
  * system's user value 1), so that a type registered through it lands where the system looks. */
 void jyl_push_part_type(lua_State *L, int env_idx);
 
-/* lua/constrain.c: adds sys:constrain{...} (constraints written in Lua between terminals and
- * coordinates) to the joinery.System methods; call after jyl_open_parts. */
-void jyl_open_constrain(lua_State *L);
-
 /* lua/channel.c: adds sys:channel(name, fn) (user output channels computed in Lua). */
 void jyl_open_channel(lua_State *L);
 
-/* lua/bodies2d.c: runs chunk(previous_part_index, owner, system_methods), which may add
- * System methods and returns the new __index of Parts (owner(x): the System of a Part or
- * Terminal, or nil). Errors in the chunk are raised. */
-void jyl_extend_parts(lua_State *L, const char *chunk, size_t len, const char *chunk_name);
-/* lua/bodies2d.c: body:marker/point/frame_at on body2d parts, sys:pin and sys:weld. */
-void jyl_open_bodies2d(lua_State *L);
-/* lua/bodies3d.c: body:marker/point/frame_at on body3d parts, sys:ball (after bodies2d). */
-void jyl_open_bodies3d(lua_State *L);
-/* sys:load(name, frame, fn) (lua/loads.c); module_idx: the joinery module table. */
-void jyl_open_loads(lua_State *L, int module_idx);
+/* sys:constrain, sys:load, the body helpers: lua/prelude.h. */
 
 /* lua/plugin.c: sets load_plugin (C plugins) and check_part (the conformance suite) in the
  * module table on the top of the stack. env_index: the module's environment userdata;

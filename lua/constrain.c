@@ -16,129 +16,30 @@
  * values when rows = k; accel returns A (one row of #x numbers, or a list of k rows) and b
  * (a number or a list of k).
  *
- * How: the constraint is a Lua part type (joinery.part_type, in its `flat` form: functions
- * get arrays and no p) with one massless coordinate per entry of x, one coordinate-block
- * terminal per `on` item, the rows "r1" .. "rk" and the law; sys:constrain registers it,
- * adds it as part `name` and glues each terminal to its `on` item (glue "<name>.t<i>", its
- * force channel is the generalized force the constraint applies to that item). Glue
- * elimination then substitutes the massless coordinates away: the constraint costs its rows
- * only. The rows' multipliers are the channels force.<name>.r1, ...; phi and psi get their
- * derivatives by the Jets of lua/jet.c, with t a Jet too (rheonomic constraints).
+ * How: the constraint is a part of a Lua part type (joinery.part_type) with one massless
+ * coordinate per entry of x, one coordinate-block terminal per `on` item, the rows "r1" ..
+ * "rk" and the law, registered once per shape and reused (lua/prelude/constrain.lua says
+ * how); sys:constrain adds it as part `name` and glues each terminal to its `on` item
+ * (glue "<name>.t<i>", its force channel is the generalized force the constraint applies
+ * to that item). Glue elimination then substitutes the massless coordinates away: the
+ * constraint costs its rows only. The rows' multipliers are the channels force.<name>.r1,
+ * ...; phi and psi get their derivatives by the Jets of lua/jet.c, with t a Jet too
+ * (rheonomic constraints).
  *
- * The checking and the building are Lua code (below, run once per module instance); the C
- * part checks the `on` list (terminals of this system) and binds joinery.part_type to the
- * system's environment. Errors in a spec are raised at the script line of the call.
+ * The checking and the building are Lua code (lua/prelude/constrain.lua, run once per module
+ * instance); this C half checks the `on` list (terminals of this system) and binds
+ * joinery.part_type to the system's environment. Errors in a spec are raised at the script
+ * line of the call.
  */
 #include "binding.h"
-
-#include <string.h>
+#include "prelude.h"
 
 #include <lauxlib.h>
 #include <lua.h>
 
 #include "joinery/part.h"
 
-/* The implementation: called as impl(sys, spec, on, dims, part_type) from sys_constrain, so
- * an error raised at level 3 points at the script's call of sys:constrain (level 1 is impl,
- * 2 the C method). Errors of the functions it calls are located in this chunk: they are
- * caught and raised again at the script's line. */
-static const char constrain_lua[] =
-  "local count = 0\n"
-  "local fields = { name = true, on = true, phi = true, psi = true, accel = true,\n"
-  "                 rows = true, kind = true, nonideal = true }\n"
-  "local valid = 'name, on, phi, psi, accel, rows, kind, nonideal'\n"
-  "local kind_of = { phi = 'position', psi = 'velocity', accel = 'acceleration' }\n"
-  "local signature = { phi = 'phi = function(x, t)', psi = 'psi = function(x, xd, t)',\n"
-  "                    accel = 'accel = function(x, xd, t) returning A, b' }\n"
-  "local function strip(msg)\n"
-  "  return (tostring(msg):gsub('^joinery%.constrain:%d+: ', ''))\n"
-  "end\n"
-  "return function(sys, spec, on, dims, part_type)\n"
-  "  local name = spec.name\n"
-  "  if type(name) ~= 'string' or not name:match('^[%a_][%w_]*$') then\n"
-  "    error('sys:constrain needs name = an identifier (it names the part and the rows: '\n"
-  "      .. 'force.<name>.r1, ...), got ' .. (type(name) == 'string' and (\"'\" .. name .. \"'\")\n"
-  "      or type(name)), 3)\n"
-  "  end\n"
-  "  local function bad(fmt, ...)\n"
-  "    error(string.format(\"constraint '%s': \" .. fmt, name, ...), 4)\n"
-  "  end\n"
-  "  for k in pairs(spec) do\n"
-  "    if not fields[k] then bad(\"unknown field '%s' (valid: %s)\", tostring(k), valid) end\n"
-  "  end\n"
-  "  local field\n"
-  "  for _, f in ipairs { 'phi', 'psi', 'accel' } do\n"
-  "    if spec[f] ~= nil then\n"
-  "      if field then\n"
-  "        bad('give one of phi, psi and accel, not both %s and %s', field, f)\n"
-  "      end\n"
-  "      field = f\n"
-  "    end\n"
-  "  end\n"
-  "  if not field then\n"
-  "    bad('needs phi = function(x, t) (position), psi = function(x, xd, t) (velocity) or '\n"
-  "      .. 'accel = function(x, xd, t) returning A, b (acceleration level)')\n"
-  "  end\n"
-  "  local fn = spec[field]\n"
-  "  if type(fn) ~= 'function' then bad('%s must be a function, got %s', field, type(fn)) end\n"
-  "  local kind = spec.kind\n"
-  "  if kind ~= nil then\n"
-  "    if kind ~= 'position' and kind ~= 'velocity' and kind ~= 'acceleration' then\n"
-  "      bad(\"kind must be 'position', 'velocity' or 'acceleration', got %s\", tostring(kind))\n"
-  "    end\n"
-  "    if kind ~= kind_of[field] then\n"
-  "      bad(\"kind = '%s' needs %s, but %s gives a %s constraint%s\", kind,\n"
-  "        kind == 'position' and 'phi = function(x, t)' or signature[kind == 'velocity' and\n"
-  "        'psi' or 'accel'], field, kind_of[field], kind == 'position' and\n"
-  "        ': a velocity-level constraint cannot stand where a position constraint is '\n"
-  "        .. 'required (a position constraint depends on x and t only)' or '')\n"
-  "    end\n"
-  "  end\n"
-  "  local rows = spec.rows\n"
-  "  if rows == nil then rows = 1 end\n"
-  "  if math.type(rows) ~= 'integer' or rows < 1 or rows > 64 then\n"
-  "    bad('rows must be a whole number from 1 to 64, got %s', tostring(rows))\n"
-  "  end\n"
-  "  if spec.nonideal ~= nil and type(spec.nonideal) ~= 'function' then\n"
-  "    bad('nonideal must be a function(x, xd, t, lambda, xdd) returning C, got %s',\n"
-  "      type(spec.nonideal))\n"
-  "  end\n"
-  "  local okp, existing = pcall(sys.part, sys, name)\n"
-  "  if not okp then bad('%s', strip(existing)) end\n"
-  "  if existing then bad('a part named %s already exists', name) end\n"
-  "  local coords, terminals, n = {}, {}, 0\n"
-  "  for i, d in ipairs(dims) do\n"
-  "    local block = {}\n"
-  "    for c = 1, d do\n"
-  "      n = n + 1\n"
-  "      coords[n] = 'x' .. n\n"
-  "      block[c] = coords[n]\n"
-  "    end\n"
-  "    terminals[i] = { name = 't' .. i, coords = block }\n"
-  "  end\n"
-  "  local entry = { name = 'r', rows = rows, kind = kind_of[field], [field] = fn }\n"
-  "  local def = { flat = true, doc = 'constraint ' .. name .. ' (sys:constrain)',\n"
-  "    coords = coords, terminals = terminals, constraints = { entry },\n"
-  "    nonideal_law = spec.nonideal }\n"
-  "  local ok, err, tname\n"
-  "  repeat -- a fresh type name (another module instance may have used this one)\n"
-  "    count = count + 1\n"
-  "    tname = string.format('constrain_%s_%d', name, count)\n"
-  "    def.name = tname\n"
-  "    ok, err = pcall(part_type, def)\n"
-  "  until ok or not tostring(err):find('is already registered', 1, true)\n"
-  "  if not ok then bad('%s', strip(err)) end\n"
-  "  local part\n"
-  "  ok, part = pcall(sys.add, sys, tname, name)\n"
-  "  if not ok then bad('%s', strip(part)) end\n"
-  "  for i = 1, #on do\n"
-  "    ok, err = pcall(sys.glue, sys, on[i], part['t' .. i], name .. '.t' .. i)\n"
-  "    if not ok then bad('%s', strip(err)) end\n"
-  "  end\n"
-  "  return part\n"
-  "end\n";
-
-/* sys:constrain(spec); upvalue 1 = the implementation above. */
+/* sys:constrain(spec); upvalue 1 = the Lua half, impl(sys, spec, on, dims, part_type, env). */
 static int sys_constrain(lua_State *L) {
   luaL_checkudata(L, 1, JYL_SYSTEM);
   luaL_checktype(L, 2, LUA_TTABLE);
@@ -194,21 +95,17 @@ static int sys_constrain(lua_State *L) {
   lua_pushvalue(L, 5);
   lua_getiuservalue(L, 1, 1); /* the environment the system registers its types in */
   jyl_push_part_type(L, -1);
-  lua_remove(L, -2);
-  lua_call(L, 5, 1);
+  lua_insert(L, -2);
+  lua_call(L, 6, 1);
   return 1;
 }
 
-void jyl_open_constrain(lua_State *L) {
-  int top = lua_gettop(L);
-  if (luaL_loadbuffer(L, constrain_lua, sizeof constrain_lua - 1, "=joinery.constrain") !=
-      LUA_OK)
-    lua_error(L); /* a bug in the chunk above: t_constrain would fail at once */
-  lua_call(L, 0, 1);
+void jyl_install_constrain(lua_State *L, int impl_idx) {
+  impl_idx = lua_absindex(L, impl_idx);
   luaL_getmetatable(L, JYL_SYSTEM);
   lua_getfield(L, -1, "__index");
-  lua_pushvalue(L, -3);
+  lua_pushvalue(L, impl_idx);
   lua_pushcclosure(L, sys_constrain, 1);
   lua_setfield(L, -2, "constrain");
-  lua_settop(L, top);
+  lua_pop(L, 2);
 }

@@ -1,113 +1,76 @@
-/* lua/loads.c — sys:load(name, frame, fn): a force and torque on a frame, given as a Lua
- * function of time and the frame's state (docs/bodies2d.md, docs/bodies3d.md).
+/* lua/loads.c — the C half of sys:load (lua/prelude/loads.lua is the rest; docs/bodies3d.md
+ * the user's guide): the quaternion maps a load on a spatial frame needs, taken from the
+ * torque3d part itself (components/torque3d.c) so that there is one implementation:
  *
- *   planar frame (x, y, theta):   fn(t, q, v) -> { fx =, fy =, tau = }   (space axes, N, N m)
- *   spatial frame (x, y, z, q0..q3): fn(t, q, v) -> { fx =, fy =, fz =, tx =, ty =, tz = }
- *     v also carries the space angular velocity wx, wy, wz = 2 E(q) q' / |q|^2; the torque
- *     enters as Q_q = 2 E(q)^T tau / |q|^2 (as in torque3d), the force at the frame origin.
+ *   rate(q0, q1, q2, q3, q0', q1', q2', q3') -> wx, wy, wz   w = 2 E(q) q' / |q|^2
+ *   torque(q0, q1, q2, q3, tx, ty, tz) -> Q_q0 .. Q_q3       Q_q = 2 E(q)^T tau / |q|^2
  *
- * Each call defines a Lua part type (joinery.part_type) owning a massless copy of the frame
- * as a coordinate-block terminal, so glue elimination substitutes it away like torque2d and
- * torque3d: a load costs no coordinates and no rows. Omitted components are zero.
- */
+ * torque is torque3d's force with the torque tau; rate is its `power` output (f.x' + tau.w)
+ * for the unit torques along x, y and z, which are the components of w. */
 #include "binding.h"
+#include "prelude.h"
 
 #include <lauxlib.h>
 #include <lua.h>
 
-/* Run once per module instance as chunk(module, system_methods). */
-static const char loads_lua[] =
-  "local joinery, sys_methods = ...\n"
-  "local defined = 0 -- part types this module instance made: load_1, load_2, ...\n"
-  "local function strip(msg)\n"
-  "  return (tostring(msg):gsub('^joinery%.loads:%d+: ', ''))\n"
-  "end\n"
-  "local planar = { fx = 'x', fy = 'y', tau = 'theta' }\n"
-  "local spatial = { fx = true, fy = true, fz = true, tx = true, ty = true, tz = true }\n"
-  "local function components(name, r, allowed, list)\n"
-  "  if type(r) ~= 'table' then\n"
-  "    error(string.format(\"sys:load '%s': the function must return a table such as \"\n"
-  "      .. '{ %s }, got %s', name, list, type(r)), 0)\n"
-  "  end\n"
-  "  for k in pairs(r) do\n"
-  "    if not allowed[k] then\n"
-  "      error(string.format(\"sys:load '%s': unknown component '%s' (this frame takes %s)\",\n"
-  "        name, tostring(k), list), 0)\n"
-  "    end\n"
-  "  end\n"
-  "  return r\n"
-  "end\n"
-  "local function planar_force(name, fn)\n"
-  "  return function(q, v, t)\n"
-  "    local r = components(name, fn(t, q, v), planar, 'fx, fy, tau')\n"
-  "    return { x = r.fx or 0, y = r.fy or 0, theta = r.tau or 0 }\n"
-  "  end\n"
-  "end\n"
-  "local function spatial_force(name, fn)\n"
-  "  return function(q, v, t)\n"
-  "    local q0, q1, q2, q3 = q.q0, q.q1, q.q2, q.q3\n"
-  "    local d0, d1, d2, d3 = v.q0, v.q1, v.q2, v.q3\n"
-  "    local s = 2 / (q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)\n"
-  "    local state_v = { x = v.x, y = v.y, z = v.z, q0 = d0, q1 = d1, q2 = d2, q3 = d3,\n"
-  "      wx = s * (-q1 * d0 + q0 * d1 - q3 * d2 + q2 * d3),\n"
-  "      wy = s * (-q2 * d0 + q3 * d1 + q0 * d2 - q1 * d3),\n"
-  "      wz = s * (-q3 * d0 - q2 * d1 + q1 * d2 + q0 * d3) }\n"
-  "    local r = components(name, fn(t, q, state_v), spatial, 'fx, fy, fz, tx, ty, tz')\n"
-  "    local tx, ty, tz = r.tx or 0, r.ty or 0, r.tz or 0\n"
-  "    return { x = r.fx or 0, y = r.fy or 0, z = r.fz or 0,\n"
-  "      q0 = s * (-q1 * tx - q2 * ty - q3 * tz), q1 = s * (q0 * tx + q3 * ty - q2 * tz),\n"
-  "      q2 = s * (-q3 * tx + q0 * ty + q1 * tz), q3 = s * (q2 * tx - q1 * ty + q0 * tz) }\n"
-  "  end\n"
-  "end\n"
-  "sys_methods.load = function(sys, name, frame, fn)\n"
-  "  if type(name) ~= 'string' or not name:match('^[%a_][%w_]*$') then\n"
-  "    error(string.format('sys:load: the name must be an identifier (letters, digits, _), '\n"
-  "      .. 'got %s', type(name) == 'string' and \"'\" .. name .. \"'\" or type(name)), 2)\n"
-  "  end\n"
-  "  local ok, dim = pcall(function() return frame.dim end)\n"
-  "  if not ok or type(dim) ~= 'number' then\n"
-  "    error(string.format(\"sys:load '%s': the frame must be a frame terminal (body.frame, \"\n"
-  "      .. 'body:frame_at(...)), got %s', name, type(frame)), 2)\n"
-  "  end\n"
-  "  if dim ~= 3 and dim ~= 7 then\n"
-  "    error(string.format(\"sys:load '%s': %s is a %d-D terminal, a point where a frame is \"\n"
-  "      .. 'needed (a planar frame is 3-D: x, y, theta; a spatial one 7-D: x, y, z, q0..q3); '\n"
-  "      .. 'body:frame_at(...) gives the frame at a body point', name, frame.name, dim), 2)\n"
-  "  end\n"
-  "  if type(fn) ~= 'function' then\n"
-  "    error(string.format(\"sys:load '%s': the load must be a function (t, q, v) returning \"\n"
-  "      .. 'its components, got %s', name, type(fn)), 2)\n"
-  "  end\n"
-  "  local coords = dim == 3 and { 'x', 'y', 'theta' }\n"
-  "    or { 'x', 'y', 'z', 'q0', 'q1', 'q2', 'q3' }\n"
-  "  local taken, type_name = {}, nil\n"
-  "  for _, t in ipairs(joinery.types()) do taken[t] = true end\n"
-  "  repeat\n"
-  "    defined = defined + 1\n"
-  "    type_name = 'load_' .. defined\n"
-  "  until not taken[type_name]\n"
-  "  joinery.part_type {\n"
-  "    name = type_name,\n"
-  "    doc = string.format(\"the load '%s' on a %s frame (sys:load)\", name,\n"
-  "      dim == 3 and 'planar' or 'spatial'),\n"
-  "    coords = coords,\n"
-  "    terminals = { { name = 'frame', coords = coords } },\n"
-  "    force = dim == 3 and planar_force(name, fn) or spatial_force(name, fn),\n"
-  "  }\n"
-  "  local added, res = pcall(sys.add, sys, type_name, name, { frame = frame })\n"
-  "  if not added then error(strip(res), 2) end\n"
-  "  return res\n"
-  "end\n";
+#include "joinery/joinery.h"
+#include "joinery/part.h"
 
-void jyl_open_loads(lua_State *L, int module_idx) {
-  int top = lua_gettop(L);
-  module_idx = lua_absindex(L, module_idx);
-  if (luaL_loadbuffer(L, loads_lua, sizeof loads_lua - 1, "=joinery.loads") != LUA_OK)
-    lua_error(L); /* a bug in the chunk above: t_loads would fail at once */
-  lua_pushvalue(L, module_idx); /* arg 1: the module (part_type, types) */
-  luaL_getmetatable(L, JYL_SYSTEM);
-  lua_getfield(L, -1, "__index"); /* arg 2: the System methods */
-  lua_remove(L, -2);
-  lua_call(L, 2, 0);
-  lua_settop(L, top);
+enum { FRAME_DIM = 7, FRAME_Q = 3, TORQUE3D_PARAMS = 6 }; /* (x, y, z, q0..q3); tx ty tz fx fy fz */
+
+/* Upvalue 1: torque3d's jyPartType (light userdata); upvalue 2: the environment userdata
+ * that owns it (kept alive by the closure). */
+static const jyPartType *torque3d(lua_State *L) {
+  return (const jyPartType *)lua_touserdata(L, lua_upvalueindex(1));
+}
+
+/* Arguments first .. first + 3 into the quaternion entries of the frame vector x. */
+static void read_quaternion(lua_State *L, int first, double *x) {
+  for (int i = 0; i < 4; i++) x[FRAME_Q + i] = luaL_checknumber(L, first + i);
+}
+
+static int torque(lua_State *L) {
+  const jyPartType *type = torque3d(L);
+  double p[TORQUE3D_PARAMS] = {0}, q[FRAME_DIM] = {0}, v[FRAME_DIM] = {0}, Q[FRAME_DIM] = {0};
+  double gravity[3] = {0};
+  char error[256] = "";
+  read_quaternion(L, 1, q);
+  for (int i = 0; i < 3; i++) p[i] = luaL_checknumber(L, 5 + i);
+  jyPartInstance self = {type, "load", p, NULL, FRAME_DIM, 0};
+  jyPartState state = {q, v, 0.0, gravity, error, sizeof error};
+  if (type->force(&self, &state, Q)) return luaL_error(L, "%s", error);
+  for (int i = 0; i < 4; i++) lua_pushnumber(L, Q[FRAME_Q + i]);
+  return 4;
+}
+
+static int rate(lua_State *L) {
+  const jyPartType *type = torque3d(L);
+  double q[FRAME_DIM] = {0}, v[FRAME_DIM] = {0}, gravity[3] = {0};
+  char error[256] = "";
+  read_quaternion(L, 1, q);
+  read_quaternion(L, 5, v);
+  for (int axis = 0; axis < 3; axis++) {
+    double p[TORQUE3D_PARAMS] = {0}, power = 0.0;
+    p[axis] = 1.0;
+    jyPartInstance self = {type, "load", p, NULL, FRAME_DIM, 0};
+    jyPartState state = {q, v, 0.0, gravity, error, sizeof error};
+    if (type->outputs(&self, &state, NULL, &power)) return luaL_error(L, "%s", error);
+    lua_pushnumber(L, power);
+  }
+  return 3;
+}
+
+int jyl_quaternion_maps(lua_State *L) {
+  luaL_checkudata(L, 1, JYL_SYSTEM);
+  lua_getiuservalue(L, 1, 1); /* the environment userdata */
+  const jyEnv *env = jyl_env_of(L, -1);
+  const jyPartType *type = env ? jy_env_find_type(env, "torque3d") : NULL;
+  if (!type || !type->force || !type->outputs)
+    return luaL_error(L, "sys:load: the torque3d part type is not registered");
+  for (int i = 0; i < 2; i++) {
+    lua_pushlightuserdata(L, (void *)type);
+    lua_pushvalue(L, -2 - i);
+    lua_pushcclosure(L, i == 0 ? rate : torque, 2);
+  }
+  return 2;
 }

@@ -22,6 +22,7 @@
  * No Lua error is raised while an engine function is on the C stack.
  */
 #include "binding.h"
+#include "prelude.h"
 
 #include <string.h>
 
@@ -258,11 +259,8 @@ int luaopen_joinery(lua_State *L) {
   jyl_open_math(L);
   jyl_open_plugin(L, -2, &e->env); /* lua/plugin.c: load_plugin, check_part */
   jyl_open_parts(L, -2); /* lua/part_type.c, eval_part.c, jet.c */
-  jyl_open_constrain(L); /* lua/constrain.c: sys:constrain */
   jyl_open_channel(L);   /* lua/channel.c: sys:channel */
-  jyl_open_bodies2d(L);  /* lua/bodies2d.c: body:point, body:frame_at, sys:pin, sys:weld */
-  jyl_open_bodies3d(L);  /* lua/bodies3d.c: the same on body3d parts, sys:ball */
-  jyl_open_loads(L, -1); /* lua/loads.c: sys:load, a force and torque given by a function */
+  jyl_open_prelude(L, -1); /* lua/prelude.c: sys:constrain, sys:load, body:point, sys:pin ... */
   return 1;
 }
 
