@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds joinery twice (plain, and with AddressSanitizer +
-# UndefinedBehaviorSanitizer), and runs the whole suite through prove in both, then the
+# Installs what is missing, checks the C sources' formatting, builds joinery twice (plain,
+# and with AddressSanitizer + UndefinedBehaviorSanitizer), and runs the whole suite through prove in both, then the
 # plain one again under the Haswell and Prescott OpenBLAS kernels; each prove's closing
 # line says whether everything passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/install-deps
+# The sources are as clang-format (Debian's, under .clang-format) writes them.
+bash .ci/format-check
 
 configure() { # dir, meson options...
   local dir=$1; shift
