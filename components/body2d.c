@@ -36,8 +36,7 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
   (void)vel_bias;
   (void)acc_bias;
   if (k != 0 && k != 1)
-    return jy_part_fail(state->error, state->error_len, "no terminal %d (it has frame and pos)",
-                        k);
+    return jy_part_fail(state->error, state->error_len, "no terminal %d (it has frame and pos)", k);
   jy_point_terminal(k == 0 ? 3 : 2, 0, self->ncoords, state->q, value, jac);
   return 0;
 }
@@ -59,7 +58,8 @@ static int energy(const jyPartInstance *self, const jyPartState *state, double *
                   double *potential) {
   const double *q = state->q, *v = state->v, *g = state->gravity;
   double m = self->params[P_M];
-  *kinetic = 0.5 * (m * (v[C_X] * v[C_X] + v[C_Y] * v[C_Y]) + self->params[P_J] * v[C_TH] * v[C_TH]);
+  *kinetic =
+    0.5 * (m * (v[C_X] * v[C_X] + v[C_Y] * v[C_Y]) + self->params[P_J] * v[C_TH] * v[C_TH]);
   *potential = -m * (g[0] * q[C_X] + g[1] * q[C_Y]);
   return 0;
 }

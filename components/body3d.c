@@ -96,8 +96,7 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
   (void)vel_bias;
   (void)acc_bias;
   if (k != 0 && k != 1)
-    return jy_part_fail(state->error, state->error_len, "no terminal %d (it has frame and pos)",
-                        k);
+    return jy_part_fail(state->error, state->error_len, "no terminal %d (it has frame and pos)", k);
   jy_point_terminal(k == 0 ? JY_FRAME_DIM : 3, 0, NC, state->q, value, jac);
   return 0;
 }
@@ -156,8 +155,8 @@ static int force(const jyPartInstance *self, const jyPartState *state, double *Q
 }
 
 /* phi = q . q - 1: A = 2 q^T, b = -2 q' . q', rate 2 q . q'. */
-static int constraints(const jyPartInstance *self, const jyPartState *state, double *A,
-                       double *rhs, double *residual, double *rate) {
+static int constraints(const jyPartInstance *self, const jyPartState *state, double *A, double *rhs,
+                       double *residual, double *rate) {
   (void)self;
   if (zero_quaternion(state)) return 1;
   const double *q = state->q + C_Q, *v = state->v + C_Q;
@@ -191,8 +190,8 @@ static int energy(const jyPartInstance *self, const jyPartState *state, double *
 
 /* Angular velocity in body axes; angular momentum about the centre of mass in space axes,
  * R(q) J w / |q|^2 (R(q) is |q|^2 times the rotation). */
-static int outputs(const jyPartInstance *self, const jyPartState *state,
-                   const double *row_forces, double *out) {
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
   (void)row_forces;
   const double *q = state->q + C_Q;
   double J[9], w[3], Jw[3], h[3], qq = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];

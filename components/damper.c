@@ -44,8 +44,8 @@ static int force(const jyPartInstance *self, const jyPartState *state, double *Q
   return 0;
 }
 
-static int outputs(const jyPartInstance *self, const jyPartState *state,
-                   const double *row_forces, double *out) {
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
   (void)row_forces;
   jyEnds e;
   return damper_force(self, state, &e, &out[0]);

@@ -32,8 +32,7 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
   (void)vel_bias;
   (void)acc_bias;
   if (k != 0 && k != 1)
-    return jy_part_fail(state->error, state->error_len, "no terminal %d (it has frame and pos)",
-                        k);
+    return jy_part_fail(state->error, state->error_len, "no terminal %d (it has frame and pos)", k);
   for (int i = 0; i < (k == 0 ? 3 : 2); i++) value[i] = self->params[P_X + i];
   return 0;
 }

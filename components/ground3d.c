@@ -41,8 +41,7 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
   (void)vel_bias;
   (void)acc_bias;
   if (k != 0 && k != 1)
-    return jy_part_fail(state->error, state->error_len, "no terminal %d (it has frame and pos)",
-                        k);
+    return jy_part_fail(state->error, state->error_len, "no terminal %d (it has frame and pos)", k);
   const double *p = self->params;
   for (int i = 0; i < 3; i++) value[i] = p[P_X + i];
   if (k == 0) {

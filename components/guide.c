@@ -58,8 +58,8 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
 }
 
 /* A flat surface: A = n^T, and b = 0 because A does not change along the motion. */
-static int constraints(const jyPartInstance *self, const jyPartState *state, double *A,
-                       double *rhs, double *residual, double *rate) {
+static int constraints(const jyPartInstance *self, const jyPartState *state, double *A, double *rhs,
+                       double *residual, double *rate) {
   (void)rhs;
   const double *n = self->params + P_NX;
   double np = 0.0, nv = 0.0;
@@ -123,8 +123,8 @@ static int nonideal_law(const jyPartInstance *self, const jyPartState *state,
 
 /* The ideal force on the point is n lambda: its signed size along the unit normal; then the
  * size of the friction force and the power it delivers (<= 0). */
-static int outputs(const jyPartInstance *self, const jyPartState *state,
-                   const double *row_forces, double *out) {
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
   const double *n = self->params + P_NX;
   double nn = 0.0;
   for (int i = 0; i < self->ncoords; i++) nn += n[i] * n[i];

@@ -20,6 +20,8 @@ enum { NC = 2 * JY_FRAME_DIM, C_A = 0, C_B = JY_FRAME_DIM };
 /* Parameters shared by the three types come first: the joint point in each frame. */
 enum { P_RA = 0, P_RB = 3, P_AXIS = 6 };
 
+/* One parameter a line (clang-format would pack the braces). */
+/* clang-format off */
 #define R_PARAMS                                                                         \
   {"rax", 0, JY_PARAM_REAL, "m", "x of the joint point in frame a's axes, from its origin"}, \
   {"ray", 0, JY_PARAM_REAL, "m", "y of the joint point in frame a's axes, from its origin"}, \
@@ -32,6 +34,7 @@ enum { P_RA = 0, P_RB = 3, P_AXIS = 6 };
   {"q1", 0, JY_PARAM_REAL, "1", "x part of b's orientation relative to a, " what},      \
   {"q2", 0, JY_PARAM_REAL, "1", "y part of b's orientation relative to a, " what},      \
   {"q3", 0, JY_PARAM_REAL, "1", "z part of b's orientation relative to a, " what}
+/* clang-format on */
 
 static const jyParamSpec hinge_params[] = {
   R_PARAMS,
@@ -165,8 +168,7 @@ static const char *const weld_rows[] = {"x", "y", "z", "rx", "ry", "rz"};
 enum { O_FX, O_FY, O_FZ, O_TX, O_TY, O_TZ, O_EXTRA };
 static const char *const force_outputs[] = {"fx", "fy", "fz", "tx", "ty", "tz"};
 
-static int shape_kind(Kind kind, const double *p, jyPartShape *s, char *error,
-                      size_t error_len) {
+static int shape_kind(Kind kind, const double *p, jyPartShape *s, char *error, size_t error_len) {
   Joint j;
   if (joint_setup(kind, p, &j, error, error_len)) return 1;
   s->ncoords = NC;
@@ -179,8 +181,9 @@ static int shape_kind(Kind kind, const double *p, jyPartShape *s, char *error,
   s->terminals[0] = (jyTerminalSpec){"a", JY_FRAME_DIM, 1, C_A};
   s->terminals[1] = (jyTerminalSpec){"b", JY_FRAME_DIM, 1, C_B};
   s->nrows = nrows_of(kind);
-  const char *const *names = kind == HINGE ? hinge_rows : kind == PRISMATIC ? prismatic_rows
-                                                                           : weld_rows;
+  const char *const *names = kind == HINGE ? hinge_rows
+    : kind == PRISMATIC                    ? prismatic_rows
+                                           : weld_rows;
   for (int i = 0; i < s->nrows; i++) {
     s->row_names[i] = names[i];
     s->row_kinds[i] = JY_ROW_POSITION;
@@ -215,8 +218,8 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
   return 0;
 }
 
-static int constraints(const jyPartInstance *self, const jyPartState *state, double *A,
-                       double *rhs, double *residual, double *rate) {
+static int constraints(const jyPartInstance *self, const jyPartState *state, double *A, double *rhs,
+                       double *residual, double *rate) {
   const Joint *j = self->data;
   int nr = nrows_of(j->kind);
   double value[JY_SPATIAL_MAX_OUT], jac[JY_SPATIAL_MAX_OUT * NC], r[JY_SPATIAL_MAX_OUT];
@@ -238,8 +241,8 @@ static int constraints(const jyPartInstance *self, const jyPartState *state, dou
  * generalized force A^T mu on b's coordinates, the torque about b's origin is 1/2 E(q_b) times
  * its quaternion part. Frame a gets the opposite force and, about P_a, the opposite torque
  * plus the moment of the force about the gap between P_a and P_b (zero unless prismatic). */
-static int outputs(const jyPartInstance *self, const jyPartState *state,
-                   const double *row_forces, double *out) {
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
   const Joint *j = self->data;
   int nr = nrows_of(j->kind), nout = j->kind == PRISMATIC ? nr + 1 : nr;
   double value[JY_SPATIAL_MAX_OUT], jac[JY_SPATIAL_MAX_OUT * NC], r[JY_SPATIAL_MAX_OUT];
@@ -316,9 +319,9 @@ JOINT_TYPE(weld_type, "weld3d",
            weld_params, weld_shape);
 
 static Kind kind_of(const jyPartType *type) {
-  return strcmp(type->name, "hinge3d") == 0 ? HINGE : strcmp(type->name, "prismatic3d") == 0
-                                                          ? PRISMATIC
-                                                          : WELD;
+  return strcmp(type->name, "hinge3d") == 0  ? HINGE
+    : strcmp(type->name, "prismatic3d") == 0 ? PRISMATIC
+                                             : WELD;
 }
 
 const jyPartType *jy_part_hinge3d(void) { return &hinge_type; }

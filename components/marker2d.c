@@ -73,7 +73,8 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
 static const jyPartType type = {
   .version = JY_PART_PROTOCOL_VERSION,
   .name = "marker2d",
-  .doc = "a point pos and frame at (rx, ry), angle, on the planar body its terminal body is glued to",
+  .doc =
+    "a point pos and frame at (rx, ry), angle, on the planar body its terminal body is glued to",
   .params = params,
   .nparams = (int)(sizeof params / sizeof params[0]),
   .shape = shape,

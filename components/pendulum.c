@@ -56,8 +56,7 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
     return 0;
   }
   if (k != 1)
-    return jy_part_fail(state->error, state->error_len, "no terminal %d (it has pivot and bob)",
-                        k);
+    return jy_part_fail(state->error, state->error_len, "no terminal %d (it has pivot and bob)", k);
   Bob b;
   bob_eval(self, state, &b);
   value[0] = b.pos[0];
@@ -79,7 +78,7 @@ static int mass(const jyPartInstance *self, const jyPartState *state, double *M)
   for (int j = 0; j < NC; j++)
     for (int i = 0; i < NC; i++)
       M[i + j * NC] =
-          m * (b.jac[0 + i * 2] * b.jac[0 + j * 2] + b.jac[1 + i * 2] * b.jac[1 + j * 2]);
+        m * (b.jac[0 + i * 2] * b.jac[0 + j * 2] + b.jac[1 + i * 2] * b.jac[1 + j * 2]);
   return 0;
 }
 

@@ -24,8 +24,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
 }
 
 /* phi = len - L. In 1-D len is the signed b - a, so phi is linear and b = 0. */
-static int constraints(const jyPartInstance *self, const jyPartState *state, double *A,
-                       double *rhs, double *residual, double *rate) {
+static int constraints(const jyPartInstance *self, const jyPartState *state, double *A, double *rhs,
+                       double *residual, double *rate) {
   int dim = jy_part_dim(self->params);
   jyEnds e;
   jy_ends_eval(&e, dim, state->q, state->v);
@@ -48,8 +48,8 @@ static int constraints(const jyPartInstance *self, const jyPartState *state, dou
 }
 
 /* The force on b is u lambda; tension pulls b toward a, so it is -lambda. */
-static int outputs(const jyPartInstance *self, const jyPartState *state,
-                   const double *row_forces, double *out) {
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
   (void)self;
   (void)state;
   out[0] = -row_forces[0];

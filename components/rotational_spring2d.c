@@ -84,8 +84,8 @@ static int energy(const jyPartInstance *self, const jyPartState *state, double *
 }
 
 /* angle = theta_b - theta_a, rate = its derivative, torque = k phi + c phi' - tau (on a). */
-static int outputs(const jyPartInstance *self, const jyPartState *state,
-                   const double *row_forces, double *out) {
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
   (void)row_forces;
   int dim = dim_of(self);
   out[0] = state->q[2 * dim - 1] - state->q[dim - 1];
@@ -97,7 +97,8 @@ static int outputs(const jyPartInstance *self, const jyPartState *state,
 static const jyPartType type = {
   .version = JY_PART_PROTOCOL_VERSION,
   .name = "rotational_spring2d",
-  .doc = "rotational spring-damper k, c (and constant torque tau) between planar frames or angles a, b",
+  .doc =
+    "rotational spring-damper k, c (and constant torque tau) between planar frames or angles a, b",
   .params = params,
   .nparams = (int)(sizeof params / sizeof params[0]),
   .shape = shape,

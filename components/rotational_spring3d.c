@@ -105,7 +105,8 @@ static int check_state(const jyPartState *state) {
   const double *qa = state->q + C_A + JY_FRAME_Q, *qb = state->q + C_B + JY_FRAME_Q;
   if (!(qnorm2(qa) > 0.0) || !(qnorm2(qb) > 0.0))
     return jy_part_fail(state->error, state->error_len,
-                        "a zero quaternion on frame %s: no orientation", qnorm2(qa) > 0.0 ? "b" : "a");
+                        "a zero quaternion on frame %s: no orientation",
+                        qnorm2(qa) > 0.0 ? "b" : "a");
   double ua[3] = {-qa[1], -qa[2], -qa[3]};
   double w = qa[0] * qb[0] - (ua[0] * qb[1] + ua[1] * qb[2] + ua[2] * qb[3]);
   double u[3] = {qa[0] * qb[1] + ua[0] * qb[0] + ua[1] * qb[3] - ua[2] * qb[2],
@@ -172,8 +173,8 @@ static int energy(const jyPartInstance *self, const jyPartState *state, double *
 
 /* angle = |theta| (rad); torque_x/y/z = the torque on b in space axes, N m (a gets the
  * opposite): -k R(q_a) theta / |q_a|^2 - c (w_b - w_a). */
-static int outputs(const jyPartInstance *self, const jyPartState *state,
-                   const double *row_forces, double *out) {
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
   (void)row_forces;
   if (check_state(state)) return 1;
   double th[3], ts[3], tb[3];

@@ -75,8 +75,8 @@ static double dot(const double *a, const double *b) { return a[0] * b[0] + a[1] 
 
 /* across: phi = n . d, phi' = n . d' - (u . d) w_a (n' = -u w_a), and
  * phi'' = n . d'' - (u . d) w_a' - 2 (u . d') w_a - (n . d) w_a^2 (u' = n w_a). */
-static int constraints(const jyPartInstance *self, const jyPartState *state, double *A,
-                       double *rhs, double *residual, double *rate) {
+static int constraints(const jyPartInstance *self, const jyPartState *state, double *A, double *rhs,
+                       double *residual, double *rate) {
   const int m = 2;
   Axis x;
   axis_eval(self, state, &x);
@@ -101,8 +101,8 @@ static int constraints(const jyPartInstance *self, const jyPartState *state, dou
 }
 
 /* slide = u . d, the position of b's origin along the axis; slide_rate its derivative. */
-static int outputs(const jyPartInstance *self, const jyPartState *state,
-                   const double *row_forces, double *out) {
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
   (void)row_forces;
   Axis x;
   axis_eval(self, state, &x);

@@ -5,10 +5,8 @@
 #include <math.h>
 
 const char *const jy_names_frame[JY_FRAME_DIM] = {"x", "y", "z", "q0", "q1", "q2", "q3"};
-const char *const jy_names_frame_a[JY_FRAME_DIM] = {"ax", "ay", "az", "aq0", "aq1", "aq2",
-                                                    "aq3"};
-const char *const jy_names_frame_b[JY_FRAME_DIM] = {"bx", "by", "bz", "bq0", "bq1", "bq2",
-                                                    "bq3"};
+const char *const jy_names_frame_a[JY_FRAME_DIM] = {"ax", "ay", "az", "aq0", "aq1", "aq2", "aq3"};
+const char *const jy_names_frame_b[JY_FRAME_DIM] = {"bx", "by", "bz", "bq0", "bq1", "bq2", "bq3"};
 
 void jy_spatial_eval(jySpatialFn f, const void *ctx, int nin, int nout, const double *q,
                      const double *v, double *value, double *jac, double *rate, double *curv) {
@@ -65,8 +63,8 @@ void jy_hq_rotate(jyHyper o[3], const jyHyper q[4], const jyHyper r[3]) {
   jyHyper s = SUB(MUL(q[0], q[0]), ee);
   jy_hd_cross3(exr, e, r);
   for (int i = 0; i < 3; i++)
-    o[i] = ADD(ADD(MUL(s, r[i]), jy_hd_scale(MUL(er, e[i]), 2.0)),
-               jy_hd_scale(MUL(q[0], exr[i]), 2.0));
+    o[i] =
+      ADD(ADD(MUL(s, r[i]), jy_hd_scale(MUL(er, e[i]), 2.0)), jy_hd_scale(MUL(q[0], exr[i]), 2.0));
 }
 
 void jy_q_rotate(double o[3], const double q[4], const double r[3]) {
@@ -74,20 +72,19 @@ void jy_q_rotate(double o[3], const double q[4], const double r[3]) {
   double ee = e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
   double er = e[0] * r[0] + e[1] * r[1] + e[2] * r[2];
   double s = q[0] * q[0] - ee;
-  double exr[3] = {e[1] * r[2] - e[2] * r[1], e[2] * r[0] - e[0] * r[2],
-                   e[0] * r[1] - e[1] * r[0]};
+  double exr[3] = {e[1] * r[2] - e[2] * r[1], e[2] * r[0] - e[0] * r[2], e[0] * r[1] - e[1] * r[0]};
   for (int i = 0; i < 3; i++) o[i] = s * r[i] + 2.0 * er * e[i] + 2.0 * q[0] * exr[i];
 }
 
 void jy_q_G(double G[12], const double q[4]) {
-  const double g[12] = {-q[1], q[0],  q[3], -q[2], -q[2], -q[3],
-                        q[0],  q[1],  -q[3], q[2], -q[1], q[0]};
+  const double g[12] = {-q[1], q[0], q[3],  -q[2], -q[2], -q[3],
+                        q[0],  q[1], -q[3], q[2],  -q[1], q[0]};
   for (int i = 0; i < 12; i++) G[i] = g[i];
 }
 
 void jy_q_E(double E[12], const double q[4]) {
-  const double e[12] = {-q[1], q[0], -q[3], q[2], -q[2], q[3],
-                        q[0],  -q[1], -q[3], -q[2], q[1], q[0]};
+  const double e[12] = {-q[1], q[0],  -q[3], q[2],  -q[2], q[3],
+                        q[0],  -q[1], -q[3], -q[2], q[1],  q[0]};
   for (int i = 0; i < 12; i++) E[i] = e[i];
 }
 

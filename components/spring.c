@@ -58,8 +58,8 @@ static int energy(const jyPartInstance *self, const jyPartState *state, double *
   return 0;
 }
 
-static int outputs(const jyPartInstance *self, const jyPartState *state,
-                   const double *row_forces, double *out) {
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
   (void)row_forces;
   jyEnds e;
   jy_ends_eval(&e, jy_part_dim(self->params), state->q, state->v);

@@ -43,8 +43,7 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
     value[0] = q[C_XI] + self->params[P_X] + q[C_X];
     if (jac) jac[C_XI] = jac[C_X] = 1.0;
   } else {
-    return jy_part_fail(state->error, state->error_len, "no terminal %d (it has base and tip)",
-                        k);
+    return jy_part_fail(state->error, state->error_len, "no terminal %d (it has base and tip)", k);
   }
   return 0;
 }
@@ -74,8 +73,8 @@ static int energy(const jyPartInstance *self, const jyPartState *state, double *
   return 0;
 }
 
-static int outputs(const jyPartInstance *self, const jyPartState *state,
-                   const double *row_forces, double *out) {
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
   (void)row_forces;
   out[0] = self->params[P_K] * state->q[C_X];
   return 0;

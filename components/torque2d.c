@@ -59,8 +59,8 @@ static int energy(const jyPartInstance *self, const jyPartState *state, double *
 }
 
 /* The power the load delivers, W. */
-static int outputs(const jyPartInstance *self, const jyPartState *state,
-                   const double *row_forces, double *out) {
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
   (void)row_forces;
   const double *p = self->params, *v = state->v;
   out[0] = p[P_FX] * v[C_X] + p[P_FY] * v[C_Y] + p[P_TAU] * v[C_TH];
@@ -70,7 +70,8 @@ static int outputs(const jyPartInstance *self, const jyPartState *state,
 static const jyPartType type = {
   .version = JY_PART_PROTOCOL_VERSION,
   .name = "torque2d",
-  .doc = "a constant torque tau and force (fx, fy) on the planar frame its terminal frame is glued to",
+  .doc =
+    "a constant torque tau and force (fx, fy) on the planar frame its terminal frame is glued to",
   .params = params,
   .nparams = (int)(sizeof params / sizeof params[0]),
   .shape = shape,

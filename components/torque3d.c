@@ -84,8 +84,8 @@ static int energy(const jyPartInstance *self, const jyPartState *state, double *
 }
 
 /* The power the load delivers, f . x' + tau . w (W), w the space angular velocity. */
-static int outputs(const jyPartInstance *self, const jyPartState *state,
-                   const double *row_forces, double *out) {
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
   (void)row_forces;
   const double *p = self->params, *v = state->v;
   if (zero_quaternion(state)) return 1;

@@ -51,9 +51,9 @@ static int to_hyper(lua_State *L, int i, jyHyper *out) {
 static int arg_hyper(lua_State *L, int i, const char *fname, jyHyper *out) {
   int r = to_hyper(L, i, out);
   if (r < 0)
-    return luaL_error(L, "bad argument #%d to 'joinery.math.%s' (number or " JYL_HYPER
-                         " expected, got %s)",
-                      i, fname, luaL_typename(L, i));
+    return luaL_error(
+      L, "bad argument #%d to 'joinery.math.%s' (number or " JYL_HYPER " expected, got %s)", i,
+      fname, luaL_typename(L, i));
   return r;
 }
 
@@ -167,12 +167,12 @@ static int hyper_index(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg hyper_meta[] = {
-    {"__add", hyper_add},   {"__sub", hyper_sub}, {"__mul", hyper_mul},
-    {"__div", hyper_div},   {"__unm", hyper_unm}, {"__pow", hyper_pow},
-    {"__eq", hyper_eq},     {"__lt", hyper_lt},   {"__le", hyper_le},
-    {"__tostring", hyper_tostring},               {"__index", hyper_index},
-    {NULL, NULL}};
+static const luaL_Reg hyper_meta[] = {{"__add", hyper_add},     {"__sub", hyper_sub},
+                                      {"__mul", hyper_mul},     {"__div", hyper_div},
+                                      {"__unm", hyper_unm},     {"__pow", hyper_pow},
+                                      {"__eq", hyper_eq},       {"__lt", hyper_lt},
+                                      {"__le", hyper_le},       {"__tostring", hyper_tostring},
+                                      {"__index", hyper_index}, {NULL, NULL}};
 
 /* ---- joinery.math ---- */
 
@@ -190,10 +190,10 @@ typedef struct UnaryFn {
 } UnaryFn;
 
 static const UnaryFn unary_fns[] = {
-    {"sqrt", sqrt, jy_hd_sqrt}, {"exp", exp, jy_hd_exp},     {"sin", sin, jy_hd_sin},
-    {"cos", cos, jy_hd_cos},    {"tan", tan, jy_hd_tan},     {"asin", asin, jy_hd_asin},
-    {"acos", acos, jy_hd_acos}, {"sinh", sinh, jy_hd_sinh},  {"cosh", cosh, jy_hd_cosh},
-    {"tanh", tanh, jy_hd_tanh},
+  {"sqrt", sqrt, jy_hd_sqrt}, {"exp", exp, jy_hd_exp},    {"sin", sin, jy_hd_sin},
+  {"cos", cos, jy_hd_cos},    {"tan", tan, jy_hd_tan},    {"asin", asin, jy_hd_asin},
+  {"acos", acos, jy_hd_acos}, {"sinh", sinh, jy_hd_sinh}, {"cosh", cosh, jy_hd_cosh},
+  {"tanh", tanh, jy_hd_tanh},
 };
 
 /* The function is unary_fns[upvalue 1]. */
@@ -233,9 +233,10 @@ static int m_log(lua_State *L) {
   } else if (arg_hyper(L, 2, "log", &b) || hx)
     push_hyper(L, jy_hd_div(jy_hd_log(x), jy_hd_log(b)));
   else
-    lua_pushnumber(L, (lua_Number)(b.v == 2.0    ? log2(x.v)
-                                   : b.v == 10.0 ? log10(x.v)
-                                                 : log(x.v) / log(b.v)));
+    lua_pushnumber(L,
+                   (lua_Number)(b.v == 2.0      ? log2(x.v)
+                                  : b.v == 10.0 ? log10(x.v)
+                                                : log(x.v) / log(b.v)));
   return 1;
 }
 
@@ -274,10 +275,9 @@ static int m_hypot(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg math_funcs[] = {
-    {"hyper", m_hyper}, {"abs", m_abs},     {"log", m_log},
-    {"atan", m_atan},   {"atan2", m_atan2}, {"hypot", m_hypot},
-    {NULL, NULL}};
+static const luaL_Reg math_funcs[] = {{"hyper", m_hyper}, {"abs", m_abs},     {"log", m_log},
+                                      {"atan", m_atan},   {"atan2", m_atan2}, {"hypot", m_hypot},
+                                      {NULL, NULL}};
 
 void jyl_open_math(lua_State *L) {
   luaL_newmetatable(L, JYL_HYPER);

@@ -65,8 +65,8 @@ const char *jyl_msg_or(const char *msg, jyStatus status);
 /* Pushes "a, b, c". */
 void jyl_push_list(lua_State *L, const char *const *names, int n);
 /* Raises "unknown <what> 'name'; did you mean 'x'? (valid: a, b, c)". */
-int jyl_unknown_name(lua_State *L, const char *what, const char *name,
-                     const char *const *names, int n);
+int jyl_unknown_name(lua_State *L, const char *what, const char *name, const char *const *names,
+                     int n);
 /* Pushes an array of n numbers. */
 void jyl_push_array(lua_State *L, const double *x, int n);
 /* Reads an array of exactly n numbers at argument idx. */
@@ -77,8 +77,7 @@ double *jyl_scratch(lua_State *L, size_t n);
 jyEnv *jyl_upvalue_env(lua_State *L);
 /* Creates metatable `name` with the metamethods meta and (when methods != NULL) an __index
  * table of methods; nothing when it exists already in this state. */
-void jyl_new_class(lua_State *L, const char *name, const luaL_Reg *meta,
-                   const luaL_Reg *methods);
+void jyl_new_class(lua_State *L, const char *name, const luaL_Reg *meta, const luaL_Reg *methods);
 
 /* ---- lua/system.c ------------------------------------------------------------------------ */
 

@@ -31,8 +31,8 @@
 #define JYL_CHANNEL "joinery.Channel"
 
 typedef struct ChanCtx {
-  lua_State *T;        /* stack: 1 message handler, 2 function, 3 proxy s */
-  const char *name;    /* anchored by user value 2 */
+  lua_State *T;         /* stack: 1 message handler, 2 function, 3 proxy s */
+  const char *name;     /* anchored by user value 2 */
   const jyModel *model; /* during a call */
   const double *row;    /* during a call; NULL otherwise */
   int limit;            /* channels [0, limit) are readable */
@@ -54,7 +54,8 @@ static int proxy_index(lua_State *L) {
     return 1;
   }
   if (i >= c->limit)
-    return luaL_error(L, "channel '%s' cannot read '%s', which comes after it (a user channel "
+    return luaL_error(L,
+                      "channel '%s' cannot read '%s', which comes after it (a user channel "
                       "reads the built-in channels and the user channels defined before it)",
                       c->name, key);
   int n = c->limit;
@@ -65,13 +66,11 @@ static int proxy_index(lua_State *L) {
   return luaL_error(L, "no channel '%s' (model:channels() lists them)", key);
 }
 
-static int proxy_newindex(lua_State *L) {
-  return luaL_error(L, "the row s is read-only");
-}
+static int proxy_newindex(lua_State *L) { return luaL_error(L, "the row s is read-only"); }
 
 /* The engine's callback. */
-static int chan_fn(void *ud, const jyModel *model, const double *row, double *value,
-                   char *error, size_t error_len) {
+static int chan_fn(void *ud, const jyModel *model, const double *row, double *value, char *error,
+                   size_t error_len) {
   ChanCtx *c = (ChanCtx *)ud;
   lua_State *T = c->T;
   if (c->row) { /* the function started a simulation that reads this channel again */
@@ -100,8 +99,7 @@ static int chan_fn(void *ud, const jyModel *model, const double *row, double *va
     snprintf(error, error_len, "%s", msg ? msg : "error in the channel function");
     failed = 1;
   } else if (lua_type(T, -1) != LUA_TNUMBER) {
-    snprintf(error, error_len, "the function must return a number, got %s",
-             luaL_typename(T, -1));
+    snprintf(error, error_len, "the function must return a number, got %s", luaL_typename(T, -1));
     failed = 1;
   } else {
     *value = lua_tonumber(T, -1);
@@ -128,8 +126,8 @@ static int sys_channel(lua_State *L) {
   jyl_push_msgh(T, JYL_MSGH_LOCATE);
   lua_pushvalue(L, 3);
   lua_xmove(L, T, 1);
-  lua_createtable(T, 0, 0);       /* s */
-  lua_createtable(T, 0, 2);       /* its metatable */
+  lua_createtable(T, 0, 0); /* s */
+  lua_createtable(T, 0, 2); /* its metatable */
   lua_pushvalue(L, 4);
   lua_xmove(L, T, 1);
   lua_pushcclosure(T, proxy_index, 1);

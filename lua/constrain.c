@@ -48,8 +48,10 @@ static int sys_constrain(lua_State *L) {
     if (luaL_testudata(L, 3, JYL_TERMINAL))
       return luaL_error(L, "sys:constrain: on must be a list, e.g. on = { %s }",
                         luaL_tolstring(L, 3, NULL));
-    return luaL_error(L, "sys:constrain needs on = { terminal, ... } (terminals or coordinates "
-                         "such as disk.x), got %s", luaL_typename(L, 3));
+    return luaL_error(L,
+                      "sys:constrain needs on = { terminal, ... } (terminals or coordinates "
+                      "such as disk.x), got %s",
+                      luaL_typename(L, 3));
   }
   int count = (int)lua_rawlen(L, 3), total = 0;
   if (count < 1 || count > JY_PART_MAX_TERMINALS)
@@ -60,15 +62,15 @@ static int sys_constrain(lua_State *L) {
   for (int i = 1; i <= count; i++) {
     lua_rawgeti(L, 3, i);
     if (!luaL_testudata(L, -1, JYL_TERMINAL))
-      return luaL_error(L, "sys:constrain: on[%d] must be a terminal or a coordinate of a part "
-                           "(e.g. disk.x, pend.pivot), got %s", i,
-                        lua_type(L, -1) == LUA_TUSERDATA ? luaL_tolstring(L, -1, NULL)
-                                                         : luaL_typename(L, -1));
+      return luaL_error(
+        L,
+        "sys:constrain: on[%d] must be a terminal or a coordinate of a part "
+        "(e.g. disk.x, pend.pivot), got %s",
+        i, lua_type(L, -1) == LUA_TUSERDATA ? luaL_tolstring(L, -1, NULL) : luaL_typename(L, -1));
     lua_getiuservalue(L, -1, 1);
     int same = lua_rawequal(L, -1, 1);
     lua_pop(L, 1);
-    if (!same)
-      return luaL_error(L, "sys:constrain: on[%d] belongs to another system", i);
+    if (!same) return luaL_error(L, "sys:constrain: on[%d] belongs to another system", i);
     lua_getfield(L, -1, "dim");
     int dim = (int)lua_tointeger(L, -1);
     lua_rawseti(L, 5, i);

@@ -217,7 +217,7 @@ static void set_up_instance(Eval *e, const double *params) {
   double *data = (double *)lua_newuserdatauv(L, sh->instance_size + sizeof(double), 0);
   memset(data, 0, sh->instance_size + sizeof(double));
   e->sh = sh;
-  e->inst = (jyPartInstance){e->type, "eval_part", params, sh->instance_size ? data : NULL,
+  e->inst = (jyPartInstance){e->type,     "eval_part", params, sh->instance_size ? data : NULL,
                              sh->ncoords, sh->nrows};
   if (e->type->init && e->type->init(&e->inst, data, e->err, sizeof e->err) != 0)
     luaL_error(L, "eval_part: init: %s", e->err);

@@ -24,9 +24,7 @@
 #include "binding.h"
 #include "joinery/ad.h"
 
-static size_t jet_bytes(int N, int R) {
-  return sizeof(Jet) + (size_t)(N + R * N) * sizeof(double);
-}
+static size_t jet_bytes(int N, int R) { return sizeof(Jet) + (size_t)(N + R * N) * sizeof(double); }
 
 static int jet_doubles(const Jet *a) { return a->N + a->R * a->N; }
 
@@ -74,8 +72,9 @@ static const Jet *operand(lua_State *L, int i, double *x, const char *op) {
 
 static void same_layout(lua_State *L, const Jet *a, const Jet *b) {
   if (!jyl_jet_same_layout(a, b))
-    luaL_error(L, "values of two different part evaluations were combined (a " JYL_JET
-                  " kept from another call?)");
+    luaL_error(L,
+               "values of two different part evaluations were combined (a " JYL_JET
+               " kept from another call?)");
 }
 
 /* r = f(a) from f(a.v) = f0, f' = f1, f'' = f2. */
@@ -108,8 +107,8 @@ static void jet_chain2(Jet *r, const Jet *x, const Jet *y, const double f[6]) {
       rH[i * N + k] = fx * Hx[i * N + k] + fy * Hy[i * N + k] + sx * gx[k] + sy * gy[k];
   }
   r->d1 = fx * x->d1 + fy * y->d1;
-  r->d2 = fx * x->d2 + fy * y->d2 + fxx * x->d1 * x->d1 + 2.0 * fxy * x->d1 * y->d1 +
-          fyy * y->d1 * y->d1;
+  r->d2 =
+    fx * x->d2 + fy * y->d2 + fxx * x->d1 * x->d1 + 2.0 * fxy * x->d1 * y->d1 + fyy * y->d1 * y->d1;
 }
 
 /* f, f', f'' of a one-argument function, from its hyper-dual rule in joinery/ad.h. */
@@ -297,11 +296,9 @@ static int jet_index(lua_State *L) {
 }
 
 static const luaL_Reg jet_meta[] = {
-  {"__add", jet_add}, {"__sub", jet_sub}, {"__mul", jet_mul},
-  {"__div", jet_div}, {"__unm", jet_unm}, {"__pow", jet_pow},
-  {"__lt", jet_lt},   {"__le", jet_le},   {"__eq", jet_eq},
-  {"__tostring", jet_tostring},           {"__index", jet_index},
-  {NULL, NULL}};
+  {"__add", jet_add}, {"__sub", jet_sub},           {"__mul", jet_mul},     {"__div", jet_div},
+  {"__unm", jet_unm}, {"__pow", jet_pow},           {"__lt", jet_lt},       {"__le", jet_le},
+  {"__eq", jet_eq},   {"__tostring", jet_tostring}, {"__index", jet_index}, {NULL, NULL}};
 
 /* ---- joinery.math on Jets ---- */
 
@@ -312,12 +309,11 @@ typedef struct MathRule {
 } MathRule;
 
 static const MathRule math_rules[] = {
-  {"sqrt", jy_hd_sqrt, NULL},   {"exp", jy_hd_exp, NULL},   {"sin", jy_hd_sin, NULL},
-  {"cos", jy_hd_cos, NULL},     {"tan", jy_hd_tan, NULL},   {"asin", jy_hd_asin, NULL},
-  {"acos", jy_hd_acos, NULL},   {"sinh", jy_hd_sinh, NULL}, {"cosh", jy_hd_cosh, NULL},
-  {"tanh", jy_hd_tanh, NULL},   {"abs", jy_hd_abs, NULL},   {"log", jy_hd_log, hd_logb},
-  {"atan", jy_hd_atan, jy_hd_atan2}, {"atan2", NULL, jy_hd_atan2},
-  {"hypot", NULL, jy_hd_hypot},
+  {"sqrt", jy_hd_sqrt, NULL},        {"exp", jy_hd_exp, NULL},     {"sin", jy_hd_sin, NULL},
+  {"cos", jy_hd_cos, NULL},          {"tan", jy_hd_tan, NULL},     {"asin", jy_hd_asin, NULL},
+  {"acos", jy_hd_acos, NULL},        {"sinh", jy_hd_sinh, NULL},   {"cosh", jy_hd_cosh, NULL},
+  {"tanh", jy_hd_tanh, NULL},        {"abs", jy_hd_abs, NULL},     {"log", jy_hd_log, hd_logb},
+  {"atan", jy_hd_atan, jy_hd_atan2}, {"atan2", NULL, jy_hd_atan2}, {"hypot", NULL, jy_hd_hypot},
 };
 
 /* joinery.math.<f> with Jets; upvalues: 1 Jet metatable, 2 the original function (numbers

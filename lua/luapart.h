@@ -24,10 +24,10 @@
 /* A forward-mode number: the value, the gradient over the evaluation's N variables, R rows
  * of its Hessian and, when dd, the first and second derivatives along one direction. */
 typedef struct Jet {
-  int N;      /* gradient length */
-  int R;      /* Hessian rows: rows of variables roff .. roff + R - 1, N columns each */
+  int N; /* gradient length */
+  int R; /* Hessian rows: rows of variables roff .. roff + R - 1, N columns each */
   int roff;
-  int dd;     /* 1: d1, d2 carry the first and second derivative along a direction */
+  int dd; /* 1: d1, d2 carry the first and second derivative along a direction */
   double v, d1, d2;
   double g[]; /* N gradient entries, then R * N Hessian entries */
 } Jet;
@@ -97,7 +97,7 @@ typedef struct LpType {
   LpFn lagrangian, kinetic, potential, mass, force, nonideal, law;
   unsigned flags;
   unsigned angle_outputs; /* jyPartShape.angle_outputs */
-  int flat; /* functions get arrays (x[1], ...) and no p (sys:constrain's types) */
+  int flat;               /* functions get arrays (x[1], ...) and no p (sys:constrain's types) */
   /* stack slots on T */
   int s_msgh, s_jetmt, s_names, s_p, s_p_proxy, s_grav, s_qn, s_qn_proxy, s_vn, s_vn_proxy, s_rowf;
   int s_lawf, s_lawf_proxy, s_acc, s_acc_proxy; /* the law's row forces and accelerations */

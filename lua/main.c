@@ -132,7 +132,8 @@ static void print_error(const char *msg) {
 #if defined(__GNUC__)
 __attribute__((format(printf, 1, 2)))
 #endif
-static int usage_error(const char *fmt, ...) {
+static int
+usage_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, "joinery: ");
@@ -310,15 +311,15 @@ static int simulate_system(lua_State *L) {
          (long)int_field(L, 6, "steps"), (long)int_field(L, 6, "rhs_evals"));
   lua_getfield(L, 4, "channels");
   lua_getfield(L, 4, "out");
-  printf("wrote %ld rows x %d columns to %s\n", (long)int_field(L, 4, "rows"),
-         (int)luaL_len(L, -2), lua_tostring(L, -1));
+  printf("wrote %ld rows x %d columns to %s\n", (long)int_field(L, 4, "rows"), (int)luaL_len(L, -2),
+         lua_tostring(L, -1));
   return 0;
 }
 
 /* What joinery run's words name besides the flags. */
 typedef struct RunArgs {
   const char *script;
-  int script_at;       /* argv index of the script */
+  int script_at;        /* argv index of the script */
   int first_arg, nargs; /* the script's arguments, after "--" */
 } RunArgs;
 
@@ -478,8 +479,10 @@ static void print_params(lua_State *L, int d) {
   int params = lua_gettop(L);
   lua_Integer n = luaL_len(L, params);
   printf("parameters:\n");
-  if (n == 0) printf("  none\n");
-  else printf("  %-10s %10s  %-8s %-12s %s\n", "name", "default", "unit", "domain", "meaning");
+  if (n == 0)
+    printf("  none\n");
+  else
+    printf("  %-10s %10s  %-8s %-12s %s\n", "name", "default", "unit", "domain", "meaning");
   for (lua_Integer i = 1; i <= n; i++) {
     lua_geti(L, params, i);
     lua_getfield(L, -1, "name");

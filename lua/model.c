@@ -136,8 +136,10 @@ static int model_moved(lua_State *L) {
     const jyMovedValue *mv = jy_model_moved(model, i);
     const char *coord = jy_model_coord_name(model, mv->coord);
     lua_createtable(L, 0, 6);
-    if (mv->velocity) lua_pushfstring(L, "der(%s)", coord);
-    else lua_pushstring(L, coord);
+    if (mv->velocity)
+      lua_pushfstring(L, "der(%s)", coord);
+    else
+      lua_pushstring(L, coord);
     lua_setfield(L, -2, "name");
     lua_pushnumber(L, mv->from);
     lua_setfield(L, -2, "from");
@@ -250,6 +252,4 @@ static const luaL_Reg model_methods[] = {{"coords", model_coords},
                                          {"close", model_gc},
                                          {NULL, NULL}};
 
-void jyl_open_model(lua_State *L) {
-  jyl_new_class(L, JYL_MODEL, model_meta, model_methods);
-}
+void jyl_open_model(lua_State *L) { jyl_new_class(L, JYL_MODEL, model_meta, model_methods); }

@@ -52,8 +52,8 @@ void jyl_push_list(lua_State *L, const char *const *names, int n) {
   luaL_pushresult(&b);
 }
 
-int jyl_unknown_name(lua_State *L, const char *what, const char *name,
-                     const char *const *names, int n) {
+int jyl_unknown_name(lua_State *L, const char *what, const char *name, const char *const *names,
+                     int n) {
   const char *near = jy_nearest_name(name, names, n);
   jyl_push_list(L, names, n);
   if (near)
@@ -74,8 +74,7 @@ void jyl_read_vector(lua_State *L, int idx, int n, double *out, const char *what
   luaL_checktype(L, idx, LUA_TTABLE);
   lua_Integer len = luaL_len(L, idx);
   if (len != n)
-    luaL_argerror(L, idx,
-                  lua_pushfstring(L, "%s must have %d entries, got %d", what, n, (int)len));
+    luaL_argerror(L, idx, lua_pushfstring(L, "%s must have %d entries, got %d", what, n, (int)len));
   for (int i = 0; i < n; i++) {
     if (lua_geti(L, idx, i + 1) != LUA_TNUMBER)
       luaL_argerror(L, idx, lua_pushfstring(L, "%s[%d] is not a number", what, i + 1));
@@ -88,8 +87,7 @@ double *jyl_scratch(lua_State *L, size_t n) {
   return (double *)lua_newuserdatauv(L, n * sizeof(double), 0);
 }
 
-void jyl_new_class(lua_State *L, const char *name, const luaL_Reg *meta,
-                   const luaL_Reg *methods) {
+void jyl_new_class(lua_State *L, const char *name, const luaL_Reg *meta, const luaL_Reg *methods) {
   if (!luaL_newmetatable(L, name)) { /* opened before in this state */
     lua_pop(L, 1);
     return;
@@ -133,10 +131,14 @@ static int l_types(lua_State *L) {
 
 static const char *domain_name(jyParamDomain d) {
   switch (d) {
-  case JY_PARAM_POSITIVE: return "positive";
-  case JY_PARAM_NONNEGATIVE: return "nonnegative";
-  case JY_PARAM_DIMENSION: return "dimension";
-  default: return "real";
+  case JY_PARAM_POSITIVE:
+    return "positive";
+  case JY_PARAM_NONNEGATIVE:
+    return "nonnegative";
+  case JY_PARAM_DIMENSION:
+    return "dimension";
+  default:
+    return "real";
   }
 }
 
@@ -258,8 +260,8 @@ int luaopen_joinery(lua_State *L) {
   lua_setfield(L, -2, "version");
   jyl_open_math(L);
   jyl_open_plugin(L, -2, &e->env); /* lua/plugin.c: load_plugin, check_part */
-  jyl_open_parts(L, -2); /* lua/part_type.c, eval_part.c, jet.c */
-  jyl_open_channel(L);   /* lua/channel.c: sys:channel */
+  jyl_open_parts(L, -2);           /* lua/part_type.c, eval_part.c, jet.c */
+  jyl_open_channel(L);             /* lua/channel.c: sys:channel */
   jyl_open_prelude(L, -1); /* lua/prelude.c: sys:constrain, sys:load, body:point, sys:pin ... */
   return 1;
 }

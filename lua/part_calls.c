@@ -59,8 +59,8 @@ void jyl_lp_free(LpType *lt) {
     free(lt->out[o].name);
     free(lt->out[o].fn.label);
   }
-  LpFn *fns[] = {&lt->lagrangian, &lt->kinetic, &lt->potential,
-                 &lt->mass,       &lt->force,   &lt->nonideal, &lt->law};
+  LpFn *fns[] = {&lt->lagrangian, &lt->kinetic,  &lt->potential, &lt->mass,
+                 &lt->force,      &lt->nonideal, &lt->law};
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) free(fns[i]->label);
   free(lt->lag_q);
   free(lt->p_last);
@@ -75,7 +75,6 @@ static void lp_release(const jyPartType *type) {
   jyl_lp_free(lt);
 }
 
-
 /* ---- calling Lua ------------------------------------------------------------------------ */
 
 /* The one way a Lua part's failure is written: into the state's error buffer, naming the
@@ -84,7 +83,8 @@ static void lp_release(const jyPartType *type) {
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static int fail(char *error, size_t len, const char *fmt, ...) {
+static int
+fail(char *error, size_t len, const char *fmt, ...) {
   if (error && len > 0) {
     va_list ap;
     va_start(ap, fmt);
@@ -209,9 +209,9 @@ static double *instance_data(const jyPartInstance *self) {
 
 static int cache_hit(const double *blk, const jyPartState *s, int n) {
   return blk[0] == 1.0 && memcmp(blk + 1, s->q, sizeof(double) * (size_t)n) == 0 &&
-         memcmp(blk + 1 + n, s->v, sizeof(double) * (size_t)n) == 0 &&
-         memcmp(blk + 1 + 2 * n, &s->t, sizeof(double)) == 0 &&
-         memcmp(blk + 2 + 2 * n, s->gravity, 3 * sizeof(double)) == 0;
+    memcmp(blk + 1 + n, s->v, sizeof(double) * (size_t)n) == 0 &&
+    memcmp(blk + 1 + 2 * n, &s->t, sizeof(double)) == 0 &&
+    memcmp(blk + 2 + 2 * n, s->gravity, 3 * sizeof(double)) == 0;
 }
 
 static void cache_store_key(double *blk, const jyPartState *s, int n) {
@@ -242,7 +242,8 @@ static int result_jet(LpType *lt, int idx, const Jet *like, const Jet **out, dou
       *x = j->v;
       return 0;
     }
-    if (is) return fail(error, len, "%s: returned a value computed in another evaluation", fn->label);
+    if (is)
+      return fail(error, len, "%s: returned a value computed in another evaluation", fn->label);
   }
   return fail(error, len, "%s: must return a number, got %s", fn->label, luaL_typename(T, idx));
 }
@@ -319,19 +320,18 @@ static void lagrange_terms(int n, const Jet *j, const double *v, double sign, do
     double q = g[i] - H[i * N + 2 * n];
     for (int k = 0; k < n; k++) q -= H[i * N + k] * v[k];
     Q[i] += sign * q;
-    for (int k = 0; k < n; k++)
-      M[i + k * n] += sign * 0.5 * (H[i * N + n + k] + H[k * N + n + i]);
+    for (int k = 0; k < n; k++) M[i + k * n] += sign * 0.5 * (H[i * N + n + k] + H[k * N + n + i]);
   }
 }
 
 /* Calls a LAG function (lagrangian, kinetic: with v; potential: without); its result stays
  * on the stack: a Jet in *j, or a constant (*j NULL), the value in *x. */
-static int call_lag(LpType *lt, const LpFn *fn, int with_v, const jyPartState *s,
-                    const Jet **j, double *x) {
+static int call_lag(LpType *lt, const LpFn *fn, int with_v, const jyPartState *s, const Jet **j,
+                    double *x) {
   lua_pushvalue(lt->T, fn->slot);
   int nargs = push_lag_args(lt, with_v);
   return lp_pcall(lt, fn, nargs, s->error, s->error_len) ||
-         result_jet(lt, -1, lt->lag_t, j, x, fn, s->error, s->error_len);
+    result_jet(lt, -1, lt->lag_t, j, x, fn, s->error, s->error_len);
 }
 
 /* out = [L, T, V, M (n x n), Q (n)] from the Lagrangian, or from the kinetic and the
@@ -430,8 +430,7 @@ static int add_force(LpType *lt, const jyPartState *s, double *Q) {
       read_coord_vector(lt, lua_gettop(lt->T), extra, &lt->force, s->error, s->error_len))
     return 1;
   if (!finite_all(extra, lt->n))
-    return fail(s->error, s->error_len, "%s: returned a value that is not finite",
-                lt->force.label);
+    return fail(s->error, s->error_len, "%s: returned a value that is not finite", lt->force.label);
   for (int i = 0; i < lt->n; i++) Q[i] += extra[i];
   return 0;
 }
@@ -462,8 +461,7 @@ static int eval_dynamics(LpType *lt, const jyPartInstance *self, const jyPartSta
     bad = add_force(lt, s, Q);
   }
   if (!bad && lt->mode == DYN_DIRECT && !finite_all(M, n * n))
-    bad = fail(s->error, s->error_len, "%s: returned a value that is not finite",
-               lt->mass.label);
+    bad = fail(s->error, s->error_len, "%s: returned a value that is not finite", lt->mass.label);
   leave(lt, base);
   if (bad) return 1;
   cache_store_key(blk, s, n);
@@ -488,8 +486,8 @@ static int check_psd(const LpType *lt, const double *Min, char *error, size_t le
     for (int k = 0; k < i; k++)
       if (fabs(A[i + k * n] - A[k + i * n]) > tol)
         return fail(error, len,
-                    "%s: the mass matrix is not symmetric (entries (%s, %s) = %g and %g)",
-                    label, lt->coord_names[i], lt->coord_names[k], A[i + k * n], A[k + i * n]);
+                    "%s: the mass matrix is not symmetric (entries (%s, %s) = %g and %g)", label,
+                    lt->coord_names[i], lt->coord_names[k], A[i + k * n], A[k + i * n]);
   }
   for (int k = 0; k < n; k++) {
     int p = k;
@@ -536,8 +534,8 @@ static int lp_mass(const jyPartInstance *self, const jyPartState *s, double *M) 
   int n = lt->n;
   memcpy(M, res + DYN_M, sizeof(double) * (size_t)(n * n));
   const LpFn *fn = lt->mode == DYN_LAGRANGIAN ? &lt->lagrangian
-                   : lt->mode == DYN_DIRECT   ? &lt->mass
-                   : lt->kinetic.slot         ? &lt->kinetic
+    : lt->mode == DYN_DIRECT                  ? &lt->mass
+    : lt->kinetic.slot                        ? &lt->kinetic
                                               : &lt->potential;
   return check_psd(lt, M, s->error, s->error_len, fn->label);
 }
@@ -573,8 +571,7 @@ static void set_pos_inputs(LpType *lt, const jyPartState *s) {
 
 /* Checks the result at res of terminal tm's function: a table of dim components, or a
  * single value when dim = 1. */
-static int check_terminal_result(LpType *lt, const LpTerminal *tm, int res,
-                                 const jyPartState *s) {
+static int check_terminal_result(LpType *lt, const LpTerminal *tm, int res, const jyPartState *s) {
   lua_State *T = lt->T;
   if (lua_type(T, res) == LUA_TTABLE) {
     int count = (int)lua_rawlen(T, res);
@@ -661,20 +658,19 @@ static int lp_terminal(const jyPartInstance *self, const jyPartState *s, int k, 
 /* Pushes value c of a constraint entry's result at idx: the result itself when the entry has
  * one row and returned no table, else entry c + 1 of the table of `count` values it must
  * return. Returns the pushed index, or 0 after writing an error. */
-static int push_component(LpType *lt, int idx, const LpRow *first, int c, char *error,
-                          size_t len) {
+static int push_component(LpType *lt, int idx, const LpRow *first, int c, char *error, size_t len) {
   lua_State *T = lt->T;
   if (lua_type(T, idx) == LUA_TTABLE) {
     int k = (int)lua_rawlen(T, idx);
     if (k != first->count) {
-      fail(error, len, "%s: returned %d values; the constraint has %d row%s", first->fn.label,
-           k, first->count, first->count == 1 ? "" : "s");
+      fail(error, len, "%s: returned %d values; the constraint has %d row%s", first->fn.label, k,
+           first->count, first->count == 1 ? "" : "s");
       return 0;
     }
     lua_rawgeti(T, idx, c + 1);
   } else if (first->count > 1) {
-    fail(error, len, "%s: must return a table of %d values (one per row), got %s",
-         first->fn.label, first->count, luaL_typename(T, idx));
+    fail(error, len, "%s: must return a table of %d values (one per row), got %s", first->fn.label,
+         first->count, luaL_typename(T, idx));
     return 0;
   } else {
     lua_pushvalue(T, idx);
@@ -739,9 +735,8 @@ static int call_constraint(LpType *lt, const LpRow *first, const jyPartState *s,
 /* Row r of A (m x n), b, residual and rate from a phi or psi value j (x when constant):
  * phi: A = phi_q, b = -(second derivative along (v, 1)), rate = phi';
  * psi: A = psi_v, b = -(psi_q v + psi_t) (no rate). */
-static void jet_row(const LpType *lt, jyRowKind kind, const Jet *j, double x,
-                    const jyPartState *s, int r, double *A, double *b, double *residual,
-                    double *rate) {
+static void jet_row(const LpType *lt, jyRowKind kind, const Jet *j, double x, const jyPartState *s,
+                    int r, double *A, double *b, double *residual, double *rate) {
   int n = lt->n, m = lt->nrows;
   if (kind == JY_ROW_POSITION) {
     for (int k = 0; k < n; k++) A[r + k * m] = j ? j->g[k] : 0.0;
@@ -766,8 +761,7 @@ static int constraint_row(LpType *lt, const LpRow *first, int res, int c, int r,
   double x = 0.0;
   if (first->kind == JY_ROW_ACCELERATION) {
     double arow[JY_PART_MAX_COORDS];
-    if (read_accel_row(lt, res - 1, res, first, c, arow, &b[r], s->error, s->error_len))
-      return 1;
+    if (read_accel_row(lt, res - 1, res, first, c, arow, &b[r], s->error, s->error_len)) return 1;
     for (int k = 0; k < n; k++) A[r + k * m] = arow[k];
     if (residual) residual[r] = 0.0;
     if (rate) rate[r] = 0.0;
@@ -789,8 +783,8 @@ static int constraint_row(LpType *lt, const LpRow *first, int res, int c, int r,
               first->fn.label, x);
 }
 
-static int lp_constraints(const jyPartInstance *self, const jyPartState *s, double *A,
-                          double *b, double *residual, double *rate) {
+static int lp_constraints(const jyPartInstance *self, const jyPartState *s, double *A, double *b,
+                          double *residual, double *rate) {
   LpType *lt = (LpType *)self->type->type_data;
   int base, bad = 0, numbers = 0; /* numbers: q and v as plain numbers filled */
   if (enter(lt, self, s, &base)) return 1;
@@ -826,10 +820,10 @@ static int lp_nonideal(const jyPartInstance *self, const jyPartState *s, double 
   lua_pushvalue(lt->T, lt->nonideal.slot);
   int nargs = push_plain_args(lt, s);
   bad = lp_pcall(lt, &lt->nonideal, nargs, s->error, s->error_len) ||
-        read_coord_vector(lt, lua_gettop(lt->T), C, &lt->nonideal, s->error, s->error_len);
+    read_coord_vector(lt, lua_gettop(lt->T), C, &lt->nonideal, s->error, s->error_len);
   if (!bad && !finite_all(C, lt->n))
-    bad = fail(s->error, s->error_len, "%s: returned a value that is not finite",
-               lt->nonideal.label);
+    bad =
+      fail(s->error, s->error_len, "%s: returned a value that is not finite", lt->nonideal.label);
   leave(lt, base);
   return bad;
 }
@@ -861,10 +855,9 @@ static int lp_law(const jyPartInstance *self, const jyPartState *s, const double
   lua_pushvalue(T, lt->s_lawf_proxy);
   lua_pushvalue(T, lt->s_acc_proxy);
   bad = lp_pcall(lt, &lt->law, nargs, s->error, s->error_len) ||
-        read_coord_vector(lt, lua_gettop(T), force, &lt->law, s->error, s->error_len);
+    read_coord_vector(lt, lua_gettop(T), force, &lt->law, s->error, s->error_len);
   if (!bad && !finite_all(force, lt->n))
-    bad = fail(s->error, s->error_len, "%s: returned a value that is not finite",
-               lt->law.label);
+    bad = fail(s->error, s->error_len, "%s: returned a value that is not finite", lt->law.label);
   leave(lt, base);
   return bad;
 }
@@ -898,8 +891,8 @@ static int lp_outputs(const jyPartInstance *self, const jyPartState *s, const do
   return bad;
 }
 
-static int lp_shape(const jyPartType *type, const double *params, jyPartShape *shape,
-                    char *error, size_t error_len) {
+static int lp_shape(const jyPartType *type, const double *params, jyPartShape *shape, char *error,
+                    size_t error_len) {
   (void)params;
   (void)error;
   (void)error_len;

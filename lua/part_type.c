@@ -153,8 +153,8 @@ static void push_map_entry(lua_State *L, int idx, const char *key, const char *w
     }
     lua_remove(L, -2);
   } else {
-    luaL_error(L, "part type '%s': %s.%s must be a table or a function, got %s", lt->name,
-               what, key, luaL_typename(L, -1));
+    luaL_error(L, "part type '%s': %s.%s must be a table or a function, got %s", lt->name, what,
+               key, luaL_typename(L, -1));
   }
   lua_pushstring(L, key);
   lua_setfield(L, -2, "name");
@@ -256,8 +256,8 @@ static void parse_params(lua_State *L, LpType *lt) {
     if (!is_identifier(name))
       luaL_error(L, "part type '%s': params[%d] needs a name (an identifier)", lt->name, i + 1);
     if (!strcmp(name, "init") || !strcmp(name, "vel") || !strcmp(name, "gravity"))
-      luaL_error(L, "part type '%s': '%s' cannot be a parameter name (it is reserved)",
-                 lt->name, name);
+      luaL_error(L, "part type '%s': '%s' cannot be a parameter name (it is reserved)", lt->name,
+                 name);
     for (int j = 0; j < i; j++)
       if (strcmp(lt->params[j].name, name) == 0)
         luaL_error(L, "part type '%s': parameter '%s' is listed twice", lt->name, name);
@@ -279,16 +279,20 @@ static void parse_params(lua_State *L, LpType *lt) {
       for (int k = 0; k < 4; k++)
         if (strcmp(dom, domains[k]) == 0) which = k;
       if (which < 0)
-        luaL_error(L, "part type '%s': parameter '%s' has domain '%s' (valid: real, positive, "
-                      "nonnegative, dimension)", lt->name, name, dom);
+        luaL_error(L,
+                   "part type '%s': parameter '%s' has domain '%s' (valid: real, positive, "
+                   "nonnegative, dimension)",
+                   lt->name, name, dom);
       d = (jyParamDomain)which;
     }
     int ok = isfinite(def) && (d != JY_PARAM_POSITIVE || def > 0) &&
-             (d != JY_PARAM_NONNEGATIVE || def >= 0) &&
-             (d != JY_PARAM_DIMENSION || def == 1 || def == 2 || def == 3);
+      (d != JY_PARAM_NONNEGATIVE || def >= 0) &&
+      (d != JY_PARAM_DIMENSION || def == 1 || def == 2 || def == 3);
     if (!ok)
-      luaL_error(L, "part type '%s': the default of parameter '%s' (%f) is outside its domain "
-                    "'%s'", lt->name, name, def, dom ? dom : "real");
+      luaL_error(L,
+                 "part type '%s': the default of parameter '%s' (%f) is outside its domain "
+                 "'%s'",
+                 lt->name, name, def, dom ? dom : "real");
     lt->params[i].name = dup(L, name);
     lt->nparams = i + 1;
     lt->params[i].unit = dup(L, unit);
@@ -302,12 +306,11 @@ static void parse_params(lua_State *L, LpType *lt) {
 
 static void parse_coords(lua_State *L, LpType *lt) {
   if (lua_getfield(L, 1, "coords") != LUA_TTABLE)
-    luaL_error(L, "part type '%s': coords must be a list of coordinate names, got %s",
-               lt->name, luaL_typename(L, -1));
+    luaL_error(L, "part type '%s': coords must be a list of coordinate names, got %s", lt->name,
+               luaL_typename(L, -1));
   int idx = lua_gettop(L), n = (int)lua_rawlen(L, idx);
   if (n < 1 || n > JY_PART_MAX_COORDS)
-    luaL_error(L, "part type '%s': coords must list 1 to %d names", lt->name,
-               JY_PART_MAX_COORDS);
+    luaL_error(L, "part type '%s': coords must list 1 to %d names", lt->name, JY_PART_MAX_COORDS);
   lt->coord_names = (char **)calloc((size_t)n, sizeof *lt->coord_names);
   lt->coord_defaults = (double *)calloc((size_t)n, sizeof *lt->coord_defaults);
   if (!lt->coord_names || !lt->coord_defaults)
@@ -324,14 +327,16 @@ static void parse_coords(lua_State *L, LpType *lt) {
       name = opt_string(L, lua_gettop(L), "name", "coords[i]", lt);
       lua_getfield(L, -1, "default");
       if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TNUMBER)
-        luaL_error(L, "part type '%s': the default of coordinate '%s' must be a number",
-                   lt->name, name ? name : "?");
+        luaL_error(L, "part type '%s': the default of coordinate '%s' must be a number", lt->name,
+                   name ? name : "?");
       def = (double)lua_tonumber(L, -1);
       lua_pop(L, 1);
     }
     if (!is_identifier(name))
-      luaL_error(L, "part type '%s': coords[%d] must be a name (an identifier) or "
-                    "{name=, default=}", lt->name, i + 1);
+      luaL_error(L,
+                 "part type '%s': coords[%d] must be a name (an identifier) or "
+                 "{name=, default=}",
+                 lt->name, i + 1);
     if (coord_index(lt, name) >= 0)
       luaL_error(L, "part type '%s': coordinate '%s' is listed twice", lt->name, name);
     lt->coord_names[i] = dup(L, name);
@@ -355,8 +360,7 @@ static void parse_entries(lua_State *L, LpType *lt, const char *field, const cha
   }
   push_entries(L, -1, field, fkey, lt);
   int list = lua_gettop(L), count = (int)lua_rawlen(L, list);
-  if (max > 0 && count > max)
-    luaL_error(L, "part type '%s': at most %d %s", lt->name, max, field);
+  if (max > 0 && count > max) luaL_error(L, "part type '%s': at most %d %s", lt->name, max, field);
   for (int i = 0; i < count; i++) {
     lua_rawgeti(L, list, i + 1);
     parse(L, lt, list + 1, i);
@@ -369,8 +373,8 @@ static void parse_entries(lua_State *L, LpType *lt, const char *field, const cha
 static void terminal_coords(lua_State *L, LpType *lt, LpTerminal *tm, int c, int dim) {
   int nc = (int)lua_rawlen(L, c);
   if (nc < 1 || nc > JY_TERMINAL_MAX_DIM || (dim && dim != nc))
-    luaL_error(L, "part type '%s': terminal '%s' lists %d coordinates (1 to %d, = dim)",
-               lt->name, tm->name, nc, JY_TERMINAL_MAX_DIM);
+    luaL_error(L, "part type '%s': terminal '%s' lists %d coordinates (1 to %d, = dim)", lt->name,
+               tm->name, nc, JY_TERMINAL_MAX_DIM);
   tm->dim = nc;
   tm->is_block = 1;
   for (int i = 0; i < nc; i++) {
@@ -411,8 +415,7 @@ static void parse_terminal(lua_State *L, LpType *lt, int e, int k) {
     return;
   }
   if (coords != LUA_TNIL)
-    luaL_error(L, "part type '%s': terminal '%s': coords must be a list of names", lt->name,
-               name);
+    luaL_error(L, "part type '%s': terminal '%s': coords must be a list of names", lt->name, name);
   if (dim < 1 || dim > JY_TERMINAL_MAX_DIM)
     luaL_error(L, "part type '%s': terminal '%s' needs dim = 1 to %d", lt->name, name,
                JY_TERMINAL_MAX_DIM);
@@ -472,21 +475,26 @@ static jyRowKind entry_kind(lua_State *L, LpType *lt, int e, const char *name) {
     lua_pop(L, 1);
   }
   if (given != 1)
-    luaL_error(L, "part type '%s': constraint '%s' needs exactly one of phi = function(q, t, "
-                  "p) (position), psi = function(q, v, t, p) (velocity) and accel = "
-                  "function(q, v, t, p) (acceleration level: returns A, b)", lt->name, name);
+    luaL_error(L,
+               "part type '%s': constraint '%s' needs exactly one of phi = function(q, t, "
+               "p) (position), psi = function(q, v, t, p) (velocity) and accel = "
+               "function(q, v, t, p) (acceleration level: returns A, b)",
+               lt->name, name);
   if (kind) {
     int k = -1;
     for (int f = 0; f < 3; f++)
       if (strcmp(kind, kinds[f]) == 0) k = f;
     if (k < 0)
-      luaL_error(L, "part type '%s': constraint '%s' has kind '%s' (valid: position, "
-                    "velocity, acceleration)", lt->name, name, kind);
+      luaL_error(L,
+                 "part type '%s': constraint '%s' has kind '%s' (valid: position, "
+                 "velocity, acceleration)",
+                 lt->name, name, kind);
     if (k != which)
-      luaL_error(L, "part type '%s': constraint '%s' has kind '%s' but gives %s%s", lt->name,
-                 name, kind, what[which],
+      luaL_error(L, "part type '%s': constraint '%s' has kind '%s' but gives %s%s", lt->name, name,
+                 kind, what[which],
                  k == 0 && which == 1 ? ": a position constraint must be a function "
-                                        "phi(q, t) of the coordinates and time only" : "");
+                                        "phi(q, t) of the coordinates and time only"
+                                      : "");
   }
   return (jyRowKind)which;
 }
@@ -545,8 +553,7 @@ static void parse_output(lua_State *L, LpType *lt, int e, int o) {
   lt->nout = o + 1;
   lua_getfield(L, e, "fn");
   if (lua_type(L, -1) != LUA_TFUNCTION)
-    luaL_error(L, "part type '%s': output '%s' needs fn = function(q, v, t, p, f)", lt->name,
-               name);
+    luaL_error(L, "part type '%s': output '%s' needs fn = function(q, v, t, p, f)", lt->name, name);
   char role[96];
   snprintf(role, sizeof role, "output '%s'", name);
   take_fn(L, lt, -1, role, &lt->out[o].fn);
@@ -561,8 +568,8 @@ static void parse_output(lua_State *L, LpType *lt, int e, int o) {
 
 /* A read-only view of the table at slot real: a proxy whose __index is it. */
 static int readonly_error(lua_State *L) {
-  return luaL_error(L, "%s is read-only inside a part function", lua_tostring(L,
-                    lua_upvalueindex(1)));
+  return luaL_error(L, "%s is read-only inside a part function",
+                    lua_tostring(L, lua_upvalueindex(1)));
 }
 
 /* #x of a proxy: the length of the table behind it (a flat type's arrays). */
@@ -575,8 +582,8 @@ static int proxy_len(lua_State *L) {
 static int make_proxy(LpType *lt, int real, const char *what) {
   lua_State *T = lt->T;
   lua_checkstack(T, 4);
-  lua_newtable(T);              /* proxy */
-  lua_createtable(T, 0, 3);     /* its metatable */
+  lua_newtable(T);          /* proxy */
+  lua_createtable(T, 0, 3); /* its metatable */
   lua_pushvalue(T, real);
   lua_setfield(T, -2, "__index");
   lua_pushstring(T, what);
@@ -712,12 +719,14 @@ static void parse_dynamics(lua_State *L, LpType *lt) {
   }
   int energies = lt->kinetic.slot || lt->potential.slot;
   if ((lt->lagrangian.slot != 0) + (energies != 0) + (lt->mass.slot != 0) > 1)
-    luaL_error(L, "part type '%s': give the dynamics one way: lagrangian, or "
-                  "kinetic/potential, or mass/force", lt->name);
-  lt->mode = lt->lagrangian.slot ? DYN_LAGRANGIAN
-             : energies          ? DYN_ENERGY
-             : (lt->mass.slot || lt->force.slot) ? DYN_DIRECT
-                                                 : DYN_NONE;
+    luaL_error(L,
+               "part type '%s': give the dynamics one way: lagrangian, or "
+               "kinetic/potential, or mass/force",
+               lt->name);
+  lt->mode = lt->lagrangian.slot        ? DYN_LAGRANGIAN
+    : energies                          ? DYN_ENERGY
+    : (lt->mass.slot || lt->force.slot) ? DYN_DIRECT
+                                        : DYN_NONE;
   if (opt_flag(L, lt, "constant_mass")) lt->flags |= JY_PART_CONSTANT_MASS;
   lt->flat = opt_flag(L, lt, "flat");
   /* Q comes from L = T - V alone: the conformance suite may check it against the energy. */
@@ -728,10 +737,10 @@ static void parse_dynamics(lua_State *L, LpType *lt) {
 /* A new record for the definition at 1, guarded at 2 (freed if an error unwinds), with its
  * name, doc and thread (at 3; the message handler and the Jet metatable on its stack). */
 static LpType *new_record(lua_State *L, jyEnv *env) {
-  static const char *const keys[] = {
-    "name",      "doc",      "params",      "coords",   "terminals", "lagrangian",
-    "kinetic",   "potential", "mass",       "force",    "constraints", "nonideal",
-    "outputs",   "constant_mass", "nonideal_law", "flat"};
+  static const char *const keys[] = {"name",      "doc",           "params",       "coords",
+                                     "terminals", "lagrangian",    "kinetic",      "potential",
+                                     "mass",      "force",         "constraints",  "nonideal",
+                                     "outputs",   "constant_mass", "nonideal_law", "flat"};
   LpType **guard = (LpType **)lua_newuserdatauv(L, sizeof *guard, 0); /* 2 */
   *guard = NULL;
   luaL_setmetatable(L, LP_GUARD);

@@ -74,9 +74,7 @@ static int plugins_gc(lua_State *L) {
   return 0;
 }
 
-static LPlugins *holder(lua_State *L) {
-  return (LPlugins *)lua_touserdata(L, lua_upvalueindex(2));
-}
+static LPlugins *holder(lua_State *L) { return (LPlugins *)lua_touserdata(L, lua_upvalueindex(2)); }
 
 static jyEnv *holder_env(lua_State *L) {
   LPlugins *p = holder(L);
@@ -115,7 +113,7 @@ static int l_load_plugin(lua_State *L) {
   }
   for (int i = 0; i < p->n; i++)
     if (p->plugins[i].handle == h) { /* loaded before: the same types again */
-      dlclose(h); /* drops the reference this dlopen added */
+      dlclose(h);                    /* drops the reference this dlopen added */
       return push_names(L, env, p->plugins[i].first, p->plugins[i].count);
     }
   void *sym = dlsym(h, JY_PLUGIN_INIT_SYMBOL);
@@ -139,8 +137,8 @@ static int l_load_plugin(lua_State *L) {
   else
     dlclose(h);
   if (rc != 0)
-    return luaL_error(L, "load_plugin: plugin '%s' failed to register its part types: %s",
-                      path, error[0] ? error : "its entry point failed without a message");
+    return luaL_error(L, "load_plugin: plugin '%s' failed to register its part types: %s", path,
+                      error[0] ? error : "its entry point failed without a message");
   return push_names(L, env, before, after - before);
 }
 
@@ -153,15 +151,13 @@ static const jyPartType *check_type(lua_State *L, jyEnv *env, const char *name) 
   const char **names = (const char **)lua_newuserdatauv(L, sizeof *names * (size_t)(n + 1), 0);
   for (int i = 0; i < n; i++) names[i] = jy_env_type(env, i)->name;
   const char *near = jy_nearest_name(name, names, n);
-  if (near)
-    luaL_error(L, "check_part: unknown part type '%s'; did you mean '%s'?", name, near);
+  if (near) luaL_error(L, "check_part: unknown part type '%s'; did you mean '%s'?", name, near);
   luaL_error(L, "check_part: unknown part type '%s' (joinery.types() lists them)", name);
   return NULL;
 }
 
 /* The settings of the params table (at idx) into a scratch array left on the stack. */
-static int read_settings(lua_State *L, int idx, const jyPartType *type,
-                         jyParamSetting **out) {
+static int read_settings(lua_State *L, int idx, const jyPartType *type, jyParamSetting **out) {
   int n = 0;
   if (lua_isnoneornil(L, idx)) {
     *out = NULL;
@@ -183,8 +179,8 @@ static int read_settings(lua_State *L, int idx, const jyPartType *type,
     if (!found) {
       const char *near = jy_nearest_name(name, names, type->nparams);
       if (near)
-        luaL_error(L, "check_part: %s has no parameter '%s'; did you mean '%s'?", type->name,
-                   name, near);
+        luaL_error(L, "check_part: %s has no parameter '%s'; did you mean '%s'?", type->name, name,
+                   near);
       luaL_error(L, "check_part: %s has no parameter '%s'", type->name, name);
     }
     if (lua_type(L, -1) != LUA_TNUMBER)
@@ -211,10 +207,8 @@ static void read_def(lua_State *L, int idx, jyConformanceDef *def) {
     if (n < 1 || n > 1000) luaL_error(L, "check_part: states must be 1..1000, got %d", (int)n);
     def->nstates = (int)n;
   }
-  if (lua_getfield(L, idx, "random_params") != LUA_TNIL)
-    def->random_params = lua_toboolean(L, -1);
-  if (lua_getfield(L, idx, "conservative") != LUA_TNIL)
-    def->conservative = lua_toboolean(L, -1);
+  if (lua_getfield(L, idx, "random_params") != LUA_TNIL) def->random_params = lua_toboolean(L, -1);
+  if (lua_getfield(L, idx, "conservative") != LUA_TNIL) def->conservative = lua_toboolean(L, -1);
   lua_pop(L, 4);
 }
 
@@ -232,7 +226,7 @@ static void push_report(lua_State *L, const jyPartType *type, const jyConformanc
   lua_setfield(L, -2, "states");
   lua_pushstring(L, r->log);
   lua_setfield(L, -2, "log");
-  lua_newtable(L); /* failed */
+  lua_newtable(L);                       /* failed */
   lua_createtable(L, 0, JY_CHECK_COUNT); /* checks */
   int nfailed = 0;
   for (int i = 0; i < JY_CHECK_COUNT; i++) {
@@ -274,8 +268,7 @@ static int l_check_part(lua_State *L) {
   read_def(L, 3, &def);
   jyParamSetting *settings;
   int n = read_settings(L, 2, type, &settings);
-  jyConformanceReport *report =
-    (jyConformanceReport *)lua_newuserdatauv(L, sizeof *report, 0);
+  jyConformanceReport *report = (jyConformanceReport *)lua_newuserdatauv(L, sizeof *report, 0);
   jyStatus status = jy_check_part_type_def(env, type, settings, n, &def, report);
   if (status != JY_OK) {
     lua_pushlstring(L, report->log, strcspn(report->log, "\n")); /* its first line */

@@ -15,10 +15,9 @@
 
 /* ---- run settings ---------------------------------------------------------------------- */
 
-static const jylChoice method_choices[] = {
-  {"adams", JY_METHOD_ADAMS, NULL},
-  {"bdf", JY_METHOD_BDF, "stiff, singular configurations"},
-  {"erk", JY_METHOD_ERK, NULL}};
+static const jylChoice method_choices[] = {{"adams", JY_METHOD_ADAMS, NULL},
+                                           {"bdf", JY_METHOD_BDF, "stiff, singular configurations"},
+                                           {"erk", JY_METHOD_ERK, NULL}};
 static const jylChoice formulation_choices[] = {
   {"udwadia-kalaba", JY_FORMULATION_UK, NULL},
   {"natsiavas-paraskevopoulos", JY_FORMULATION_NP, NULL}};
@@ -48,30 +47,47 @@ const jylSetting jyl_settings[JYL_NUM_SETTINGS] = {
 /* The field of a JYL_SETTING_NUMBER setting. */
 static double *number_field(jySimDef *d, int id) {
   switch (id) {
-  case JYL_SET_T_START: return &d->t_start;
-  case JYL_SET_T_END: return &d->t_end;
-  case JYL_SET_DT_OUT: return &d->dt_out;
-  case JYL_SET_RTOL: return &d->rtol;
-  case JYL_SET_ATOL: return &d->atol;
-  case JYL_SET_ATOL_VELOCITY: return &d->atol_velocity;
-  case JYL_SET_MAX_STEP: return &d->max_step;
-  default: return &d->baumgarte_rate;
+  case JYL_SET_T_START:
+    return &d->t_start;
+  case JYL_SET_T_END:
+    return &d->t_end;
+  case JYL_SET_DT_OUT:
+    return &d->dt_out;
+  case JYL_SET_RTOL:
+    return &d->rtol;
+  case JYL_SET_ATOL:
+    return &d->atol;
+  case JYL_SET_ATOL_VELOCITY:
+    return &d->atol_velocity;
+  case JYL_SET_MAX_STEP:
+    return &d->max_step;
+  default:
+    return &d->baumgarte_rate;
   }
 }
 
 static int choice_value(const jySimDef *d, int id) {
   switch (id) {
-  case JYL_SET_METHOD: return (int)d->method;
-  case JYL_SET_FORMULATION: return (int)d->formulation;
-  default: return (int)d->drift;
+  case JYL_SET_METHOD:
+    return (int)d->method;
+  case JYL_SET_FORMULATION:
+    return (int)d->formulation;
+  default:
+    return (int)d->drift;
   }
 }
 
 static void set_choice(jySimDef *d, int id, int value) {
   switch (id) {
-  case JYL_SET_METHOD: d->method = (jyMethod)value; break;
-  case JYL_SET_FORMULATION: d->formulation = (jyFormulation)value; break;
-  default: d->drift = (jyDrift)value; break;
+  case JYL_SET_METHOD:
+    d->method = (jyMethod)value;
+    break;
+  case JYL_SET_FORMULATION:
+    d->formulation = (jyFormulation)value;
+    break;
+  default:
+    d->drift = (jyDrift)value;
+    break;
   }
 }
 
@@ -112,34 +128,40 @@ typedef enum SolverKind {
   SOLVER_COUNT /* a whole number >= 0 */
 } SolverKind;
 static const char *const solver_names[NSOLVER] = {
-  [SOLVER_RANK_RCOND] = "rank_rcond",
-  [SOLVER_AUGMENT_SCALE] = "augment_scale",
-  [SOLVER_CONSISTENCY_TOL] = "consistency_tol",
-  [SOLVER_ASSEMBLY_TOL] = "assembly_tol",
-  [SOLVER_ELIMINATE_GLUE] = "eliminate_glue",
-  [SOLVER_SPARSE_MIN_COORDS] = "sparse_min_coords",
-  [SOLVER_DEPENDENT_TOL] = "dependent_tol",
-  [SOLVER_DEPENDENT_RCOND] = "dependent_rcond"};
+  [SOLVER_RANK_RCOND] = "rank_rcond",           [SOLVER_AUGMENT_SCALE] = "augment_scale",
+  [SOLVER_CONSISTENCY_TOL] = "consistency_tol", [SOLVER_ASSEMBLY_TOL] = "assembly_tol",
+  [SOLVER_ELIMINATE_GLUE] = "eliminate_glue",   [SOLVER_SPARSE_MIN_COORDS] = "sparse_min_coords",
+  [SOLVER_DEPENDENT_TOL] = "dependent_tol",     [SOLVER_DEPENDENT_RCOND] = "dependent_rcond"};
 
 static SolverKind solver_kind(int which) {
   switch (which) {
   case SOLVER_RANK_RCOND:
-  case SOLVER_DEPENDENT_RCOND: return SOLVER_RELATIVE;
-  case SOLVER_ELIMINATE_GLUE: return SOLVER_BOOLEAN;
-  case SOLVER_SPARSE_MIN_COORDS: return SOLVER_COUNT;
-  default: return SOLVER_POSITIVE;
+  case SOLVER_DEPENDENT_RCOND:
+    return SOLVER_RELATIVE;
+  case SOLVER_ELIMINATE_GLUE:
+    return SOLVER_BOOLEAN;
+  case SOLVER_SPARSE_MIN_COORDS:
+    return SOLVER_COUNT;
+  default:
+    return SOLVER_POSITIVE;
   }
 }
 
 /* The field of a SOLVER_RELATIVE or SOLVER_POSITIVE setting. */
 static double *solver_field(jySolverDef *d, int which) {
   switch (which) {
-  case SOLVER_RANK_RCOND: return &d->rank_rcond;
-  case SOLVER_AUGMENT_SCALE: return &d->augment_scale;
-  case SOLVER_CONSISTENCY_TOL: return &d->consistency_tol;
-  case SOLVER_ASSEMBLY_TOL: return &d->assembly_tol;
-  case SOLVER_DEPENDENT_TOL: return &d->dependent_tol;
-  default: return &d->dependent_rcond;
+  case SOLVER_RANK_RCOND:
+    return &d->rank_rcond;
+  case SOLVER_AUGMENT_SCALE:
+    return &d->augment_scale;
+  case SOLVER_CONSISTENCY_TOL:
+    return &d->consistency_tol;
+  case SOLVER_ASSEMBLY_TOL:
+    return &d->assembly_tol;
+  case SOLVER_DEPENDENT_TOL:
+    return &d->dependent_tol;
+  default:
+    return &d->dependent_rcond;
   }
 }
 
@@ -156,8 +178,7 @@ static void apply_solver_setting(lua_State *L, int which, jySolverDef *d) {
   SolverKind kind = solver_kind(which);
   if (kind == SOLVER_BOOLEAN) {
     if (lua_type(L, -1) != LUA_TBOOLEAN)
-      luaL_error(L, "solver setting '%s' must be true or false, got %s", key,
-                 luaL_typename(L, -1));
+      luaL_error(L, "solver setting '%s' must be true or false, got %s", key, luaL_typename(L, -1));
     d->eliminate_glue = lua_toboolean(L, -1);
     return;
   }
@@ -168,8 +189,10 @@ static void apply_solver_setting(lua_State *L, int which, jySolverDef *d) {
     int isint = 0;
     lua_Integer k = lua_tointegerx(L, -1, &isint);
     if (!isint || k < 0 || k > 1000000000)
-      luaL_error(L, "solver setting '%s' must be a whole number >= 0 (0: never the sparse solve), "
-                 "got %f", key, x);
+      luaL_error(L,
+                 "solver setting '%s' must be a whole number >= 0 (0: never the sparse solve), "
+                 "got %f",
+                 key, x);
     d->sparse_min_coords = (int)k;
     return;
   }
@@ -263,8 +286,7 @@ static void apply_setting(lua_State *L, int id, jySimDef *d, const char **out) {
   d->max_steps = (long)k; /* the one whole-number setting */
 }
 
-void jyl_read_settings(lua_State *L, int idx, jySimDef *d, jySolverDef *solver,
-                       const char **out) {
+void jyl_read_settings(lua_State *L, int idx, jySimDef *d, jySolverDef *solver, const char **out) {
   int nnames = out ? JYL_SET_OUT + 1 : JYL_SET_OUT;
   idx = lua_absindex(L, idx);
   luaL_checktype(L, idx, LUA_TTABLE);
@@ -278,8 +300,10 @@ void jyl_read_settings(lua_State *L, int idx, jySimDef *d, jySolverDef *solver,
       apply_setting(L, id, d, out);
     } else if (solver_index(key) >= 0) {
       if (!solver)
-        luaL_error(L, "solver setting '%s' belongs to the model, which is compiled already: set "
-                   "it with sys:settings or sys:compile{...} before compiling", key);
+        luaL_error(L,
+                   "solver setting '%s' belongs to the model, which is compiled already: set "
+                   "it with sys:settings or sys:compile{...} before compiling",
+                   key);
       apply_solver_setting(L, solver_index(key), solver);
     } else {
       unknown_setting(L, key, nnames);

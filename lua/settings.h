@@ -46,7 +46,7 @@ typedef struct jylSetting {
   /* The key in sys:settings{...}; joinery run's flag is "--" + name with '-' for '_'. */
   const char *name;
   jylSettingKind kind;
-  const char *what; /* a choice setting's noun in "unknown <what> 'x'" ("drift control") */
+  const char *what;         /* a choice setting's noun in "unknown <what> 'x'" ("drift control") */
   const jylChoice *choices; /* in the engine's enum order */
   int nchoices;
 } jylSetting;
@@ -63,8 +63,7 @@ int jyl_default_choice(jylSettingId id);
  * model is compiled already: a solver key is then an error); *out receives "out" when
  * out != NULL (the string lives in the table). Raises on an unknown name or a bad value
  * before changing anything the caller keeps (callers pass copies). */
-void jyl_read_settings(lua_State *L, int idx, jySimDef *d, jySolverDef *solver,
-                       const char **out);
+void jyl_read_settings(lua_State *L, int idx, jySimDef *d, jySolverDef *solver, const char **out);
 /* Applies the solver settings table at idx (sys:compile's argument) to *d. */
 void jyl_read_solver(lua_State *L, int idx, jySolverDef *d);
 /* Pushes a table of both kinds of settings (sys:settings()). */

@@ -41,7 +41,7 @@ typedef struct LRows {
   double *data;
   size_t n, cap; /* doubles */
   int nch;
-  int failed; /* 1: out of memory, 2: row width differs from the model's */
+  int failed;             /* 1: out of memory, 2: row width differs from the model's */
   int progress, reported; /* show the simulated time on a terminal during long runs */
   double t0, t_end, next_report;
 } LRows;
@@ -215,8 +215,8 @@ int jyl_run_simulation(lua_State *L, int model_idx, const jySimDef *def, const c
   int sim_idx = lua_gettop(L);
   double t0 = now_seconds();
   LRows *r = new_rows(L, jy_model_num_channels(m->model), def->t_end, t0);
-  jyStatus st = out ? jy_sim_write_csv(sm->sim, out, rows_sink, r)
-                    : jy_sim_run(sm->sim, rows_sink, r);
+  jyStatus st =
+    out ? jy_sim_write_csv(sm->sim, out, rows_sink, r) : jy_sim_run(sm->sim, rows_sink, r);
   double seconds = now_seconds() - t0;
   if (r->reported) fprintf(stderr, "\r%40s\r", "");
   if (r->failed == 1) return luaL_error(L, "out of memory collecting the output rows");
@@ -299,10 +299,10 @@ static int sim_tostring(lua_State *L) {
 
 static const luaL_Reg sim_meta[] = {
   {"__gc", sim_gc}, {"__close", sim_gc}, {"__tostring", sim_tostring}, {NULL, NULL}};
-static const luaL_Reg sim_methods[] = {
-  {"advance", sim_advance}, {"time", sim_time},   {"state", sim_state},
-  {"set_state", sim_set_state}, {"channels", sim_channels}, {"stats", sim_stats},
-  {"close", sim_gc},        {NULL, NULL}};
+static const luaL_Reg sim_methods[] = {{"advance", sim_advance},   {"time", sim_time},
+                                       {"state", sim_state},       {"set_state", sim_set_state},
+                                       {"channels", sim_channels}, {"stats", sim_stats},
+                                       {"close", sim_gc},          {NULL, NULL}};
 
 static const luaL_Reg rows_meta[] = {{"__gc", rows_gc}, {NULL, NULL}};
 

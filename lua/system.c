@@ -205,12 +205,12 @@ static void apply_initial(lua_State *L, jySystem *sys, jyPartId id, const char *
                  jy_system_part_name(sys, id), type, what, luaL_typename(L, -2));
     const char *coord = lua_tostring(L, -2);
     if (lua_type(L, -1) != LUA_TNUMBER)
-      luaL_error(L, "part '%s' (%s): %s.%s must be a number, got %s",
-                 jy_system_part_name(sys, id), type, what, coord, luaL_typename(L, -1));
+      luaL_error(L, "part '%s' (%s): %s.%s must be a number, got %s", jy_system_part_name(sys, id),
+                 type, what, coord, luaL_typename(L, -1));
     double x = lua_tonumber(L, -1);
-    jyStatus st = velocity == 1   ? jy_system_set_velocity(sys, id, coord, x)
-                  : velocity == 2 ? jy_system_guess_coord(sys, id, coord, x)
-                                  : jy_system_set_coord(sys, id, coord, x);
+    jyStatus st = velocity == 1 ? jy_system_set_velocity(sys, id, coord, x)
+      : velocity == 2           ? jy_system_guess_coord(sys, id, coord, x)
+                                : jy_system_set_coord(sys, id, coord, x);
     if (st != JY_OK) luaL_error(L, "%s", jyl_msg_or(jy_system_error(sys), st));
     lua_pop(L, 1);
   }
@@ -293,8 +293,8 @@ static int count_params(lua_State *L, const char *name, const char *type) {
     const char *key = lua_tostring(L, -2);
     if (strcmp(key, "init") == 0 || strcmp(key, "vel") == 0 || strcmp(key, "guess") == 0) {
       if (lua_type(L, -1) != LUA_TTABLE)
-        luaL_error(L, "part '%s' (%s): %s must be a table {coord = value, ...}, got %s", name,
-                   type, key, luaL_typename(L, -1));
+        luaL_error(L, "part '%s' (%s): %s must be a table {coord = value, ...}, got %s", name, type,
+                   key, luaL_typename(L, -1));
     } else if (lua_type(L, -1) == LUA_TNUMBER) {
       n++;
     } else if (luaL_testudata(L, -1, JYL_TERMINAL)) {
@@ -302,8 +302,8 @@ static int count_params(lua_State *L, const char *name, const char *type) {
       int same = lua_rawequal(L, -1, 1);
       lua_pop(L, 1);
       if (!same)
-        luaL_error(L, "part '%s' (%s): the terminal given for '%s' belongs to another system",
-                   name, type, key);
+        luaL_error(L, "part '%s' (%s): the terminal given for '%s' belongs to another system", name,
+                   type, key);
     } else {
       luaL_error(L, "part '%s' (%s): parameter '%s' must be a number, got %s", name, type, key,
                  luaL_typename(L, -1));
@@ -344,8 +344,7 @@ static void try_part(lua_State *L, LSystem *s, const char *type, const char *nam
   lua_pop(L, 1);
   if (!trial->sys) luaL_error(L, "out of memory creating a system");
   jyPartId tid = jy_system_add_part(trial->sys, type, name, set, n);
-  if (tid.index < 0)
-    luaL_error(L, "%s", jyl_msg_or(jy_system_error(trial->sys), JY_ERR_INVALID));
+  if (tid.index < 0) luaL_error(L, "%s", jyl_msg_or(jy_system_error(trial->sys), JY_ERR_INVALID));
   apply_extras(L, s, trial->sys, tid, type, 0);
   jy_system_destroy(trial->sys);
   trial->sys = NULL;
@@ -368,8 +367,7 @@ static int sys_add(lua_State *L) {
   try_part(L, s, type, name, set, n);
 
   jyPartId id = jy_system_add_part(s->sys, type, name, set, n);
-  if (id.index < 0)
-    return luaL_error(L, "%s", jyl_msg_or(jy_system_error(s->sys), JY_ERR_INVALID));
+  if (id.index < 0) return luaL_error(L, "%s", jyl_msg_or(jy_system_error(s->sys), JY_ERR_INVALID));
   lua_getiuservalue(L, 1, 2);
   lua_pushstring(L, type);
   lua_rawseti(L, -2, id.index + 1);
@@ -420,7 +418,6 @@ static int sys_compile(lua_State *L) {
   jyl_compile_system(L, 1, &def);
   return 1;
 }
-
 
 /* sys:simulate([opts]) */
 static int sys_simulate(lua_State *L) {
@@ -581,9 +578,9 @@ static int terminal_tostring(lua_State *L) {
 static const luaL_Reg system_meta[] = {
   {"__gc", sys_gc}, {"__close", sys_gc}, {"__tostring", sys_tostring}, {NULL, NULL}};
 static const luaL_Reg system_methods[] = {
-  {"add", sys_add},         {"glue", sys_glue},   {"settings", sys_settings},
+  {"add", sys_add},         {"glue", sys_glue},         {"settings", sys_settings},
   {"compile", sys_compile}, {"simulate", sys_simulate}, {"part", sys_part},
-  {"parts", sys_parts},     {"close", sys_gc},    {NULL, NULL}};
+  {"parts", sys_parts},     {"close", sys_gc},          {NULL, NULL}};
 
 static const luaL_Reg part_meta[] = {
   {"__index", part_index}, {"__tostring", part_tostring}, {NULL, NULL}};

@@ -14,8 +14,7 @@ static int eliminable(const jySystem *sys, int part, int k) {
   const jyPartShape *s = &sp->shape;
   if (sp->type->mass || k < 0 || k >= s->nterminals) return 0;
   const jyTerminalSpec *t = &s->terminals[k];
-  if (!t->is_coord_block || t->coord_offset < 0 || t->coord_offset + t->dim > s->ncoords)
-    return 0;
+  if (!t->is_coord_block || t->coord_offset < 0 || t->coord_offset + t->dim > s->ncoords) return 0;
   int glued[JY_PART_MAX_TERMINALS] = {0};
   for (int g = 0; g < sys->nglues; g++) {
     const jySysGlue *sg = &sys->glues[g];
@@ -57,8 +56,8 @@ jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys) {
           !eliminable(sys, x.part, x.terminal))
         continue;
       const jyTerminalSpec *t = &sys->parts[x.part].shape.terminals[x.terminal];
-      found[count++] = (jyModelLink){g, x.part, t->coord_offset, t->dim, y.part, y.terminal,
-                                     side == 0};
+      found[count++] =
+        (jyModelLink){g, x.part, t->coord_offset, t->dim, y.part, y.terminal, side == 0};
       target[x.part] = 1;
       source[y.part] = 1;
       md->glues[g].link = 0; /* numbered below */
@@ -79,8 +78,10 @@ jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys) {
   if (md->nlinks > 0) {
     int coords = 0;
     for (int l = 0; l < md->nlinks; l++) coords += md->links[l].dim;
-    jy_compile_report(md, "glue elimination: %d glues and %d terminal coordinates substituted "
-                      "away", md->nlinks, coords);
+    jy_compile_report(md,
+                      "glue elimination: %d glues and %d terminal coordinates substituted "
+                      "away",
+                      md->nlinks, coords);
   }
   md->max_source_coords = 1;
   for (int l = 0; l < md->nlinks; l++) {

@@ -95,8 +95,9 @@ static int level_step(newton *nw, int level) {
       return -1;
     for (int k = 0; k < rows && k < nr; k++)
       if (fabs(nw->rest[k + (size_t)k * rows]) > 1e-12 * fabs(nw->rest[0])) rank = k + 1;
-    if (rank > 0 && LAPACKE_dormqr(LAPACK_COL_MAJOR, 'L', 'T', rows, nl + 1, rank, nw->rest,
-                                   rows, nw->tau, nw->proj, rows) != 0)
+    if (rank > 0 &&
+        LAPACKE_dormqr(LAPACK_COL_MAJOR, 'L', 'T', rows, nl + 1, rank, nw->rest, rows, nw->tau,
+                       nw->proj, rows) != 0)
       return -1;
   }
   int left = rows - rank, ld = left > nl ? left : nl;
@@ -180,13 +181,12 @@ static int newton_alloc(const jyAllocator *a, newton *nw, int n, int m) {
   nw->picked = jy_calloc(a, (size_t)n + 1, sizeof(int));
   nw->jpvt = jy_calloc(a, (size_t)n + 1, sizeof(lapack_int));
   return nw->rows && nw->cols && nw->level && nw->mat && nw->rest && nw->proj && nw->res &&
-         nw->dx && nw->rhs && nw->sv && nw->tau && nw->picked && nw->jpvt;
+    nw->dx && nw->rhs && nw->sv && nw->tau && nw->picked && nw->jpvt;
 }
 
 /* Levels of the model's coordinates from the script's flags (set_q, set_v per coordinate);
  * reports the initial values given to eliminated coordinates, which follow their glue. */
-static void mark_set(jyModel *md, const jySystem *sys, unsigned char *q_set,
-                     unsigned char *v_set) {
+static void mark_set(jyModel *md, const jySystem *sys, unsigned char *q_set, unsigned char *v_set) {
   for (int i = 0; i < md->nparts; i++) {
     const jySysPart *sp = &sys->parts[i];
     for (int j = 0; j < sp->shape.ncoords; j++) {
@@ -197,12 +197,11 @@ static void mark_set(jyModel *md, const jySystem *sys, unsigned char *q_set,
       } else if (sp->q_set[j] || sp->v_set[j]) {
         const jyModelLink *link = &md->links[-1 - k];
         const jyModelPart *src = &md->parts[link->source];
-        jy_compile_report(md,
-                          "initial value of %s.%s ignored: it follows %s.%s through glue '%s'",
+        jy_compile_report(md, "initial value of %s.%s ignored: it follows %s.%s through glue '%s'",
                           sp->name, sp->shape.coord_names[j], src->inst.name,
                           link->terminal < src->shape.nterminals
-                              ? src->shape.terminals[link->terminal].name
-                              : src->shape.coord_names[link->terminal - src->shape.nterminals],
+                            ? src->shape.terminals[link->terminal].name
+                            : src->shape.coord_names[link->terminal - src->shape.nterminals],
                           md->glues[link->glue].name);
       }
     }
@@ -256,8 +255,8 @@ static jyStatus meet_stage(jyModel *md, jySystem *sys, newton *nw, const unsigne
 
 /* Keeps and reports the values that moved beyond the stage's tolerance. */
 static jyStatus record_moved(jyModel *md, const double *before, const double *after,
-                             const unsigned char *set, const unsigned char *follows,
-                             int velocity, double tol) {
+                             const unsigned char *set, const unsigned char *follows, int velocity,
+                             double tol) {
   for (int j = 0; j < md->n; j++) {
     if (!(fabs(after[j] - before[j]) > tol)) continue;
     jyMovedValue *grown = jy_alloc(&md->alloc, sizeof *grown * (size_t)(md->nmoved + 1));
@@ -265,13 +264,15 @@ static jyStatus record_moved(jyModel *md, const double *before, const double *af
     if (md->nmoved) memcpy(grown, md->moved, sizeof *grown * (size_t)md->nmoved);
     jy_free(&md->alloc, md->moved);
     md->moved = grown;
-    md->moved[md->nmoved++] = (jyMovedValue){j, velocity, set[j], !set[j] && follows[j],
-                                             before[j], after[j]};
+    md->moved[md->nmoved++] =
+      (jyMovedValue){j, velocity, set[j], !set[j] && follows[j], before[j], after[j]};
     if (md->nmoved > 20) continue;
     jy_compile_report(md, "initial %s %s: %.9g -> %.9g (by %.3g)%s",
                       velocity ? "velocity" : "value", md->coord_names[j], before[j], after[j],
                       after[j] - before[j],
-                      set[j] ? " [set by the script]" : follows[j] ? " [follows its glue]" : "");
+                      set[j]         ? " [set by the script]"
+                        : follows[j] ? " [follows its glue]"
+                                     : "");
   }
   return JY_OK;
 }
@@ -336,7 +337,7 @@ jyStatus jy_compile_dependent_rows(jyModel *md, jyEval *e) {
     if (md->dependent_rows[i] && used + 1 < sizeof list)
       snprintf(list + used, sizeof list - used, "%s%s", listed++ ? ", " : "", md->row_names[i]);
   }
-  jy_compile_report(md, "redundant constraints: rank %d of %d rows; dependent rows: %s",
-                    m - count, m, list);
+  jy_compile_report(md, "redundant constraints: rank %d of %d rows; dependent rows: %s", m - count,
+                    m, list);
   return JY_OK;
 }

@@ -18,8 +18,8 @@ static char *join_name(const jyAllocator *a, const char *prefix, const char *x, 
 
 /* Component names of a glue's force: x, y, z up to 3-D, numbered beyond (frames). */
 static const char *const axis_suffix[3] = {".x", ".y", ".z"};
-static const char *const index_suffix[JY_TERMINAL_MAX_DIM] = {".1", ".2", ".3", ".4", ".5",
-                                                               ".6", ".7"};
+static const char *const index_suffix[JY_TERMINAL_MAX_DIM] = {".1", ".2", ".3", ".4",
+                                                              ".5", ".6", ".7"};
 
 static const char *glue_axis(const jyModelGlue *mg, int k) {
   return mg->dim == 1 ? "" : mg->dim <= 3 ? axis_suffix[k] : index_suffix[k];
@@ -128,10 +128,10 @@ static jyStatus allocate_tables(jyModel *md, const jySystem *sys) {
   md->channel_names = jy_calloc(a, (size_t)md->nchannels, sizeof(char *));
   md->q0 = jy_calloc(a, n + 1, sizeof(double));
   md->v0 = jy_calloc(a, n + 1, sizeof(double));
-  return md->local_names && md->coord_names && md->row_names && md->row_kinds &&
-                 md->row_part && md->user_channels && md->channel_names && md->q0 && md->v0
-             ? JY_OK
-             : JY_ERR_NOMEM;
+  return md->local_names && md->coord_names && md->row_names && md->row_kinds && md->row_part &&
+      md->user_channels && md->channel_names && md->q0 && md->v0
+    ? JY_OK
+    : JY_ERR_NOMEM;
 }
 
 /* "part.coord" for every coordinate (eliminated ones too, in local_names), the initial
@@ -179,7 +179,7 @@ static void name_state_and_derived(Namer *nm) {
   const jyAllocator *a = &md->alloc;
   static const char *const derived[JY_NUM_DERIVED] = {
 #define JY_DERIVED_NAME(id, name) name,
-      JY_DERIVED_CHANNELS(JY_DERIVED_NAME)
+    JY_DERIVED_CHANNELS(JY_DERIVED_NAME)
 #undef JY_DERIVED_NAME
   };
   add_channel(nm, jy_strdup(a, "t"));

@@ -70,8 +70,8 @@ jyStatus jy_terminal_jacobian(jyEval *e, const jyModelPart *p, int k, const doub
   return eval_terminal(e, p, k, q_loc, v_loc, t, jac, &te);
 }
 
-jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const double *v,
-                     double t, const double **q_loc, const double **v_loc, int *mapped) {
+jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const double *v, double t,
+                     const double **q_loc, const double **v_loc, int *mapped) {
   const jyModel *m = e->model;
   if (p->nlinks == 0) {
     *q_loc = q + p->coord_offset;
@@ -173,7 +173,7 @@ static jyStatus assemble_mass(jyEval *e, const jyModelPart *p, const jyPartState
       for (int ka = 0; ka < e->map_count[a]; ka++)
         for (int kb = 0; kb < e->map_count[b]; kb++)
           e->mass[e->map_col[a * width + ka] + (size_t)e->map_col[b * width + kb] * m->n] +=
-              e->map_val[a * width + ka] * x * e->map_val[b * width + kb];
+            e->map_val[a * width + ka] * x * e->map_val[b * width + kb];
     }
   if (what & JY_ASM_FORCE) { /* Q -= G^T M_loc g */
     for (int a = 0; a < nc; a++) {
@@ -211,8 +211,7 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
   }
   if ((what & JY_ASM_NONIDEAL) && type->nonideal && nc > 0) {
     memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
-    if (type->nonideal(&p->inst, &s, e->local_vec) != 0)
-      return jy_part_failed(e, p, "nonideal", t);
+    if (type->nonideal(&p->inst, &s, e->local_vec) != 0) return jy_part_failed(e, p, "nonideal", t);
     if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "nonideal", t);
     if (mapped)
       scatter_vector_mapped(e, e->nonideal, e->local_vec, nc);
@@ -221,16 +220,18 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
   }
   if ((what & (JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS)) && nr > 0) {
     if (!type->constraints) {
-      jy_set_error(e->error, "part '%s' (%s) declares %d constraint rows but no constraints "
-                   "function", p->inst.name, type->name, nr);
+      jy_set_error(e->error,
+                   "part '%s' (%s) declares %d constraint rows but no constraints "
+                   "function",
+                   p->inst.name, type->name, nr);
       return JY_ERR_PART;
     }
     memset(e->local_jac, 0, sizeof(double) * (size_t)nr * (nc > 0 ? nc : 1));
     memset(e->local_rhs, 0, sizeof(double) * (size_t)nr);
     memset(e->local_res, 0, sizeof(double) * (size_t)nr);
     memset(e->local_rate, 0, sizeof(double) * (size_t)nr);
-    if (type->constraints(&p->inst, &s, e->local_jac, e->local_rhs, e->local_res,
-                          e->local_rate) != 0)
+    if (type->constraints(&p->inst, &s, e->local_jac, e->local_rhs, e->local_res, e->local_rate) !=
+        0)
       return jy_part_failed(e, p, "constraints", t);
     if (!all_finite(e->local_jac, nr * nc) || !all_finite(e->local_rhs, nr) ||
         !all_finite(e->local_res, nr) || !all_finite(e->local_rate, nr))
@@ -259,8 +260,8 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
 /* One side of a glue row block: adds sign * J G into A, and returns the terminal's value,
  * velocity and acceleration bias in global terms (p'' = J G q'' + acc). */
 static jyStatus glue_side(jyEval *e, const jyModelGlue *g, int part, int terminal, double sign,
-                          const double *q, const double *v, double t, unsigned what,
-                          double *value, double *rate, double *acc) {
+                          const double *q, const double *v, double t, unsigned what, double *value,
+                          double *rate, double *acc) {
   const jyModel *m = e->model;
   const jyModelPart *p = &m->parts[part];
   const double *ql, *vl;
@@ -375,8 +376,8 @@ jyStatus jy_part_nonideal(jyEval *e, const jyModelPart *p, const double *q, cons
   return JY_OK;
 }
 
-jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,
-                          const double *mu, const double *acc) {
+jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t, const double *mu,
+                          const double *acc) {
   const jyModel *m = e->model;
   for (int i = 0; i < m->nparts; i++) {
     const jyModelPart *p = &m->parts[i];

@@ -18,12 +18,11 @@
 /* A difference of two evaluations within this many roundings of the terms is zero. */
 #define NP_ROUNDING (64 * DBL_EPSILON)
 
-
 void jy_np_destroy(jyNpWork *w) {
   if (!w) return;
   jyAllocator a = w->alloc;
   double *buffers[] = {w->dir, w->mass, w->damping, w->stiffness, w->force, w->mass_rate,
-                       w->mu, w->plus, w->minus, w->qp, w->vp, w->acc};
+                       w->mu,  w->plus, w->minus,   w->qp,        w->vp,    w->acc};
   for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) jy_free(&a, buffers[i]);
   jy_free(&a, w->kind);
   jy_eval_destroy(w->e);
@@ -44,8 +43,8 @@ jyNpWork *jy_np_create(const jyModel *model) {
   w->e = jy_eval_create(model);
   w->fd = jy_eval_create(model);
   w->dir = jy_calloc(a, n * m, sizeof(double));
-  double **rows[] = {&w->mass, &w->damping, &w->stiffness, &w->force, &w->mass_rate, &w->mu,
-                     &w->plus, &w->minus};
+  double **rows[] = {&w->mass,      &w->damping, &w->stiffness, &w->force,
+                     &w->mass_rate, &w->mu,      &w->plus,      &w->minus};
   int ok = w->e && w->fd && w->dir;
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     *rows[i] = jy_calloc(a, m, sizeof(double));
@@ -234,8 +233,8 @@ static jyStatus mass_rates(jyNpWork *w, const double *q, const double *v, double
     if (st != JY_OK) return fd_failed(w, st);
     for (int r = 0; r < m; r++)
       out[r] = w->kind[r] == JY_NP_ROW_EMPTY
-                   ? 0.0
-                   : fmax(0.0, row_mass(w->model, w->fd, r, w->kind[r] == JY_NP_ROW_AUX, NULL));
+        ? 0.0
+        : fmax(0.0, row_mass(w->model, w->fd, r, w->kind[r] == JY_NP_ROW_AUX, NULL));
   }
   for (int r = 0; r < m; r++)
     w->mass_rate[r] = central(w->plus[r], w->minus[r], fabs(w->plus[r]) + fabs(w->minus[r]), h);
@@ -268,7 +267,7 @@ static jyStatus row_derivative(jyNpWork *w, int r, int which, const double *q, c
 jyStatus jy_np_coefficients(jyNpWork *w, const double *q, const double *v, double t) {
   jyStatus st = jy_assemble(w->e, q, v, t,
                             JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
-                                JY_ASM_RESIDUALS);
+                              JY_ASM_RESIDUALS);
   if (st != JY_OK) {
     jy_set_error(w->error, "%s", jy_eval_error(w->e));
     return st;
@@ -334,7 +333,7 @@ jyStatus jy_np_accelerations(jyNpWork *w, const double *q, const double *lam, co
     }
     lamdd[r] = (w->mu[r] + w->force[r] - (w->mass_rate[r] + w->damping[r]) * lamdot[r] -
                 w->stiffness[r] * lam[r]) /
-               w->mass[r];
+      w->mass[r];
     if (!isfinite(lamdd[r])) {
       jy_set_error(w->error, "multiplier acceleration of row %s is not finite at t = %.9g",
                    w->model->row_names[r], t);

@@ -38,9 +38,9 @@ typedef struct jyNpWork {
   /* m each: m_RR, c_RR, k_RR, f_R, m_RR' along the motion, the UK multiplier of the
    * modified problem */
   double *mass, *damping, *stiffness, *force, *mass_rate, *mu;
-  double *plus, *minus;                             /* m: row masses at shifted states */
-  unsigned char *kind;                              /* m: jyNpRowKind */
-  double *qp, *vp, *acc;                            /* n */
+  double *plus, *minus;  /* m: row masses at shifted states */
+  unsigned char *kind;   /* m: jyNpRowKind */
+  double *qp, *vp, *acc; /* n */
   char error[JY_ERROR_LEN];
 } jyNpWork;
 

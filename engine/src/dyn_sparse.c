@@ -23,12 +23,12 @@ struct jySparseWork {
   jyAllocator alloc;
   int n, m;
   cholmod_common common;
-  cholmod_sparse *f;  /* F = S A W^1/2, m x n, fixed pattern */
-  cholmod_sparse *s;  /* F F^T, upper triangle (stype 1), fixed pattern */
+  cholmod_sparse *f;             /* F = S A W^1/2, m x n, fixed pattern */
+  cholmod_sparse *s;             /* F F^T, upper triangle (stype 1), fixed pattern */
   int *pair_a, *pair_b, *pair_s; /* S entry pair_s += F entries pair_a * pair_b */
-  int *perm, *inv;    /* S is stored as P S P^T: row k of it is row perm[k] of S */
+  int *perm, *inv;               /* S is stored as P S P^T: row k of it is row perm[k] of S */
   int npairs;
-  cholmod_factor *l;  /* of beta I + F F^T */
+  cholmod_factor *l; /* of beta I + F F^T */
   cholmod_dense *rhs, *ft_y;
   double *row_scale, *u, *r, *sy, *y;
   int started;
@@ -152,8 +152,8 @@ static int build_product_pattern(jySparseWork *w, const int *inv) {
   erow = jy_calloc(&w->alloc, (size_t)widest, sizeof(int));
   if (!ea || !eb || !erow) goto done;
   int nnz = count_entries(&pw, m, stamp, ea, eb, erow);
-  w->s = cholmod_allocate_sparse((size_t)m, (size_t)m, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL,
-                                 &w->common);
+  w->s =
+    cholmod_allocate_sparse((size_t)m, (size_t)m, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL, &w->common);
   w->pair_a = jy_calloc(&w->alloc, (size_t)npairs + 1, sizeof(int));
   w->pair_b = jy_calloc(&w->alloc, (size_t)npairs + 1, sizeof(int));
   w->pair_s = jy_calloc(&w->alloc, (size_t)npairs + 1, sizeof(int));
@@ -341,8 +341,8 @@ static double scaled_rows(jySparseWork *w, const jyUkProblem *p) {
   for (int j = 0; j < n; j++) {
     double root_w = 1.0 / sqrt(mass[j + (size_t)j * n]);
     for (int k = cp[j]; k < cp[j + 1]; k++)
-      fx[k] = dropped && dropped[ri[k]] ? 0.0
-                                        : w->row_scale[ri[k]] * jac[ri[k] + (size_t)j * m] * root_w;
+      fx[k] =
+        dropped && dropped[ri[k]] ? 0.0 : w->row_scale[ri[k]] * jac[ri[k] + (size_t)j * m] * root_w;
   }
   for (int j = 0; j < n; j++)
     for (int k = cp[j]; k < cp[j + 1]; k++) max_diag = fmax(max_diag, fx[k] * fx[k]);

@@ -21,25 +21,25 @@
 struct jyUkWork {
   jyAllocator alloc;
   int n_max, m_max;
-  double *scaled_jac;  /* A with unit rows (m x n) */
-  double *scaled_rhs;  /* b scaled likewise (m) */
-  double *row_scale;   /* 1/|A_i|, 0 for zero and dropped rows (m) */
-  double *row_norm;    /* |A_i| (m) */
-  double *tau;         /* QR reflectors of the rank decision (min(m, n)) */
-  double *factor;      /* M_a, then its Cholesky factor L (n x n) */
+  double *scaled_jac;    /* A with unit rows (m x n) */
+  double *scaled_rhs;    /* b scaled likewise (m) */
+  double *row_scale;     /* 1/|A_i|, 0 for zero and dropped rows (m) */
+  double *row_norm;      /* |A_i| (m) */
+  double *tau;           /* QR reflectors of the rank decision (min(m, n)) */
+  double *factor;        /* M_a, then its Cholesky factor L (n x n) */
   double *inv_root_mass; /* 1/sqrt(M_jj) when M is diagonal and positive (n) */
-  double *b_mat;       /* A L^-T, overwritten by dgelsy (m x n) */
-  double *b_copy;      /* A L^-T kept for the residual (m x n) */
-  double *solution;    /* right side, then minimum-norm solution (max(m, n)) */
-  double *row_residual;/* (m) */
-  double *at_mat;      /* A^T for the multipliers (n x m) */
-  double *at_rhs;      /* right sides of the multiplier solve (max(m, n) x (m + 1)) */
-  double *gram;        /* W^T W of the dropped rows' null vectors (m x m) */
-  double *null_coef;   /* (W^T W)^-1 W^T x for the dropped rows (m) */
-  int *dropped_list;   /* indices of the dropped rows (m) */
+  double *b_mat;         /* A L^-T, overwritten by dgelsy (m x n) */
+  double *b_copy;        /* A L^-T kept for the residual (m x n) */
+  double *solution;      /* right side, then minimum-norm solution (max(m, n)) */
+  double *row_residual;  /* (m) */
+  double *at_mat;        /* A^T for the multipliers (n x m) */
+  double *at_rhs;        /* right sides of the multiplier solve (max(m, n) x (m + 1)) */
+  double *gram;          /* W^T W of the dropped rows' null vectors (m x m) */
+  double *null_coef;     /* (W^T W)^-1 W^T x for the dropped rows (m) */
+  int *dropped_list;     /* indices of the dropped rows (m) */
   double *lapack_work;
   lapack_int lwork;
-  lapack_int *pivots;  /* (max(m, n)) */
+  lapack_int *pivots; /* (max(m, n)) */
 };
 
 static int imax(int a, int b) { return a > b ? a : b; }
@@ -70,12 +70,9 @@ jyUkWork *jy_uk_create(const jyAllocator *alloc, int n, int m) {
   w->null_coef = jy_calloc(&a, mm + 1, sizeof(double));
   w->dropped_list = jy_calloc(&a, mm + 1, sizeof(int));
   w->pivots = jy_calloc(&a, big, sizeof(lapack_int));
-  if (!w->scaled_jac || !w->scaled_rhs || !w->row_scale || !w->row_norm || !w->tau ||
-      !w->factor || !w->inv_root_mass ||
-      !w->b_mat ||
-      !w->b_copy || !w->solution || !w->row_residual || !w->at_mat || !w->at_rhs || !w->gram ||
-      !w->null_coef || !w->dropped_list ||
-      !w->pivots) {
+  if (!w->scaled_jac || !w->scaled_rhs || !w->row_scale || !w->row_norm || !w->tau || !w->factor ||
+      !w->inv_root_mass || !w->b_mat || !w->b_copy || !w->solution || !w->row_residual ||
+      !w->at_mat || !w->at_rhs || !w->gram || !w->null_coef || !w->dropped_list || !w->pivots) {
     jy_uk_destroy(w);
     return NULL;
   }
@@ -85,15 +82,15 @@ jyUkWork *jy_uk_create(const jyAllocator *alloc, int n, int m) {
   if (n > 0 && m > 0) {
     double query = 0;
     lapack_int rank = 0, ld = imax(imax(m, n), 1);
-    if (LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, m, n, 1, w->b_mat, m, w->solution, ld,
-                            w->pivots, 1e-10, &rank, &query, -1) == 0)
+    if (LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, m, n, 1, w->b_mat, m, w->solution, ld, w->pivots,
+                            1e-10, &rank, &query, -1) == 0)
       lwork = (lapack_int)query;
-    if (LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, n, m, m + 1, w->at_mat, n, w->at_rhs, ld,
-                            w->pivots, 1e-10, &rank, &query, -1) == 0 &&
+    if (LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, n, m, m + 1, w->at_mat, n, w->at_rhs, ld, w->pivots,
+                            1e-10, &rank, &query, -1) == 0 &&
         (lapack_int)query > lwork)
       lwork = (lapack_int)query;
-    if (LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, n, m, w->at_mat, n, w->pivots, w->tau, &query,
-                            -1) == 0 &&
+    if (LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, n, m, w->at_mat, n, w->pivots, w->tau, &query, -1) ==
+          0 &&
         (lapack_int)query > lwork)
       lwork = (lapack_int)query;
   }
@@ -231,8 +228,8 @@ static void measure_residuals(jyUkWork *w, const jyUkProblem *p, const double *a
 /* u = M^-1 (Q + C) with a diagonal M (inv_root_mass filled), else u = M_a^-1 (Q + C +
  * alpha As^T bs) with M_a factored into w->factor; into acc. -1 when M_a is not positive
  * definite (the acceleration is not unique). */
-static int unconstrained_acceleration(jyUkWork *w, const jyUkProblem *p,
-                                      const jyUkOptions *opt, int diagonal, double *acc) {
+static int unconstrained_acceleration(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *opt,
+                                      int diagonal, double *acc) {
   int n = p->n, m = p->m;
   for (int j = 0; j < n; j++) acc[j] = p->force[j] + (p->nonideal ? p->nonideal[j] : 0.0);
   if (diagonal) {
@@ -246,14 +243,14 @@ static int unconstrained_acceleration(jyUkWork *w, const jyUkProblem *p,
   double alpha = m > 0 ? jy_uk_augmentation(p->mass, n, opt->augment_scale) : 0.0;
   if (factor_augmented(w, p, alpha) != 0) return -1;
   if (m > 0)
-    cblas_dgemv(CblasColMajor, CblasTrans, m, n, alpha, w->scaled_jac, m, w->scaled_rhs, 1,
-                1.0, acc, 1);
+    cblas_dgemv(CblasColMajor, CblasTrans, m, n, alpha, w->scaled_jac, m, w->scaled_rhs, 1, 1.0,
+                acc, 1);
   LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, 1, w->factor, n, acc, n);
   return 0;
 }
 
-jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *opt,
-                        double *acc, jyUkResult *result) {
+jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *opt, double *acc,
+                        jyUkResult *result) {
   int n = p->n, m = p->m;
   jyUkResult local;
   if (!result) result = &local;
@@ -288,8 +285,8 @@ jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *op
   }
   memcpy(w->b_copy, w->b_mat, sizeof(double) * (size_t)m * n);
   memcpy(w->solution, w->scaled_rhs, sizeof(double) * (size_t)m);
-  cblas_dgemv(CblasColMajor, CblasNoTrans, m, n, -1.0, w->scaled_jac, m, acc, 1, 1.0,
-              w->solution, 1);
+  cblas_dgemv(CblasColMajor, CblasNoTrans, m, n, -1.0, w->scaled_jac, m, acc, 1, 1.0, w->solution,
+              1);
   double scale = 0;
   for (int i = 0; i < m; i++) {
     w->row_residual[i] = w->solution[i];
@@ -301,8 +298,8 @@ jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *op
   /* y = B^+ r, minimum norm, by complete orthogonal factorization */
   memset(w->pivots, 0, sizeof(lapack_int) * (size_t)imax(m, n));
   lapack_int rank = 0;
-  LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, m, n, 1, w->b_mat, m, w->solution, imax(m, n),
-                      w->pivots, opt->rank_rcond, &rank, w->lapack_work, w->lwork);
+  LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, m, n, 1, w->b_mat, m, w->solution, imax(m, n), w->pivots,
+                      opt->rank_rcond, &rank, w->lapack_work, w->lwork);
   result->rank = (int)rank;
 
   /* What B y leaves of r: zero when b is in range(A). */
@@ -312,8 +309,8 @@ jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *op
   if (diagonal)
     for (int j = 0; j < n; j++) w->solution[j] *= w->inv_root_mass[j];
   else
-    cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, n, w->factor, n,
-                w->solution, 1);
+    cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, n, w->factor, n, w->solution,
+                1);
   for (int j = 0; j < n; j++) acc[j] += w->solution[j];
 
   measure_residuals(w, p, acc, scale, result);
@@ -341,8 +338,8 @@ int jy_uk_dependent_rows(jyUkWork *w, const jyUkProblem *p, double rcond, double
       w->at_mat[j + (size_t)i * n] = weight * w->scaled_jac[i + (size_t)j * m];
   }
   memset(w->pivots, 0, sizeof(lapack_int) * (size_t)imax(m, n));
-  if (LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, n, m, w->at_mat, n, w->pivots, w->tau,
-                          w->lapack_work, w->lwork) != 0)
+  if (LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, n, m, w->at_mat, n, w->pivots, w->tau, w->lapack_work,
+                          w->lwork) != 0)
     return -1;
   /* Pivots k >= min(m, n) have no diagonal: those rows are dependent whatever the cut. */
   int kmax = imax(0, m < n ? m : n), strict = m, loose = m;
@@ -373,7 +370,7 @@ static void spread_over_dropped(jyUkWork *w, int m, int k, int ld) {
     g[a] = -cblas_ddot(m, ca, 1, x0, 1); /* w_a . x0, x0 being 0 at d_a */
     for (int b = 0; b <= a; b++)
       w->gram[a + (size_t)b * k] =
-          (a == b) + cblas_ddot(m, ca, 1, w->at_rhs + (size_t)(1 + b) * ld, 1);
+        (a == b) + cblas_ddot(m, ca, 1, w->at_rhs + (size_t)(1 + b) * ld, 1);
   }
   if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', k, w->gram, k) != 0) return;
   LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', k, 1, w->gram, k, g, k);
@@ -409,11 +406,10 @@ int jy_uk_multipliers(jyUkWork *w, const jyUkProblem *p, const double *acc, doub
   memset(w->pivots, 0, sizeof(lapack_int) * (size_t)imax(m, n));
   lapack_int rank = 0;
   /* Scaled multipliers mu_s solve As^T mu_s = f with minimum norm; mu = diag(s) mu_s. */
-  LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, n, m, 1 + k, w->at_mat, n, w->at_rhs, ld,
-                      w->pivots, 1e-10, &rank, w->lapack_work, w->lwork);
+  LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, n, m, 1 + k, w->at_mat, n, w->at_rhs, ld, w->pivots, 1e-10,
+                      &rank, w->lapack_work, w->lwork);
   if (k > 0) spread_over_dropped(w, m, k, ld);
-  for (int i = 0; i < m; i++)
-    mu[i] = w->row_norm[i] > 0 ? w->at_rhs[i] / w->row_norm[i] : 0.0;
+  for (int i = 0; i < m; i++) mu[i] = w->row_norm[i] > 0 ? w->at_rhs[i] / w->row_norm[i] : 0.0;
   if (unexplained) {
     /* |A^T mu - f| with f still in w->solution */
     double sq = 0;
@@ -442,7 +438,8 @@ int jy_uk_free_directions(jyUkWork *w, const jyUkProblem *p, double rcond, int *
   if (stack && sv && vt && superb) {
     for (int j = 0; j < n; j++) {
       for (int i = 0; i < n; i++) stack[i + (size_t)j * rows] = p->mass[i + (size_t)j * n] / alpha;
-      for (int i = 0; i < m; i++) stack[n + i + (size_t)j * rows] = w->scaled_jac[i + (size_t)j * m];
+      for (int i = 0; i < m; i++)
+        stack[n + i + (size_t)j * rows] = w->scaled_jac[i + (size_t)j * m];
     }
     if (LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'A', rows, n, stack, rows, sv, NULL, 1, vt, n,
                        superb) == 0) {

@@ -9,11 +9,11 @@
  * Matrices are column-major: M is n x n (ld n), A is m x n (ld m). */
 typedef struct jyUkProblem {
   int n, m;
-  const double *mass;    /* M, symmetric positive semi-definite */
-  const double *force;   /* Q (n) */
-  const double *nonideal;/* C (n), or NULL for ideal constraints */
-  const double *jac;     /* A (m x n) */
-  const double *rhs;     /* b (m) */
+  const double *mass;     /* M, symmetric positive semi-definite */
+  const double *force;    /* Q (n) */
+  const double *nonideal; /* C (n), or NULL for ideal constraints */
+  const double *jac;      /* A (m x n) */
+  const double *rhs;      /* b (m) */
   /* m flags, or NULL: rows left out of the solve because the others imply them (the
    * dependent rows of a redundant mechanism, decided at a consistent configuration; see
    * jy_uk_dependent_rows). Their residual is still measured: jyUkResult.dropped_residual. */
@@ -28,8 +28,8 @@ typedef struct jyUkOptions {
 
 typedef enum jyUkOutcome {
   JY_UK_OK,
-  JY_UK_NOT_UNIQUE,   /* M + alpha A^T A not positive definite: see jy_uk_free_directions */
-  JY_UK_INCONSISTENT  /* b outside range(A): see jyUkResult.row_residual */
+  JY_UK_NOT_UNIQUE,  /* M + alpha A^T A not positive definite: see jy_uk_free_directions */
+  JY_UK_INCONSISTENT /* b outside range(A): see jyUkResult.row_residual */
 } jyUkOutcome;
 
 typedef struct jyUkResult {
@@ -48,8 +48,8 @@ void jy_uk_destroy(jyUkWork *work);
 
 /* q'' = u + L^-T (A L^-T)^+ (b - A u), u = M_a^-1 (Q + C + alpha A^T b),
  * M_a = M + alpha A^T A = L L^T. Writes acc (n). */
-jyUkOutcome jy_uk_solve(jyUkWork *work, const jyUkProblem *p, const jyUkOptions *opt,
-                        double *acc, jyUkResult *result);
+jyUkOutcome jy_uk_solve(jyUkWork *work, const jyUkProblem *p, const jyUkOptions *opt, double *acc,
+                        jyUkResult *result);
 
 /* Decides which rows depend on the others at this A: QR with column pivoting of the
  * row-scaled A^T; the columns chosen last whose pivot |R_kk| is at most rcond |R_00| are the

@@ -79,18 +79,37 @@ static int double_buffers(jyEval *e, EvalBuffer *b) {
   size_t pc = (size_t)md->max_part_coords + 1, pr = (size_t)md->max_part_rows + 1;
   size_t width = (size_t)(md->max_source_coords > 0 ? md->max_source_coords : 1);
   const EvalBuffer list[] = {
-      {&e->mass, n * n + 1},  {&e->force, n + 1},        {&e->nonideal, n + 1},
-      {&e->jac, m * n + 1},   {&e->rhs, m + 1},          {&e->residual, m + 1},
-      {&e->rate, m + 1},      {&e->multipliers, m + 1},  {&e->local_mass, pc * pc},
-      {&e->local_vec, pc},    {&e->local_jac, pr * pc},  {&e->local_rhs, pr},
-      {&e->local_res, pr},    {&e->local_rate, pr},
-      {&e->term_jac_a, JY_TERMINAL_MAX_DIM * pc},        {&e->term_jac_b, JY_TERMINAL_MAX_DIM * pc},
-      {&e->q_loc, pc},        {&e->v_loc, pc},           {&e->g_loc, pc},
-      {&e->acc_loc, pc},      {&e->map_val, pc * width}, {&e->law_mu, m + 1},
-      {&e->law_acc, n + 1},   {&e->static_nonideal, n + 1},
-      {&e->proj_jac, m * n + 1}, {&e->proj_rhs, m + 1},  {&e->proj_target, m + 1},
-      {&e->proj_zero, n + 1}, {&e->proj_dx, n + 1},      {&e->channel_scratch, n + 1},
-      {&e->angle_prev, (size_t)md->nchannels + 1},
+    {&e->mass, n * n + 1},
+    {&e->force, n + 1},
+    {&e->nonideal, n + 1},
+    {&e->jac, m * n + 1},
+    {&e->rhs, m + 1},
+    {&e->residual, m + 1},
+    {&e->rate, m + 1},
+    {&e->multipliers, m + 1},
+    {&e->local_mass, pc * pc},
+    {&e->local_vec, pc},
+    {&e->local_jac, pr * pc},
+    {&e->local_rhs, pr},
+    {&e->local_res, pr},
+    {&e->local_rate, pr},
+    {&e->term_jac_a, JY_TERMINAL_MAX_DIM * pc},
+    {&e->term_jac_b, JY_TERMINAL_MAX_DIM * pc},
+    {&e->q_loc, pc},
+    {&e->v_loc, pc},
+    {&e->g_loc, pc},
+    {&e->acc_loc, pc},
+    {&e->map_val, pc * width},
+    {&e->law_mu, m + 1},
+    {&e->law_acc, n + 1},
+    {&e->static_nonideal, n + 1},
+    {&e->proj_jac, m * n + 1},
+    {&e->proj_rhs, m + 1},
+    {&e->proj_target, m + 1},
+    {&e->proj_zero, n + 1},
+    {&e->proj_dx, n + 1},
+    {&e->channel_scratch, n + 1},
+    {&e->angle_prev, (size_t)md->nchannels + 1},
   };
   _Static_assert(sizeof list / sizeof list[0] <= MAX_EVAL_BUFFERS, "room for every buffer");
   memcpy(b, list, sizeof list);
@@ -121,8 +140,7 @@ jyEval *jy_eval_create(const jyModel *model) {
   }
   e->uk = jy_uk_create(a, model->n, model->m);
   e->sparse = sparse_solver(model);
-  if (!ok || !e->proj_use || !e->map_count || !e->map_col || !e->flags || !e->dependent ||
-      !e->uk) {
+  if (!ok || !e->proj_use || !e->map_count || !e->map_col || !e->flags || !e->dependent || !e->uk) {
     jy_eval_destroy(e);
     return NULL;
   }
@@ -149,8 +167,8 @@ const char *jy_eval_error(const jyEval *e) { return e ? e->error : ""; }
 
 jyUkProblem jy_eval_problem(const jyEval *e) {
   const jyModel *m = e->model;
-  return (jyUkProblem){m->n, m->m, e->mass, e->force, e->nonideal, e->jac, e->rhs,
-                       e->ndependent > 0 ? e->dependent : NULL};
+  return (jyUkProblem){m->n,        m->m,   e->mass, e->force,
+                       e->nonideal, e->jac, e->rhs,  e->ndependent > 0 ? e->dependent : NULL};
 }
 
 /* Appends s to buf (bounded). */
@@ -201,8 +219,10 @@ static jyUkOutcome redecide_dependent_and_retry(jyEval *e, const jyUkOptions *op
 static jyStatus not_unique(jyEval *e, const jyUkProblem *p, double t) {
   const jyModel *m = e->model;
   jy_uk_free_directions(e->uk, p, 1e-6, e->flags);
-  jy_set_error(e->error, "acceleration not unique at t = %.9g: massless coordinates that no "
-               "constraint determines: ", t);
+  jy_set_error(e->error,
+               "acceleration not unique at t = %.9g: massless coordinates that no "
+               "constraint determines: ",
+               t);
   int listed = 0;
   for (int j = 0; j < m->n; j++)
     if (e->flags[j]) {
@@ -217,8 +237,10 @@ static jyStatus not_unique(jyEval *e, const jyUkProblem *p, double t) {
 /* The message of an inconsistent solve: the rows that cannot all hold. */
 static jyStatus inconsistent(jyEval *e, const jyUkResult *res, double t) {
   const jyModel *m = e->model;
-  jy_set_error(e->error, "inconsistent constraints at t = %.9g (relative residual %.3g, %d "
-               "rows): these rows cannot all hold: ", t, res->residual, m->m);
+  jy_set_error(e->error,
+               "inconsistent constraints at t = %.9g (relative residual %.3g, %d "
+               "rows): these rows cannot all hold: ",
+               t, res->residual, m->m);
   int listed = 0;
   for (int i = 0; i < m->m; i++)
     if (fabs(res->row_residual[i]) > m->solver.consistency_tol) {
@@ -241,8 +263,7 @@ jyStatus jy_eval_assembled_acceleration(jyEval *e, double t, double *acc) {
   if (outcome != JY_UK_OK) return inconsistent(e, &res, t);
   for (int j = 0; j < m->n; j++)
     if (!isfinite(acc[j])) {
-      jy_set_error(e->error, "acceleration of %s is not finite at t = %.9g", m->coord_names[j],
-                   t);
+      jy_set_error(e->error, "acceleration of %s is not finite at t = %.9g", m->coord_names[j], t);
       return JY_ERR_NOT_UNIQUE;
     }
   return JY_OK;
@@ -277,19 +298,20 @@ jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double
     int acc_settled = acc_change <= 1e-12 * fmax(acc_size, 1e-300) || acc_change == 0;
     if (it > 1 && rows_settled && acc_settled) return JY_OK;
   }
-  jy_set_error(e->error, "non-ideal laws did not converge at t = %.9g: the row forces or the "
+  jy_set_error(e->error,
+               "non-ideal laws did not converge at t = %.9g: the row forces or the "
                "acceleration still change after 100 passes (a body at rest against friction "
-               "it cannot overcome, or a friction coefficient too large for this geometry?)", t);
+               "it cannot overcome, or a friction coefficient too large for this geometry?)",
+               t);
   return JY_ERR_CONVERGENCE;
 }
 
-jyStatus jy_eval_acceleration(jyEval *e, const double *q, const double *v, double t,
-                              double *acc) {
+jyStatus jy_eval_acceleration(jyEval *e, const double *q, const double *v, double t, double *acc) {
   if (!e || !q || !v || !acc) return JY_ERR_INVALID;
   int stabilize = e->baumgarte_rate > 0;
   jyStatus st = jy_assemble(e, q, v, t,
                             JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
-                                (stabilize ? JY_ASM_RESIDUALS : 0u));
+                              (stabilize ? JY_ASM_RESIDUALS : 0u));
   if (st != JY_OK) return st;
   if (stabilize) {
     /* Baumgarte: phi'' + 2 w phi' + w^2 phi = 0 (critically damped), psi' + w psi = 0. */

@@ -13,8 +13,7 @@
  * other glues) restricted to the block. Reported, as for every glue, as the force on the
  * first terminal. */
 static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const double *q,
-                                      const double *v, double t, const double *acc,
-                                      double *out) {
+                                      const double *v, double t, const double *acc, double *out) {
   const jyModelPart *p = &e->model->parts[link->part];
   const jyPartType *type = p->inst.type;
   int nc = p->inst.ncoords, nr = p->inst.nrows;
@@ -40,8 +39,8 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
       return jy_part_failed(e, p, "constraints", t);
     for (int c = 0; c < link->dim; c++)
       for (int i = 0; i < nr; i++)
-        force[c] -= e->local_jac[i + (size_t)(link->offset + c) * nr] *
-                    e->multipliers[p->row_offset + i];
+        force[c] -=
+          e->local_jac[i + (size_t)(link->offset + c) * nr] * e->multipliers[p->row_offset + i];
   }
   const jyModel *m = e->model;
   for (int g = 0; g < m->nglues; g++) {
@@ -57,7 +56,7 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
       for (int c = 0; c < link->dim; c++)
         for (int i = 0; i < other->dim; i++)
           force[c] -= sign * e->term_jac_a[i + (size_t)(link->offset + c) * other->dim] *
-                      e->multipliers[other->row_offset + i];
+            e->multipliers[other->row_offset + i];
     }
   }
   for (int c = 0; c < link->dim; c++) out[c] = link->part_is_a ? force[c] : -force[c];
@@ -85,8 +84,7 @@ void jy_eval_continue_angles(jyEval *e) {
 /* One part's kinetic and potential energy (kinetic 1/2 v^T M v without an energy
  * function) and its output channels. */
 static jyStatus part_energy_and_outputs(jyEval *e, const jyModelPart *part, const double *q,
-                                        const double *v, double t, double energy[2],
-                                        double *out) {
+                                        const double *v, double t, double energy[2], double *out) {
   const jyPartType *type = part->inst.type;
   int nc = part->inst.ncoords, mapped;
   const double *ql, *vl;
@@ -95,8 +93,7 @@ static jyStatus part_energy_and_outputs(jyEval *e, const jyModelPart *part, cons
   jyPartState s = jy_part_state(e, ql, vl, t);
   if (type->energy) {
     double tk = 0, vp = 0;
-    if (type->energy(&part->inst, &s, &tk, &vp) != 0)
-      return jy_part_failed(e, part, "energy", t);
+    if (type->energy(&part->inst, &s, &tk, &vp) != 0) return jy_part_failed(e, part, "energy", t);
     energy[0] += tk;
     energy[1] += vp;
   } else if (type->mass && nc > 0) {
@@ -119,8 +116,7 @@ static jyStatus part_energy_and_outputs(jyEval *e, const jyModelPart *part, cons
 /* The derived channels: energies (kinetic, potential from the parts), residual norms, and
  * the power of the ideal constraint forces (A^T mu) . v and of the non-ideal ones C . v:
  * the first vanishes for ideal scleronomic constraints, the second is what friction takes. */
-static void derived_channels(jyEval *e, const double *v, const double energy[2],
-                             double *derived) {
+static void derived_channels(jyEval *e, const double *v, const double energy[2], double *derived) {
   const jyModel *m = e->model;
   derived[JY_CH_ENERGY] = energy[0] + energy[1];
   derived[JY_CH_KINETIC] = energy[0];
@@ -171,8 +167,8 @@ static jyStatus glue_channels(jyEval *e, const double *q, const double *v, doubl
   for (int g = 0; g < m->nglues; g++) {
     const jyModelGlue *glue = &m->glues[g];
     if (glue->link >= 0) {
-      jyStatus st = eliminated_glue_force(e, &m->links[glue->link], q, v, t, acc,
-                                          out + glue->force_channel);
+      jyStatus st =
+        eliminated_glue_force(e, &m->links[glue->link], q, v, t, acc, out + glue->force_channel);
       if (st != JY_OK) return st;
       continue;
     }
@@ -208,8 +204,9 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
   const jyModel *m = e->model;
   int n = m->n;
   double *acc = e->channel_scratch;
-  jyStatus st = jy_assemble(e, q, v, t, JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL |
-                                            JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS);
+  jyStatus st = jy_assemble(e, q, v, t,
+                            JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
+                              JY_ASM_RESIDUALS);
   if (st == JY_OK) st = jy_eval_acceleration_with_laws(e, q, v, t, acc);
   if (st != JY_OK) return st;
   jyUkProblem p = jy_eval_problem(e);

@@ -19,8 +19,7 @@ static void on_arkode_error(int code, const char *module, const char *function, 
                             void *ud) {
   jySim *sim = ud;
   (void)code;
-  snprintf(sim->solver_message, sizeof sim->solver_message, "%s/%s: %s", module, function,
-           msg);
+  snprintf(sim->solver_message, sizeof sim->solver_message, "%s/%s: %s", module, function, msg);
 }
 
 /* After every accepted step: the state onto the manifold, converged well inside the
@@ -100,7 +99,7 @@ static jyStatus restart(jySim *sim, double t) {
   jy_stats_add(&as->before, &now);
   as->restarts++;
   return ERKStepReInit(as->arkode, jy_sim_rhs, t, sim->y) == ARK_SUCCESS ? JY_OK
-                                                                          : JY_ERR_INTEGRATOR;
+                                                                         : JY_ERR_INTEGRATOR;
 }
 
 static void stats(const jySim *sim, jySimStats *out) {
@@ -112,8 +111,7 @@ static void stats(const jySim *sim, jySimStats *out) {
 
 static jyStatus error_estimates(jySim *sim, N_Vector weights, N_Vector local_errors) {
   ArkodeStepper *as = sim->stepper_data;
-  if (weights && ERKStepGetErrWeights(as->arkode, weights) != ARK_SUCCESS)
-    return JY_ERR_INVALID;
+  if (weights && ERKStepGetErrWeights(as->arkode, weights) != ARK_SUCCESS) return JY_ERR_INVALID;
   if (local_errors && ERKStepGetEstLocalErrors(as->arkode, local_errors) != ARK_SUCCESS)
     return JY_ERR_INVALID;
   return JY_OK;
@@ -136,5 +134,5 @@ static void destroy(jySim *sim) {
   sim->stepper_data = NULL;
 }
 
-const jyStepperOps jy_stepper_arkode_erk = {
-    "ARKODE ERK", setup, advance, restart, stats, error_estimates, position, destroy};
+const jyStepperOps jy_stepper_arkode_erk = {"ARKODE ERK", setup,           advance,  restart,
+                                            stats,        error_estimates, position, destroy};

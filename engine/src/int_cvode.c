@@ -23,10 +23,10 @@ typedef struct CvodeStepper {
   SUNNonlinearSolver nls;
   SUNMatrix jac;
   SUNLinearSolver ls;
-  N_Vector step_end; /* Adams with projection: a step's end state (2 nq) */
+  N_Vector step_end;   /* Adams with projection: a step's end state (2 nq) */
   int restart_pending; /* step_end, projected, is where Adams restarts before its next step */
   N_Vector jac_weights, jac_column; /* BDF's dense Jacobian: error weights, f at y + dy */
-  jySimStats before; /* counters of the runs before the last restart */
+  jySimStats before;                /* counters of the runs before the last restart */
   long restarts;
 } CvodeStepper;
 
@@ -35,8 +35,7 @@ static void on_cvode_error(int code, const char *module, const char *function, c
                            void *ud) {
   jySim *sim = ud;
   (void)code;
-  snprintf(sim->solver_message, sizeof sim->solver_message, "%s/%s: %s", module, function,
-           msg);
+  snprintf(sim->solver_message, sizeof sim->solver_message, "%s/%s: %s", module, function, msg);
 }
 
 /* CVODE's projection callback (BDF): CVODE adds corr to its history itself. */
@@ -160,8 +159,10 @@ static int one_step(jySim *sim, CvodeStepper *cs, N_Vector y_out, long *steps) {
   }
   sunrealtype t_reached = 0;
   int flag = CVode(cs->cvode, sim->def.t_end, y_out, &t_reached, CV_ONE_STEP);
-  if (flag < 0) record_flag(sim, flag);
-  else if (jy_sim_check_step(sim, t_reached, y_out) < 0) flag = CV_RHSFUNC_FAIL;
+  if (flag < 0)
+    record_flag(sim, flag);
+  else if (jy_sim_check_step(sim, t_reached, y_out) < 0)
+    flag = CV_RHSFUNC_FAIL;
   return flag;
 }
 
@@ -293,8 +294,7 @@ static void destroy(jySim *sim) {
   sim->stepper_data = NULL;
 }
 
-const jyStepperOps jy_stepper_cvode_bdf = {
-    "CVODE BDF", setup_bdf, advance_bdf, restart, stats, error_estimates, position, destroy};
+const jyStepperOps jy_stepper_cvode_bdf = {"CVODE BDF", setup_bdf,       advance_bdf, restart,
+                                           stats,       error_estimates, position,    destroy};
 const jyStepperOps jy_stepper_cvode_adams = {
-    "CVODE Adams", setup_adams, advance_adams, restart, stats, error_estimates, position,
-    destroy};
+  "CVODE Adams", setup_adams, advance_adams, restart, stats, error_estimates, position, destroy};

@@ -198,15 +198,18 @@ static int say_singular(Probe *p, char *out, size_t len) {
   int rank = constraint_rank(p, p->q, p->v, &ratio);
   int rank0 = constraint_rank(p, m->q0, m->v0, &ratio0);
   if (rank < 0 || rank0 < 0) return 0;
-  int lost = rank < rank0, huge = ratio > 1e3 * fmax(ratio0, 1);
+  int lost = rank<rank0, huge = ratio> 1e3 * fmax(ratio0, 1);
   if (!lost && !huge) return 0;
   say(out, len, "\n  likely cause: a singular configuration (");
-  if (lost) say(out, len, "the constraint Jacobian has rank %d of %d rows here, %d at the start",
-                rank, m->m, rank0);
+  if (lost)
+    say(out, len, "the constraint Jacobian has rank %d of %d rows here, %d at the start", rank,
+        m->m, rank0);
   if (lost && huge) say(out, len, "; ");
-  if (huge) say(out, len, "constraint forces %.3g times the applied forces, %.3g at the start",
-                ratio, ratio0);
-  say(out, len, "): a mechanism locking or passing a flat position; BDF with projection "
+  if (huge)
+    say(out, len, "constraint forces %.3g times the applied forces, %.3g at the start", ratio,
+        ratio0);
+  say(out, len,
+      "): a mechanism locking or passing a flat position; BDF with projection "
       "goes through such passages (--method bdf), or check the geometry there");
   return 1;
 }
@@ -222,13 +225,15 @@ static int say_friction_rest(Probe *p, const int *idx, int count, char *out, siz
     const char *name = p->m->coord_names[j];
     int law = law_part_moved_by(p, j, &speed);
     if (law < 0) {
-      say(out, len, "\n  likely cause: the right-hand side switches as der(%s) changes sign "
+      say(out, len,
+          "\n  likely cause: the right-hand side switches as der(%s) changes sign "
           "(%s nearly at rest: der(%s) = %.3g; the acceleration jumps by %.3g): a force that "
           "depends on the sign of a velocity; end the run before it stops, or smooth the force",
           name, name, name, vj, jump);
       return 1;
     }
-    say(out, len, "\n  likely cause: %s coming to rest against Coulomb friction (der(%s) = "
+    say(out, len,
+        "\n  likely cause: %s coming to rest against Coulomb friction (der(%s) = "
         "%.3g; part '%s' has a friction law and moves at %.3g; the acceleration jumps by %.3g "
         "as der(%s) changes sign): the friction force reverses with the sliding direction "
         "and sticking is not modelled; end the run before it stops (t_end)",
@@ -267,10 +272,12 @@ static int say_rheonomic(Probe *p, char *out, size_t len) {
       }
     }
     if (worst >= 0 && growth >= 10) {
-      say(out, len, "\n  likely cause: the rheonomic row %s moves ever faster (its time "
+      say(out, len,
+          "\n  likely cause: the rheonomic row %s moves ever faster (its time "
           "derivative at fixed coordinates is %.3g here, %.3g times its value %.3g s "
           "earlier): a prescribed motion whose derivative grows without bound near t = %.9g; "
-          "check its formula there", m->row_names[worst], rate[worst], growth, dt, t);
+          "check its formula there",
+          m->row_names[worst], rate[worst], growth, dt, t);
       return 1;
     }
   }
@@ -287,14 +294,17 @@ static int say_stiff(Probe *p, const int *idx, int count, char *out, size_t len)
     if (!smooth || !(f->h * rate >= 0.1)) continue;
     const char *name = p->m->coord_names[j];
     if (f->nonstiff_method) {
-      say(out, len, "\n  likely cause: stiffness: the step h = %.3g s is held at the scale of "
+      say(out, len,
+          "\n  likely cause: stiffness: the step h = %.3g s is held at the scale of "
           "a fast rate of %.3g 1/s at %s (h x rate = %.2g) while the motion is smooth; a "
-          "non-stiff method cannot step past it: try --method bdf", f->h, rate, name,
-          f->h * rate);
+          "non-stiff method cannot step past it: try --method bdf",
+          f->h, rate, name, f->h * rate);
     } else {
-      say(out, len, "\n  likely cause: a fast mode at %s (rate %.3g 1/s, step h = %.3g s) "
+      say(out, len,
+          "\n  likely cause: a fast mode at %s (rate %.3g 1/s, step h = %.3g s) "
           "that the stiff method still resolves step by step: if it is an undamped "
-          "oscillation, damp it or raise max_steps", name, rate, f->h);
+          "oscillation, damp it or raise max_steps",
+          name, rate, f->h);
     }
     return 1;
   }
@@ -323,9 +333,12 @@ static int slowest_velocities(const jyModel *m, const jyFailure *f, int *idx) {
   for (int j = 0; j < m->n; j++) {
     double speed = fabs(f->y[f->nq + j]);
     int r;
-    if (count < TOP_ERRORS) r = count++;
-    else if (speed >= fabs(f->y[idx[TOP_ERRORS - 1]])) continue;
-    else r = TOP_ERRORS - 1;
+    if (count < TOP_ERRORS)
+      r = count++;
+    else if (speed >= fabs(f->y[idx[TOP_ERRORS - 1]]))
+      continue;
+    else
+      r = TOP_ERRORS - 1;
     while (r > 0 && fabs(f->y[idx[r - 1]]) > speed) {
       idx[r] = idx[r - 1];
       r--;
@@ -366,7 +379,8 @@ void jy_diagnose_failure(jyEval *eval, const jyFailure *f, char *out, size_t len
     found += say_rheonomic(&p, out, len);
     if (!found) found = say_stiff(&p, idx, count, out, len);
     if (!found)
-      say(out, len, "\n  no likely cause stands out in the state at t (probed: rank of the "
+      say(out, len,
+          "\n  no likely cause stands out in the state at t (probed: rank of the "
           "constraints, friction at rest, rheonomic rows, stiffness)");
     jy_free(&m->alloc, scratch);
   }

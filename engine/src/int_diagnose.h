@@ -11,15 +11,15 @@
  * layout: y = [q (nq); v (nq)] with nq = n (Udwadia–Kalaba) or n + m (Natsiavas–
  * Paraskevopoulos: q = [coordinates; multipliers]). */
 typedef struct jyFailure {
-  const char *flag;        /* the integrator's name for the failure ("CV_TOO_MUCH_WORK") */
-  const char *detail;      /* its own message, or "" */
-  const char *rhs_trouble; /* the right-hand side's last recoverable trouble, or "" */
-  int nonstiff_method;     /* stepping with a non-stiff method (Adams, explicit RK) */
-  int nq;                  /* first half of the state: n or n + m */
-  double t, h;             /* time reached and the last step size (NAN when unknown) */
-  double rtol, atol;       /* the run's tolerances (stand in for missing error weights) */
-  const double *y;         /* state at t (2 nq) */
-  const double *weights;   /* error weights 1 / (rtol |y| + atol) (2 nq), or NULL */
+  const char *flag;           /* the integrator's name for the failure ("CV_TOO_MUCH_WORK") */
+  const char *detail;         /* its own message, or "" */
+  const char *rhs_trouble;    /* the right-hand side's last recoverable trouble, or "" */
+  int nonstiff_method;        /* stepping with a non-stiff method (Adams, explicit RK) */
+  int nq;                     /* first half of the state: n or n + m */
+  double t, h;                /* time reached and the last step size (NAN when unknown) */
+  double rtol, atol;          /* the run's tolerances (stand in for missing error weights) */
+  const double *y;            /* state at t (2 nq) */
+  const double *weights;      /* error weights 1 / (rtol |y| + atol) (2 nq), or NULL */
   const double *local_errors; /* estimated local errors of the last step (2 nq), or NULL */
 } jyFailure;
 

@@ -19,8 +19,8 @@ int jy_protocol_supported(unsigned version);
 
 /* A part type's shape for these parameters, read as the type's protocol version defines it
  * (fields added after that version zero). Returns what type->shape returns. */
-int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *shape,
-                  char *error, size_t error_len);
+int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *shape, char *error,
+                  size_t error_len);
 
 struct jyEnv {
   jyAllocator alloc;
@@ -33,9 +33,9 @@ struct jyEnv {
 typedef struct jySysPart {
   char *name;
   const jyPartType *type;
-  double *params;          /* type->nparams */
-  jyPartShape shape;       /* names point to owned strings */
-  double *q0, *v0;         /* ncoords */
+  double *params;    /* type->nparams */
+  jyPartShape shape; /* names point to owned strings */
+  double *q0, *v0;   /* ncoords */
   unsigned char *q_set, *v_set;
 } jySysPart;
 
@@ -65,14 +65,14 @@ struct jySystem {
 
 /* A part of a compiled model. */
 typedef struct jyModelPart {
-  jyPartInstance inst; /* name, params, data owned by the model */
-  jyPartShape shape;   /* names point into the model's own strings */
-  int coord_offset;    /* first global coordinate of its own (not eliminated) ones */
-  int row_offset;      /* first global constraint row of its internal rows */
-  int output_channel;  /* channel index of its first output */
-  int row_force_channel; /* "force.<part>.<row>" for each row, or -1 */
-  int power_channel;   /* "power.<part>.ideal", ".nonideal", or -1 */
-  int *coord_map;      /* ncoords: global index, or -1 - link for an eliminated coordinate */
+  jyPartInstance inst;    /* name, params, data owned by the model */
+  jyPartShape shape;      /* names point into the model's own strings */
+  int coord_offset;       /* first global coordinate of its own (not eliminated) ones */
+  int row_offset;         /* first global constraint row of its internal rows */
+  int output_channel;     /* channel index of its first output */
+  int row_force_channel;  /* "force.<part>.<row>" for each row, or -1 */
+  int power_channel;      /* "power.<part>.ideal", ".nonideal", or -1 */
+  int *coord_map;         /* ncoords: global index, or -1 - link for an eliminated coordinate */
   int first_link, nlinks; /* its eliminated blocks: model->links[first_link ..] */
 } jyModelPart;
 
@@ -95,8 +95,8 @@ typedef struct jyModelGlue {
 
 struct jyModel {
   jyAllocator alloc;
-  int n;             /* coordinates */
-  int m;             /* constraint rows: parts' internal rows first, then glue rows */
+  int n; /* coordinates */
+  int m; /* constraint rows: parts' internal rows first, then glue rows */
   int nparts, nglues;
   jyModelPart *parts;
   jyModelGlue *glues;
@@ -113,14 +113,14 @@ struct jyModel {
   char **channel_names;
   jyUserChannel *user_channels; /* names owned by the model */
   int nuser, user_channel;      /* how many, and the channel index of the first */
-  int ch_derived;       /* index of the first derived channel (JY_DERIVED_CHANNELS) */
-  double *q0, *v0;      /* consistent initial state */
+  int ch_derived;               /* index of the first derived channel (JY_DERIVED_CHANNELS) */
+  double *q0, *v0;              /* consistent initial state */
   /* m flags: the rows that depend on the others at the initial state (redundant
    * constraints), left out of the acceleration solve; ndependent of them. */
   unsigned char *dependent_rows;
   int ndependent;
   char *report;
-  jyMovedValue *moved;  /* nmoved: initial values moved beyond the assembly tolerance */
+  jyMovedValue *moved; /* nmoved: initial values moved beyond the assembly tolerance */
   int nmoved;
   jySolverDef solver;
   int max_part_coords, max_part_rows;
@@ -131,20 +131,20 @@ struct jyModel {
 /* The derived channels every model reports after t, q and der(q), in this order: their
  * names (compile_layout.c) and their offsets from model->ch_derived (eval_channels.c) come
  * from this one list. */
-#define JY_DERIVED_CHANNELS(X)           \
-  X(ENERGY, "energy")                    \
-  X(KINETIC, "kinetic")                  \
-  X(POTENTIAL, "potential")              \
-  X(RESIDUAL_POS, "residual.pos")        \
-  X(RESIDUAL_VEL, "residual.vel")        \
-  X(POWER_IDEAL, "power.ideal")          \
+#define JY_DERIVED_CHANNELS(X)    \
+  X(ENERGY, "energy")             \
+  X(KINETIC, "kinetic")           \
+  X(POTENTIAL, "potential")       \
+  X(RESIDUAL_POS, "residual.pos") \
+  X(RESIDUAL_VEL, "residual.vel") \
+  X(POWER_IDEAL, "power.ideal")   \
   X(POWER_NONIDEAL, "power.nonideal")
 
 enum {
 #define JY_DERIVED_OFFSET(id, name) JY_CH_##id,
   JY_DERIVED_CHANNELS(JY_DERIVED_OFFSET)
 #undef JY_DERIVED_OFFSET
-  JY_NUM_DERIVED
+    JY_NUM_DERIVED
 };
 
 /* What jy_assemble fills. */
@@ -160,7 +160,7 @@ struct jyEval {
   const jyModel *model;
   jyAllocator alloc;
   double *mass, *force, *nonideal, *jac, *rhs, *residual, *rate; /* global, dense */
-  double *multipliers; /* m */
+  double *multipliers;                                           /* m */
   /* scratch for one part call */
   double *local_mass, *local_vec, *local_jac, *local_rhs, *local_res, *local_rate;
   double *term_jac_a, *term_jac_b;
@@ -177,8 +177,8 @@ struct jyEval {
   unsigned char *dependent;
   int ndependent;
   long rank_changes;
-  int mass_diagonal;    /* the last assembled M has nothing off its diagonal */
-  int *flags; /* n */
+  int mass_diagonal; /* the last assembled M has nothing off its diagonal */
+  int *flags;        /* n */
   double *channel_scratch;
   /* A simulation's evaluator reports angle outputs (part.h angle_outputs) continuous:
    * angle_prev (nchannels) holds the last reports once angles_reported. Other evaluators
@@ -192,7 +192,7 @@ struct jyEval {
   double *proj_jac, *proj_rhs, *proj_target; /* m x n, m, m */
   double *proj_zero, *proj_dx;               /* n, n */
   unsigned char *proj_use;                   /* m */
-  double *static_nonideal; /* n: C without the laws */
+  double *static_nonideal;                   /* n: C without the laws */
   char part_error[512];
   char error[JY_ERROR_LEN];
 };
@@ -207,8 +207,8 @@ jyStatus jy_part_nonideal(jyEval *e, const jyModelPart *p, const double *q, cons
                           double t, const double *mu, const double *acc, const double **v_loc);
 
 /* Adds the parts' non-ideal laws C(q, v, t, row forces mu, acc) into e->nonideal. */
-jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,
-                          const double *mu, const double *acc);
+jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t, const double *mu,
+                          const double *acc);
 
 /* Makes the evaluator report angle outputs continuous from here on, the next report
  * starting afresh in the parts' own range (a simulation's, at its start or a new state). */
@@ -230,8 +230,8 @@ jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double
 /* A part's local state. With no eliminated coordinates: pointers into q and v, and
  * *mapped = 0. Otherwise the eval's q_loc, v_loc, g_loc and map are filled (the source
  * terminals evaluated) and *mapped = 1. */
-jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const double *v,
-                     double t, const double **q_loc, const double **v_loc, int *mapped);
+jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const double *v, double t,
+                     const double **q_loc, const double **v_loc, int *mapped);
 
 /* Projects (q, v) at t onto the constraint manifold in place: Gauss–Newton on the position
  * rows with the least kinetic-energy correction until its weighted RMS norm is below eps,

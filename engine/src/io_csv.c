@@ -71,13 +71,16 @@ static void after_failure(jySim *sim, const char *path, const char *tmp, const c
   int have_name = incomplete_name(path, kept, sizeof kept);
   int earlier = remove(path) == 0;
   if (have_name && keep_incomplete(tmp, kept, sim->error) == 0)
-    snprintf(note, sizeof note, "\n  the %ld output row%s before the failure %s in '%s' "
-             "(first line '# incomplete: ...'); '%s' was not written%s", sink->rows,
-             sink->rows == 1 ? "" : "s", sink->rows == 1 ? "is" : "are", kept, path,
+    snprintf(note, sizeof note,
+             "\n  the %ld output row%s before the failure %s in '%s' "
+             "(first line '# incomplete: ...'); '%s' was not written%s",
+             sink->rows, sink->rows == 1 ? "" : "s", sink->rows == 1 ? "is" : "are", kept, path,
              earlier ? " (an earlier file of that name was removed)" : "");
   else
-    snprintf(note, sizeof note, "\n  the output rows before the failure could not be kept in "
-             "'%s': %s%s", have_name ? kept : path, strerror(errno),
+    snprintf(note, sizeof note,
+             "\n  the output rows before the failure could not be kept in "
+             "'%s': %s%s",
+             have_name ? kept : path, strerror(errno),
              earlier ? "; an earlier file of that name was removed" : "");
   /* The note matters more than the message's tail: cut the tail to make room. */
   size_t size = sizeof sim->error, used = strlen(sim->error), need = strlen(note);
@@ -100,8 +103,7 @@ jyStatus jy_sim_write_csv(jySim *sim, const char *path, jyRowSink also, void *ud
   }
   csv_sink sink = {fopen(tmp, "w"), 0, 0, also, ud};
   if (!sink.file) {
-    jy_set_error(sim->error, "cannot write output file '%s': %s", path,
-             strerror(errno));
+    jy_set_error(sim->error, "cannot write output file '%s': %s", path, strerror(errno));
     return JY_ERR_IO;
   }
   for (int i = 0; i < m->nchannels; i++)
@@ -110,15 +112,13 @@ jyStatus jy_sim_write_csv(jySim *sim, const char *path, jyRowSink also, void *ud
   jyStatus st = sink.failed ? JY_ERR_IO : jy_sim_run(sim, write_row, &sink);
   int close_failed = fclose(sink.file) != 0;
   if ((st == JY_OK || sink.failed) && (sink.failed || close_failed)) {
-    jy_set_error(sim->error, "error writing output file '%s': %s", path,
-             strerror(errno));
+    jy_set_error(sim->error, "error writing output file '%s': %s", path, strerror(errno));
     st = JY_ERR_IO;
   } else if (st != JY_OK) {
     after_failure(sim, path, tmp, &sink);
   }
   if (st == JY_OK && rename(tmp, path) != 0) {
-    jy_set_error(sim->error, "cannot move '%s' to '%s': %s", tmp, path,
-             strerror(errno));
+    jy_set_error(sim->error, "cannot move '%s' to '%s': %s", tmp, path, strerror(errno));
     st = JY_ERR_IO;
   }
   if (st == JY_OK) { /* an earlier failed run's rows would contradict this run's */

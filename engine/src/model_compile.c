@@ -10,18 +10,18 @@
 
 jySolverDef jy_default_solver_def(void) {
   return (jySolverDef){
-      .rank_rcond = 1e-10,
-      .augment_scale = 1.0,
-      /* b may be off range(A) by rounding, by the drift of redundant rows and, near a
+    .rank_rcond = 1e-10,
+    .augment_scale = 1.0,
+    /* b may be off range(A) by rounding, by the drift of redundant rows and, near a
        * singular configuration, by the drift along the directions A is losing; measured up
        * to 1e-6 relative there (the 40-four-bar chain). 1e-4 is above all of these and far
        * below a genuine conflict, which is of order 1. */
-      .consistency_tol = 1e-4,
-      .assembly_tol = 1e-12,
-      .dependent_tol = 1e-4,
-      .dependent_rcond = 1e-3,
-      .eliminate_glue = 1,
-      .sparse_min_coords = 60,
+    .consistency_tol = 1e-4,
+    .assembly_tol = 1e-12,
+    .dependent_tol = 1e-4,
+    .dependent_rcond = 1e-3,
+    .eliminate_glue = 1,
+    .sparse_min_coords = 60,
   };
 }
 
@@ -100,10 +100,13 @@ void jy_compile_report(jyModel *md, const char *fmt, ...) {
 
 /* Names the first solver setting out of its range, or returns 0. */
 static int bad_solver_def(const jySolverDef *d, char *error) {
-  const struct { const char *name; double value; int relative; } f[] = {
-      {"rank_rcond", d->rank_rcond, 1},         {"augment_scale", d->augment_scale, 0},
-      {"consistency_tol", d->consistency_tol, 0}, {"assembly_tol", d->assembly_tol, 0},
-      {"dependent_tol", d->dependent_tol, 0},   {"dependent_rcond", d->dependent_rcond, 1}};
+  const struct {
+    const char *name;
+    double value;
+    int relative;
+  } f[] = {{"rank_rcond", d->rank_rcond, 1},           {"augment_scale", d->augment_scale, 0},
+           {"consistency_tol", d->consistency_tol, 0}, {"assembly_tol", d->assembly_tol, 0},
+           {"dependent_tol", d->dependent_tol, 0},     {"dependent_rcond", d->dependent_rcond, 1}};
   for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
     if (!(f[i].value > 0 && isfinite(f[i].value)) || (f[i].relative && !(f[i].value < 1))) {
       jy_set_error(error, "solver setting %s = %g must be %s", f[i].name, f[i].value,
@@ -111,9 +114,11 @@ static int bad_solver_def(const jySolverDef *d, char *error) {
       return 1;
     }
   if (d->dependent_rcond < d->rank_rcond) {
-    jy_set_error(error, "solver setting dependent_rcond = %g must be at least rank_rcond = %g "
+    jy_set_error(error,
+                 "solver setting dependent_rcond = %g must be at least rank_rcond = %g "
                  "(a dependent row must not count as independent where the rank cut says it "
-                 "is dependent)", d->dependent_rcond, d->rank_rcond);
+                 "is dependent)",
+                 d->dependent_rcond, d->rank_rcond);
     return 1;
   }
   if (d->sparse_min_coords < 0) {
@@ -129,8 +134,10 @@ static jyStatus check_user_channel_names(const jyModel *md, jySystem *sys) {
   for (int u = 0; u < md->nuser; u++)
     for (int c = 0; c < md->user_channel; c++)
       if (strcmp(md->channel_names[c], md->channel_names[md->user_channel + u]) == 0) {
-        jy_set_error(sys->error, "channel '%s' has the name of a channel the model has "
-                     "already: choose another", md->channel_names[c]);
+        jy_set_error(sys->error,
+                     "channel '%s' has the name of a channel the model has "
+                     "already: choose another",
+                     md->channel_names[c]);
         return JY_ERR_INVALID;
       }
   return JY_OK;

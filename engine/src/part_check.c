@@ -43,12 +43,18 @@ static double check_tol(jyCheck id) {
     return TOL1;
   case JY_CHECK_CONSTRAINT_B: /* second differences for position rows */
     return TOL2;
-  case JY_CHECK_MASS_SYMMETRIC: return 1e-14;     /* rounding of M's entries */
-  case JY_CHECK_MASS_PSD: return 1e-12;           /* dsyev's backward error ~ n eps |M| */
-  case JY_CHECK_MASS_CONSTANT: return 1e-13;      /* rounding only */
-  case JY_CHECK_KINETIC: return 1e-12;            /* rounding of an n^2-term sum */
-  case JY_CHECK_OPTIONAL: return 1e-15;           /* the same arithmetic either way */
-  default: return 0.0;                            /* yes/no checks: any failure counts */
+  case JY_CHECK_MASS_SYMMETRIC:
+    return 1e-14; /* rounding of M's entries */
+  case JY_CHECK_MASS_PSD:
+    return 1e-12; /* dsyev's backward error ~ n eps |M| */
+  case JY_CHECK_MASS_CONSTANT:
+    return 1e-13; /* rounding only */
+  case JY_CHECK_KINETIC:
+    return 1e-12; /* rounding of an n^2-term sum */
+  case JY_CHECK_OPTIONAL:
+    return 1e-15; /* the same arithmetic either way */
+  default:
+    return 0.0; /* yes/no checks: any failure counts */
   }
 }
 
@@ -121,8 +127,8 @@ static void measure(Checker *c, jyCheck id, double err, const char *fmt, ...) {
   if (err > r->tol) {
     r->failed++;
     if (c->logged[id]++ < LOG_LINES_PER_CHECK)
-      log_line(c, "  %s %s: %s%s%s (error %.3g, tol %.3g)", r->advisory ? "note" : "FAIL",
-               r->name, c->label, detail[0] ? ": " : "", detail, err, r->tol);
+      log_line(c, "  %s %s: %s%s%s (error %.3g, tol %.3g)", r->advisory ? "note" : "FAIL", r->name,
+               c->label, detail[0] ? ": " : "", detail, err, r->tol);
   }
 }
 
@@ -224,9 +230,9 @@ static int call_constraints(Checker *c, const double *q, const double *v, double
   double bt[JY_PART_MAX_ROWS + NGUARD];
   guard(ba, na), guard(bb, c->nr), guard(br, c->nr), guard(bt, c->nr);
   jyPartState s = state_at(c, q, v, t);
-  int rc = c->type->constraints ? c->type->constraints(&c->inst, &s, ba, bb,
-                                                       residual ? br : NULL, rate ? bt : NULL)
-                                : 0;
+  int rc = c->type->constraints
+    ? c->type->constraints(&c->inst, &s, ba, bb, residual ? br : NULL, rate ? bt : NULL)
+    : 0;
   check_guard(c, "constraint A", ba, na), check_guard(c, "constraint b", bb, c->nr);
   check_guard(c, "residual", br, c->nr), check_guard(c, "rate", bt, c->nr);
   copy(A, ba, na), copy(rhs, bb, c->nr), copy(residual, br, c->nr), copy(rate, bt, c->nr);
@@ -268,11 +274,9 @@ static int call_outputs(Checker *c, const double *q, const double *v, double t,
 /* ---- vector functions of the state, and finite differences of them ------------------- */
 
 /* Writes f(q, v, t) (at most MAXN values) into out; returns its length or -1. */
-typedef int (*VecFn)(Checker *c, int k, const double *q, const double *v, double t,
-                     double *out);
+typedef int (*VecFn)(Checker *c, int k, const double *q, const double *v, double t, double *out);
 
-static int fn_value(Checker *c, int k, const double *q, const double *v, double t,
-                    double *out) {
+static int fn_value(Checker *c, int k, const double *q, const double *v, double t, double *out) {
   return call_terminal(c, k, q, v, t, out, NULL, NULL, NULL) ? -1 : c->shape.terminals[k].dim;
 }
 
@@ -287,15 +291,13 @@ static int fn_term_rate(Checker *c, int k, const double *q, const double *v, dou
   return dim;
 }
 
-static int fn_residual(Checker *c, int k, const double *q, const double *v, double t,
-                       double *out) {
+static int fn_residual(Checker *c, int k, const double *q, const double *v, double t, double *out) {
   (void)k;
   return call_constraints(c, q, v, t, NULL, NULL, out, NULL) ? -1 : c->nr;
 }
 
 /* dT/dv = M v. */
-static int fn_mass_v(Checker *c, int k, const double *q, const double *v, double t,
-                     double *out) {
+static int fn_mass_v(Checker *c, int k, const double *q, const double *v, double t, double *out) {
   (void)k;
   double *M = c->mat_massv;
   if (call_mass(c, q, v, t, M)) return -1;
@@ -306,8 +308,7 @@ static int fn_mass_v(Checker *c, int k, const double *q, const double *v, double
   return c->nc;
 }
 
-static int fn_kinetic(Checker *c, int k, const double *q, const double *v, double t,
-                      double *out) {
+static int fn_kinetic(Checker *c, int k, const double *q, const double *v, double t, double *out) {
   (void)k;
   double V;
   return call_energy(c, q, v, t, &out[0], &V) ? -1 : 1;
@@ -341,8 +342,8 @@ static int fd(Checker *c, VecFn f, int k, const double *q, const double *v, doub
 }
 
 /* Column j of df/dq (or df/dv). */
-static int fd_coord(Checker *c, VecFn f, int k, const double *q, const double *v, double t,
-                    int j, int in_v, double *out) {
+static int fd_coord(Checker *c, VecFn f, int k, const double *q, const double *v, double t, int j,
+                    int in_v, double *out) {
   double e[MAXN] = {0};
   e[j] = 1.0;
   return fd(c, f, k, q, v, t, in_v ? NULL : e, in_v ? e : NULL, 0.0, 0, out);
@@ -365,22 +366,20 @@ static void check_terminals(Checker *c, const double *q, const double *v, double
     const jyTerminalSpec *ts = &c->shape.terminals[k];
     int dim = ts->dim, nc = c->nc;
     double value[JY_TERMINAL_MAX_DIM], jac[JY_TERMINAL_MAX_DIM * MAXN], vb[JY_TERMINAL_MAX_DIM],
-        gamma[JY_TERMINAL_MAX_DIM], col[MAXN], fdv[MAXN], v1[JY_TERMINAL_MAX_DIM];
+      gamma[JY_TERMINAL_MAX_DIM], col[MAXN], fdv[MAXN], v1[JY_TERMINAL_MAX_DIM];
     if (call_terminal(c, k, q, v, t, value, jac, vb, gamma)) continue;
     check_finite(c, "terminal value", value, dim), check_finite(c, "terminal J", jac, dim * nc);
     check_finite(c, "terminal p_t", vb, dim), check_finite(c, "terminal gamma", gamma, dim);
     for (int j = 0; j < nc; j++)
       if (fd_coord(c, fn_value, k, q, v, t, j, 0, col) == dim)
-        measure(c, JY_CHECK_TERMINAL_JAC, relerr(&jac[j * dim], col, dim),
-                "terminal %s, column %s", ts->name, c->shape.coord_names[j]);
+        measure(c, JY_CHECK_TERMINAL_JAC, relerr(&jac[j * dim], col, dim), "terminal %s, column %s",
+                ts->name, c->shape.coord_names[j]);
     if (fd(c, fn_value, k, q, v, t, NULL, NULL, 1.0, 0, fdv) == dim)
       measure(c, JY_CHECK_TERMINAL_VEL_BIAS, relerr(vb, fdv, dim), "terminal %s", ts->name);
     if (fd(c, fn_term_rate, k, q, v, t, v, NULL, 1.0, 0, fdv) == dim)
-      measure(c, JY_CHECK_TERMINAL_ACC_BIAS, relerr(gamma, fdv, dim), "terminal %s",
-              ts->name);
+      measure(c, JY_CHECK_TERMINAL_ACC_BIAS, relerr(gamma, fdv, dim), "terminal %s", ts->name);
     if (call_terminal(c, k, q, v, t, v1, NULL, NULL, NULL) == 0)
-      measure(c, JY_CHECK_OPTIONAL, relerr(value, v1, dim), "terminal %s value alone",
-              ts->name);
+      measure(c, JY_CHECK_OPTIONAL, relerr(value, v1, dim), "terminal %s value alone", ts->name);
     if (ts->is_coord_block) {
       int good = ts->coord_offset >= 0 && ts->coord_offset + dim <= nc;
       for (int i = 0; good && i < dim; i++) {
@@ -415,8 +414,7 @@ static void check_constraints(Checker *c, const double *q, const double *v, doub
       if (c->shape.row_kinds[i] == JY_ROW_VELOCITY) col[i] = cv[i];
       if (c->shape.row_kinds[i] == JY_ROW_ACCELERATION) col[i] = Aj[i]; /* given, not derived */
     }
-    measure(c, JY_CHECK_CONSTRAINT_A, relerr(Aj, col, nr), "column %s",
-            c->shape.coord_names[j]);
+    measure(c, JY_CHECK_CONSTRAINT_A, relerr(Aj, col, nr), "column %s", c->shape.coord_names[j]);
   }
   /* Position rows: b = -d2/ds2 phi(q + s v, t + s), rate = A v + phi_t.
    * Velocity rows: b = -d/ds psi(q + s v, v, t + s) = -(psi_q v + psi_t).
@@ -430,8 +428,7 @@ static void check_constraints(Checker *c, const double *q, const double *v, doub
     for (int j = 0; j < nc; j++) av[i] += A[i + j * nr] * v[j];
     if (c->shape.row_kinds[i] == JY_ROW_ACCELERATION) {
       measure(c, JY_CHECK_CONSTRAINT_RATE, fabs(res[i]) + fabs(rate[i]),
-              "row %s (acceleration level: residual and rate must be 0)",
-              c->shape.row_names[i]);
+              "row %s (acceleration level: residual and rate must be 0)", c->shape.row_names[i]);
       continue;
     }
     int pos = c->shape.row_kinds[i] == JY_ROW_POSITION;
@@ -440,8 +437,8 @@ static void check_constraints(Checker *c, const double *q, const double *v, doub
             c->shape.row_names[i]);
     if (pos) {
       double want = av[i] + dt[i];
-      measure(c, JY_CHECK_CONSTRAINT_RATE, fabs(rate[i] - want) / (1.0 + fabs(want)),
-              "row %s", c->shape.row_names[i]);
+      measure(c, JY_CHECK_CONSTRAINT_RATE, fabs(rate[i] - want) / (1.0 + fabs(want)), "row %s",
+              c->shape.row_names[i]);
     }
   }
 }
@@ -465,8 +462,7 @@ static void check_mass(Checker *c, const double *q, const double *v, double t) {
   measure(c, JY_CHECK_MASS_SYMMETRIC, sym, "max |M_ij - M_ji| / max|M|");
   if (isfinite(big)) {
     double lo = min_eig(c, M, n);
-    measure(c, JY_CHECK_MASS_PSD, lo < 0 ? -lo / scale : 0.0, "smallest eigenvalue %.3g",
-            lo);
+    measure(c, JY_CHECK_MASS_PSD, lo < 0 ? -lo / scale : 0.0, "smallest eigenvalue %.3g", lo);
   }
   if (c->shape.flags & JY_PART_CONSTANT_MASS) {
     for (int i = 0; i < n; i++) q2[i] = urand(c, -3.0, 3.0);
@@ -484,8 +480,7 @@ static void check_mass(Checker *c, const double *q, const double *v, double t) {
 
 /* Lagrange's equations of L = T - V with T = 1/2 v^T M(q, t) v, at q'' = 0:
  * Q_L = -dV/dq + dT/dq - d/ds [M(q + s v, t + s) v]. At v = 0 this is -dV/dq. */
-static int lagrange_force(Checker *c, const double *q, const double *v, double t,
-                          double *out) {
+static int lagrange_force(Checker *c, const double *q, const double *v, double t, double *out) {
   double dv[1], dk[1], mv[MAXN];
   if (fd(c, fn_mass_v, 0, q, v, t, v, NULL, 1.0, 0, mv) < 0) return 1;
   for (int j = 0; j < c->nc; j++) {
@@ -548,8 +543,9 @@ static void check_schema(Checker *c) {
           "version %u, this joinery speaks %u to %u", type->version,
           (unsigned)JY_PART_PROTOCOL_OLDEST, (unsigned)JY_PART_PROTOCOL_VERSION);
   measure(c, JY_CHECK_SCHEMA, one_line(type->doc) ? 0.0 : 1.0, "the type has no one-line doc");
-  measure(c, JY_CHECK_SCHEMA, type->nparams >= 0 && (type->nparams == 0 || type->params)
-                                  ? 0.0 : 1.0, "nparams %d without a table", type->nparams);
+  measure(c, JY_CHECK_SCHEMA,
+          type->nparams >= 0 && (type->nparams == 0 || type->params) ? 0.0 : 1.0,
+          "nparams %d without a table", type->nparams);
   for (int i = 0; type->params && i < type->nparams; i++) {
     const jyParamSpec *s = &type->params[i];
     double d = s->default_value;
@@ -561,12 +557,11 @@ static void check_schema(Checker *c) {
     int unique = 1;
     for (int j = 0; s->name && j < i; j++)
       unique = unique && !(type->params[j].name && strcmp(s->name, type->params[j].name) == 0);
-    measure(c, JY_CHECK_SCHEMA, s->name && s->name[0] ? 0.0 : 1.0, "parameter %d has no name",
-            i);
+    measure(c, JY_CHECK_SCHEMA, s->name && s->name[0] ? 0.0 : 1.0, "parameter %d has no name", i);
     measure(c, JY_CHECK_SCHEMA, s->unit && s->unit[0] ? 0.0 : 1.0,
             "parameter %s has no unit (\"1\" if dimensionless)", name);
-    measure(c, JY_CHECK_SCHEMA, one_line(s->doc) ? 0.0 : 1.0,
-            "parameter %s has no one-line doc", name);
+    measure(c, JY_CHECK_SCHEMA, one_line(s->doc) ? 0.0 : 1.0, "parameter %s has no one-line doc",
+            name);
     measure(c, JY_CHECK_SCHEMA, in_domain ? 0.0 : 1.0,
             "parameter %s: default %g outside its domain", name, d);
     measure(c, JY_CHECK_SCHEMA, unique ? 0.0 : 1.0, "parameter %s named twice", name);
@@ -683,10 +678,14 @@ static int param_index(const jyPartType *type, const char *name) {
 
 static int in_domain(jyParamDomain domain, double x) {
   switch (domain) {
-  case JY_PARAM_REAL: return isfinite(x);
-  case JY_PARAM_POSITIVE: return isfinite(x) && x > 0;
-  case JY_PARAM_NONNEGATIVE: return isfinite(x) && x >= 0;
-  case JY_PARAM_DIMENSION: return x == 1 || x == 2 || x == 3;
+  case JY_PARAM_REAL:
+    return isfinite(x);
+  case JY_PARAM_POSITIVE:
+    return isfinite(x) && x > 0;
+  case JY_PARAM_NONNEGATIVE:
+    return isfinite(x) && x >= 0;
+  case JY_PARAM_DIMENSION:
+    return x == 1 || x == 2 || x == 3;
   }
   return 0;
 }
@@ -704,8 +703,8 @@ static jyStatus run_suite(Checker *c, const jyParamSetting *settings, int nsetti
       return JY_ERR_UNKNOWN_NAME;
     }
     if (!in_domain(type->params[i].domain, settings[k].value)) {
-      log_line(c, "%s: %s = %g is outside the parameter's domain", type->name,
-               settings[k].name, settings[k].value);
+      log_line(c, "%s: %s = %g is outside the parameter's domain", type->name, settings[k].name,
+               settings[k].value);
       return JY_ERR_PARAM;
     }
     c->params[i] = settings[k].value;
@@ -749,16 +748,15 @@ static jyStatus run_suite(Checker *c, const jyParamSetting *settings, int nsetti
       if (made == 2) continue;
       log_line(c, "%s [%s]: %d coordinates, %d terminals, %d rows", c->label, plist, c->nc,
                c->shape.nterminals, c->nr);
-      c->conservative = def->conservative >= 0 ? def->conservative
-                                               : (c->shape.flags & JY_PART_CONSERVATIVE) != 0;
+      c->conservative =
+        def->conservative >= 0 ? def->conservative : (c->shape.flags & JY_PART_CONSERVATIVE) != 0;
       rep->instances++;
       check_instance(c, def->nstates);
       instance_free(c);
     }
   }
   snprintf(c->label, sizeof c->label, "%s", type->name);
-  if (rep->instances == 0)
-    measure(c, JY_CHECK_SHAPE, 1.0, "no parameter set made a part to check");
+  if (rep->instances == 0) measure(c, JY_CHECK_SHAPE, 1.0, "no parameter set made a part to check");
   return JY_OK;
 }
 
@@ -775,7 +773,8 @@ jyStatus jy_check_part_type_def(const jyEnv *env, const jyPartType *type,
   }
   if (!type || !type->name || !type->shape || nparams < 0 || (nparams > 0 && !params) ||
       type->nparams < 0 || (type->nparams > 0 && !type->params)) {
-    snprintf(out->log, sizeof out->log, "not a part type that can be checked (NULL name, "
+    snprintf(out->log, sizeof out->log,
+             "not a part type that can be checked (NULL name, "
              "shape or parameter table)\n");
     return JY_ERR_INVALID;
   }
@@ -805,8 +804,10 @@ jyStatus jy_check_part_type_def(const jyEnv *env, const jyPartType *type,
           log_line(c, "%-18s -", r->name);
         else
           log_line(c, "%-18s %s %d/%d over %.3g (worst %.3g%s%s)", r->name,
-                   r->failed == 0 ? "ok  " : r->advisory ? "note" : "FAIL", r->failed,
-                   r->count, r->tol, r->worst, r->where[0] ? " at " : "", r->where);
+                   r->failed == 0  ? "ok  "
+                     : r->advisory ? "note"
+                                   : "FAIL",
+                   r->failed, r->count, r->tol, r->worst, r->where[0] ? " at " : "", r->where);
       }
       log_line(c, "%s: %s (%d instances, %d rejected, %d states each)", type->name,
                out->passed ? "conforms" : "DOES NOT CONFORM", out->instances, out->rejected,
@@ -819,9 +820,8 @@ jyStatus jy_check_part_type_def(const jyEnv *env, const jyPartType *type,
   return status;
 }
 
-jyStatus jy_check_part_type(const jyEnv *env, const jyPartType *type,
-                            const jyParamSetting *params, int nparams, unsigned seed,
-                            jyConformanceReport *out) {
+jyStatus jy_check_part_type(const jyEnv *env, const jyPartType *type, const jyParamSetting *params,
+                            int nparams, unsigned seed, jyConformanceReport *out) {
   jyConformanceDef def = jy_default_conformance_def();
   def.seed = seed;
   return jy_check_part_type_def(env, type, params, nparams, &def, out);

@@ -18,25 +18,28 @@
 
 jySimDef jy_default_sim_def(void) {
   return (jySimDef){
-      .method = JY_METHOD_BDF,
-      .rtol = 1e-11,
-      .atol = 1e-13,
-      .t_start = 0,
-      .t_end = 10,
-      .dt_out = 0.01,
-      .max_step = 0,
-      .max_steps = 100000,
-      .baumgarte_rate = 5,
-      .formulation = JY_FORMULATION_UK,
-      .drift = JY_DRIFT_PROJECTION,
+    .method = JY_METHOD_BDF,
+    .rtol = 1e-11,
+    .atol = 1e-13,
+    .t_start = 0,
+    .t_end = 10,
+    .dt_out = 0.01,
+    .max_step = 0,
+    .max_steps = 100000,
+    .baumgarte_rate = 5,
+    .formulation = JY_FORMULATION_UK,
+    .drift = JY_DRIFT_PROJECTION,
   };
 }
 
 static const jyStepperOps *stepper_of(jyMethod method) {
   switch (method) {
-  case JY_METHOD_ADAMS: return &jy_stepper_cvode_adams;
-  case JY_METHOD_BDF: return &jy_stepper_cvode_bdf;
-  case JY_METHOD_ERK: return &jy_stepper_arkode_erk;
+  case JY_METHOD_ADAMS:
+    return &jy_stepper_cvode_adams;
+  case JY_METHOD_BDF:
+    return &jy_stepper_cvode_bdf;
+  case JY_METHOD_ERK:
+    return &jy_stepper_arkode_erk;
   }
   return NULL;
 }
@@ -67,8 +70,8 @@ int jy_sim_rhs(double t, N_Vector y, N_Vector ydot, void *ud) {
   if (!sim->np)
     return rhs_outcome(sim, jy_eval_acceleration(sim->eval, yv, yv + n, t, dy + n),
                        jy_eval_error(sim->eval));
-  jyStatus st = jy_np_accelerations(sim->np, yv, yv + n, yv + nq, yv + nq + n, t, dy + nq,
-                                    dy + nq + n);
+  jyStatus st =
+    jy_np_accelerations(sim->np, yv, yv + n, yv + nq, yv + nq + n, t, dy + nq, dy + nq + n);
   return rhs_outcome(sim, st, jy_np_error(sim->np));
 }
 
@@ -89,7 +92,8 @@ static double kinetic(const jyEval *e, const double *x) {
   const double *mass = e->mass;
   double sum = 0;
   for (int j = 0; j < n; j++) {
-    if (e->mass_diagonal) sum += x[j] * mass[j + (size_t)j * n] * x[j];
+    if (e->mass_diagonal)
+      sum += x[j] * mass[j + (size_t)j * n] * x[j];
     else
       for (int i = 0; i < n; i++) sum += x[i] * mass[i + (size_t)j * n] * x[j];
   }
@@ -105,8 +109,7 @@ static double kinetic(const jyEval *e, const double *x) {
  * correction removes more than 1e-3 of T (and of the largest T reported) and is far
  * outside the error weights. The
  * velocity before is v_before; sim->proj_v holds the projected one. */
-static int branch_jump(jySim *sim, double t, const double *v_before,
-                       const double *v_weights) {
+static int branch_jump(jySim *sim, double t, const double *v_before, const double *v_weights) {
   int n = sim->model->n, worst_j = 0;
   double *dv = sim->proj_dv, worst = 0;
   for (int j = 0; j < n; j++) {
@@ -138,8 +141,7 @@ int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, doub
   double *yv = N_VGetArrayPointer(y);
   memcpy(sim->proj_q, yv, sizeof(double) * (size_t)n);
   memcpy(sim->proj_v, yv + n, sizeof(double) * (size_t)n);
-  jyStatus st = jy_project_state(sim->eval, t, sim->proj_q, sim->proj_v, weights, eps,
-                                 &iterations);
+  jyStatus st = jy_project_state(sim->eval, t, sim->proj_q, sim->proj_v, weights, eps, &iterations);
   if (st == JY_OK && err)
     st = jy_project_error(sim->eval, N_VGetArrayPointer(err), N_VGetArrayPointer(err) + n);
   if (st == JY_ERR_PART || st == JY_ERR_NOMEM) {
@@ -148,8 +150,10 @@ int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, doub
     return -1;
   }
   if (st != JY_OK) { /* not converging: the integrator retries with a smaller step */
-    jy_set_error(sim->rhs_message, "projection onto the constraints did not converge at "
-                 "t = %.9g", t);
+    jy_set_error(sim->rhs_message,
+                 "projection onto the constraints did not converge at "
+                 "t = %.9g",
+                 t);
     return 1;
   }
   if (guard_branch && branch_jump(sim, t, yv + n, weights + n)) return 2;
@@ -168,7 +172,8 @@ int jy_sim_project_own_weights(jySim *sim, double t, N_Vector y, double eps, int
 
 int jy_sim_stop_at_branch(jySim *sim) {
   sim->failure = JY_ERR_BRANCH;
-  jy_set_error(sim->error, "%s; the run stops rather than continue on another branch "
+  jy_set_error(sim->error,
+               "%s; the run stops rather than continue on another branch "
                "(method bdf, the default, goes through singular configurations)",
                sim->rhs_message);
   return -1;
@@ -283,8 +288,7 @@ static void unpack_state(jySim *sim, const double *y) {
 /* N–P: lambda(0), lambda'(0) consistent with the constraint force at (q, v, t). */
 static jyStatus initial_multipliers(jySim *sim) {
   if (!sim->np) return JY_OK;
-  jyStatus st = jy_np_initial_multipliers(sim->np, sim->q, sim->v, sim->t, sim->lam,
-                                          sim->lamdot);
+  jyStatus st = jy_np_initial_multipliers(sim->np, sim->q, sim->v, sim->t, sim->lam, sim->lamdot);
   if (st != JY_OK)
     jy_set_error(sim->error, "initial multipliers of the N-P formulation: %s",
                  jy_np_error(sim->np));
@@ -314,14 +318,13 @@ static jyStatus setup_drift(jySim *sim) {
   int n = model->n, n2 = 2 * sim->nq;
   sim->project = sim->def.drift == JY_DRIFT_PROJECTION && model->m > 0 && !sim->np;
   sim->eval->baumgarte_rate =
-      !sim->np && sim->def.drift == JY_DRIFT_BAUMGARTE ? sim->def.baumgarte_rate : 0;
+    !sim->np && sim->def.drift == JY_DRIFT_BAUMGARTE ? sim->def.baumgarte_rate : 0;
   if (!sim->project) return JY_OK;
   sim->proj_q = jy_calloc(&model->alloc, (size_t)n + 1, sizeof(double));
   sim->proj_v = jy_calloc(&model->alloc, (size_t)n + 1, sizeof(double));
   sim->proj_dv = jy_calloc(&model->alloc, (size_t)n + 1, sizeof(double));
   sim->proj_weights = N_VNew_Serial(n2 > 0 ? n2 : 1, sim->ctx);
-  return sim->proj_q && sim->proj_v && sim->proj_dv && sim->proj_weights ? JY_OK
-                                                                          : JY_ERR_NOMEM;
+  return sim->proj_q && sim->proj_v && sim->proj_dv && sim->proj_weights ? JY_OK : JY_ERR_NOMEM;
 }
 
 jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status) {
@@ -417,11 +420,17 @@ static jyStatus integrator_failure(jySim *sim) {
   double t = sim->t, h = NAN;
   sim->stepper->position(sim, &t, &h);
   N_Vector weights = N_VClone(sim->y), errors = N_VClone(sim->y);
-  int have = weights && errors &&
-             sim->stepper->error_estimates(sim, weights, errors) == JY_OK;
-  jyFailure why = {sim->solver_flag[0] ? sim->solver_flag : "?", sim->solver_message,
-                   sim->rhs_message, sim->def.method != JY_METHOD_BDF, sim->nq, t, h,
-                   sim->def.rtol, sim->def.atol, N_VGetArrayPointer(sim->y),
+  int have = weights && errors && sim->stepper->error_estimates(sim, weights, errors) == JY_OK;
+  jyFailure why = {sim->solver_flag[0] ? sim->solver_flag : "?",
+                   sim->solver_message,
+                   sim->rhs_message,
+                   sim->def.method != JY_METHOD_BDF,
+                   sim->nq,
+                   t,
+                   h,
+                   sim->def.rtol,
+                   sim->def.atol,
+                   N_VGetArrayPointer(sim->y),
                    have ? N_VGetArrayPointer(weights) : NULL,
                    have ? N_VGetArrayPointer(errors) : NULL};
   jy_diagnose_failure(sim->eval, &why, sim->error, sizeof sim->error);
@@ -455,8 +464,8 @@ jyStatus jy_sim_advance(jySim *sim, double t_out) {
     return JY_ERR_INVALID;
   }
   if (t_out > sim->def.t_end) {
-    jy_set_error(sim->error, "cannot integrate past t_end = %.9g (asked for %.9g)",
-                 sim->def.t_end, t_out);
+    jy_set_error(sim->error, "cannot integrate past t_end = %.9g (asked for %.9g)", sim->def.t_end,
+                 t_out);
     return JY_ERR_INVALID;
   }
   if (t_out == sim->t) return JY_OK;

@@ -54,20 +54,20 @@ struct jySim {
   double *lam, *lamdot; /* m each, at t */
   int nq;               /* n (UK) or n + m (N–P) */
   SUNContext ctx;
-  N_Vector y;           /* the integrated state at the last output (2 nq) */
-  N_Vector abstol;      /* absolute tolerance per component (2 nq): atol, atol_velocity */
+  N_Vector y;      /* the integrated state at the last output (2 nq) */
+  N_Vector abstol; /* absolute tolerance per component (2 nq): atol, atol_velocity */
   const jyStepperOps *stepper;
   void *stepper_data;
-  int project;              /* UK with constraint rows and drift = projection */
+  int project;                       /* UK with constraint rows and drift = projection */
   double *proj_q, *proj_v, *proj_dv; /* projection scratch (n each); NULL without one */
-  N_Vector proj_weights;    /* error weights for a projection (2 nq) */
-  long projections_skipped; /* reported states left unprojected (projection did not settle) */
-  double kinetic_scale;     /* the largest kinetic energy reported so far (projection only) */
-  double *law_velocity;          /* friction watch: local velocities of law parts, NULL if none */
-  unsigned char *law_reversals;  /* per part: reversals at the last 8 steps, one bit each */
-  int ready; /* created without error: the only state in which it may integrate */
-  jyStatus failure;   /* sticky: once set, the right-hand side refuses to run */
-  jyStatus rhs_status;/* last recoverable trouble of the right-hand side */
+  N_Vector proj_weights;             /* error weights for a projection (2 nq) */
+  long projections_skipped;     /* reported states left unprojected (projection did not settle) */
+  double kinetic_scale;         /* the largest kinetic energy reported so far (projection only) */
+  double *law_velocity;         /* friction watch: local velocities of law parts, NULL if none */
+  unsigned char *law_reversals; /* per part: reversals at the last 8 steps, one bit each */
+  int ready;           /* created without error: the only state in which it may integrate */
+  jyStatus failure;    /* sticky: once set, the right-hand side refuses to run */
+  jyStatus rhs_status; /* last recoverable trouble of the right-hand side */
   char error[JY_ERROR_LEN];
   char solver_flag[64];     /* the integrator's return flag name on failure */
   char solver_message[512]; /* the integrator's own last error message */

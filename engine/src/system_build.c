@@ -63,10 +63,14 @@ static void suggest(char *out, size_t len, const char *name, const char *const *
 
 static const char *domain_text(jyParamDomain d) {
   switch (d) {
-    case JY_PARAM_POSITIVE: return "must be > 0";
-    case JY_PARAM_NONNEGATIVE: return "must be >= 0";
-    case JY_PARAM_DIMENSION: return "must be 1, 2 or 3";
-    case JY_PARAM_REAL: break;
+  case JY_PARAM_POSITIVE:
+    return "must be > 0";
+  case JY_PARAM_NONNEGATIVE:
+    return "must be >= 0";
+  case JY_PARAM_DIMENSION:
+    return "must be 1, 2 or 3";
+  case JY_PARAM_REAL:
+    break;
   }
   return "must be a finite number";
 }
@@ -74,10 +78,14 @@ static const char *domain_text(jyParamDomain d) {
 static int in_domain(jyParamDomain d, double x) {
   if (!isfinite(x)) return 0;
   switch (d) {
-    case JY_PARAM_POSITIVE: return x > 0;
-    case JY_PARAM_NONNEGATIVE: return x >= 0;
-    case JY_PARAM_DIMENSION: return x == 1 || x == 2 || x == 3;
-    case JY_PARAM_REAL: break;
+  case JY_PARAM_POSITIVE:
+    return x > 0;
+  case JY_PARAM_NONNEGATIVE:
+    return x >= 0;
+  case JY_PARAM_DIMENSION:
+    return x == 1 || x == 2 || x == 3;
+  case JY_PARAM_REAL:
+    break;
   }
   return 1;
 }
@@ -101,8 +109,8 @@ static int own_shape_names(const jyAllocator *a, jyPartShape *s) {
   for (int i = 0; i < s->ncoords; i++)
     bad |= !(s->coord_names[i] = jy_strdup(a, s->coord_names[i] ? s->coord_names[i] : "?"));
   for (int i = 0; i < s->nterminals; i++)
-    bad |= !(s->terminals[i].name =
-                 jy_strdup(a, s->terminals[i].name ? s->terminals[i].name : "?"));
+    bad |=
+      !(s->terminals[i].name = jy_strdup(a, s->terminals[i].name ? s->terminals[i].name : "?"));
   for (int i = 0; i < s->nrows; i++)
     bad |= !(s->row_names[i] = jy_strdup(a, s->row_names[i] ? s->row_names[i] : "row"));
   for (int i = 0; i < s->noutputs; i++)
@@ -110,8 +118,8 @@ static int own_shape_names(const jyAllocator *a, jyPartShape *s) {
   return bad ? -1 : 0;
 }
 
-int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *shape,
-                  char *error, size_t error_len) {
+int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *shape, char *error,
+                  size_t error_len) {
   int rc = type->shape(type, params, shape, error, error_len);
   if (type->version < 2) shape->angle_outputs = 0; /* protocol 1 has no angle outputs */
   return rc;
@@ -144,8 +152,10 @@ static const jyPartType *find_type(jySystem *sys, const char *type_name) {
 /* 0 when name may name a new part of this type, else -1 with the reason. */
 static int check_part_name(jySystem *sys, const jyPartType *type, const char *name) {
   if (!name || !*name || strchr(name, '.') || strchr(name, ',') || strlen(name) > 200) {
-    jy_set_error(sys->error, "part of type '%s': name '%s' must be non-empty, at most 200 "
-                 "characters, without '.' or ','", type->name, name ? name : "(null)");
+    jy_set_error(sys->error,
+                 "part of type '%s': name '%s' must be non-empty, at most 200 "
+                 "characters, without '.' or ','",
+                 type->name, name ? name : "(null)");
     return -1;
   }
   if (jy_system_find_part(sys, name).index >= 0) {
@@ -188,8 +198,8 @@ static int fill_params(jySystem *sys, const jyPartType *type, const char *name,
 
 /* The builder's copy of a part whose shape is made: owned names, parameters, initial
  * values at the shape's defaults. 0, or -1 (out of memory; the part is freed). */
-static int own_part(const jyAllocator *a, jySysPart *part, const jyPartType *type,
-                    const char *name, const double *params) {
+static int own_part(const jyAllocator *a, jySysPart *part, const jyPartType *type, const char *name,
+                    const double *params) {
   int nc = part->shape.ncoords;
   part->name = jy_strdup(a, name);
   part->type = type;
@@ -341,7 +351,8 @@ jyStatus jy_system_glue(jySystem *sys, jyTerminalId a, jyTerminalId b, const cha
   const jySysPart *pa = get_part(sys, (jyPartId){a.part});
   const jySysPart *pb = get_part(sys, (jyPartId){b.part});
   jyTerminalSpec spec_a, spec_b;
-  if (!pa || !pb || terminal_spec(pa, a.terminal, &spec_a) || terminal_spec(pb, b.terminal, &spec_b)) {
+  if (!pa || !pb || terminal_spec(pa, a.terminal, &spec_a) ||
+      terminal_spec(pb, b.terminal, &spec_b)) {
     jy_set_error(sys->error, "glue: no such terminal");
     return JY_ERR_INVALID;
   }
@@ -362,8 +373,10 @@ jyStatus jy_system_glue(jySystem *sys, jyTerminalId a, jyTerminalId b, const cha
     name = auto_name;
   }
   if (!*name || strchr(name, ',') || strlen(name) > 200) {
-    jy_set_error(sys->error, "glue name '%s' must be non-empty, at most 200 characters, "
-                 "without ','", name);
+    jy_set_error(sys->error,
+                 "glue name '%s' must be non-empty, at most 200 characters, "
+                 "without ','",
+                 name);
     return JY_ERR_INVALID;
   }
   for (int i = 0; i < sys->nglues; i++)

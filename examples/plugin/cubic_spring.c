@@ -119,8 +119,8 @@ static int energy(const jyPartInstance *self, const jyPartState *state, double *
   return 0;
 }
 
-static int outputs(const jyPartInstance *self, const jyPartState *state,
-                   const double *row_forces, double *out) {
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
   (void)row_forces;
   const double *p = self->params;
   Geometry g;

@@ -29,16 +29,16 @@ static inline jyPartId stage_add(jySystem *sys, const char *type, const char *na
   return id;
 }
 /* The settings list and its count, as jy_system_add_part takes them. */
-#define SETTINGS(...)                                                                     \
-  (jyParamSetting[]){__VA_ARGS__},                                                        \
-      (int)(sizeof((jyParamSetting[]){__VA_ARGS__}) / sizeof(jyParamSetting))
+#define SETTINGS(...)              \
+  (jyParamSetting[]){__VA_ARGS__}, \
+    (int)(sizeof((jyParamSetting[]){__VA_ARGS__}) / sizeof(jyParamSetting))
 #define PART(sys, type, name, ...) stage_add((sys), (type), (name), SETTINGS(__VA_ARGS__))
 
 /* Glues terminal ta of part a to terminal tb of part b under `name`. */
 static inline jyStatus stage_glue(jySystem *sys, jyPartId a, const char *ta, jyPartId b,
                                   const char *tb, const char *name) {
-  jyStatus st = jy_system_glue(sys, jy_system_terminal(sys, a, ta),
-                               jy_system_terminal(sys, b, tb), name);
+  jyStatus st =
+    jy_system_glue(sys, jy_system_terminal(sys, a, ta), jy_system_terminal(sys, b, tb), name);
   if (st != JY_OK) diag("glue '%s' failed: %s", name ? name : "?", jy_system_error(sys));
   return st;
 }

@@ -7,8 +7,8 @@
 
 #include "tap.h"
 
-#define NPTS 200   /* random points per function */
-#define FD_H 1e-5  /* finite-difference step */
+#define NPTS 200  /* random points per function */
+#define FD_H 1e-5 /* finite-difference step */
 /* Closed forms: the hyper-dual parts and our formulas are each a handful of correctly rounded
  * operations, so they agree to a few ulps of the result; 1e-13 leaves room for ~500 ulps. */
 #define TOL_EXACT 1e-13
@@ -53,13 +53,25 @@ static double sq(double x) { return x * x; }
 
 static jyHyper hd_neg(jyHyper a) { return jy_hd_neg(a); }
 static double f_neg(double x) { return -x; }
-static double d1_neg(double x) { (void)x; return -1.0; }
-static double zero(double x) { (void)x; return 0.0; }
-static double one(double x) { (void)x; return 1.0; }
+static double d1_neg(double x) {
+  (void)x;
+  return -1.0;
+}
+static double zero(double x) {
+  (void)x;
+  return 0.0;
+}
+static double one(double x) {
+  (void)x;
+  return 1.0;
+}
 
 static jyHyper hd_scale(jyHyper a) { return jy_hd_scale(a, -2.75); }
 static double f_scale(double x) { return -2.75 * x; }
-static double d1_scale(double x) { (void)x; return -2.75; }
+static double d1_scale(double x) {
+  (void)x;
+  return -2.75;
+}
 
 static jyHyper hd_add_scalar(jyHyper a) { return jy_hd_add_scalar(a, 1.25); }
 static double f_add_scalar(double x) { return x + 1.25; }
@@ -142,8 +154,8 @@ static void test_unary(const Unary *u) {
   ok(eg <= TOL_EXACT, "%s: general seeds (b, c, d) vs closed form", u->name);
   ok(fd1 <= TOL_FD1, "%s: first derivative vs central difference", u->name);
   ok(fd2 <= TOL_FD2, "%s: second derivative vs central difference", u->name);
-  diag("%-12s closed d1 %.2e d2 %.2e seeds %.2e | fd d1 %.2e d2 %.2e", u->name, e1, e2, eg,
-       fd1, fd2);
+  diag("%-12s closed d1 %.2e d2 %.2e seeds %.2e | fd d1 %.2e d2 %.2e", u->name, e1, e2, eg, fd1,
+       fd2);
 }
 
 /* ---- two-argument functions: gradient and Hessian by hand ---- */
@@ -219,8 +231,8 @@ static void test_binary(const Binary *b) {
     } while (hypot(x, y) < 0.3 || (b->f == f_atan2 && y < 0 && fabs(x) < 0.05));
     b->d(x, y, d);
     jyHyper cx = jy_hd_const(x), cy = jy_hd_const(y);
-    jyHyper rx = b->hd(jy_hd_var(x, 1, 1), cy); /* both seeds on x: fx, fxx */
-    jyHyper ry = b->hd(cx, jy_hd_var(y, 1, 1)); /* both on y: fy, fyy */
+    jyHyper rx = b->hd(jy_hd_var(x, 1, 1), cy);                 /* both seeds on x: fx, fxx */
+    jyHyper ry = b->hd(cx, jy_hd_var(y, 1, 1));                 /* both on y: fy, fyy */
     jyHyper rm = b->hd(jy_hd_var(x, 1, 0), jy_hd_var(y, 0, 1)); /* ε1 on x, ε2 on y: fxy */
     e1 = worst(e1, rel(rx.v, b->f(x, y)));
     e1 = worst(e1, worst(rel(rx.e1, d[0]), rel(rx.e2, d[0])));
@@ -235,8 +247,9 @@ static void test_binary(const Binary *b) {
     fd1 = worst(fd1, rel((fyp - fym) / (2 * h), ry.e1));
     fd2 = worst(fd2, rel((fxp - 2 * f0 + fxm) / (h * h), rx.e12));
     fd2 = worst(fd2, rel((fyp - 2 * f0 + fym) / (h * h), ry.e12));
-    double mix = (at(b, x + h, y + h) - at(b, x + h, y - h) - at(b, x - h, y + h) +
-                  at(b, x - h, y - h)) / (4 * h * h);
+    double mix =
+      (at(b, x + h, y + h) - at(b, x + h, y - h) - at(b, x - h, y + h) + at(b, x - h, y - h)) /
+      (4 * h * h);
     fdm = worst(fdm, rel(mix, rm.e12));
   }
   ok(e1 <= TOL_EXACT, "%s: value and gradient vs closed form", b->name);
@@ -245,8 +258,8 @@ static void test_binary(const Binary *b) {
   ok(fd1 <= TOL_FD1, "%s: gradient vs central difference", b->name);
   ok(fd2 <= TOL_FD2, "%s: fxx, fyy vs central difference", b->name);
   ok(fdm <= TOL_FD2, "%s: fxy vs central difference", b->name);
-  diag("%-12s closed grad %.2e hess %.2e mixed %.2e | fd grad %.2e hess %.2e mixed %.2e",
-       b->name, e1, e2, em, fd1, fd2, fdm);
+  diag("%-12s closed grad %.2e hess %.2e mixed %.2e | fd grad %.2e hess %.2e mixed %.2e", b->name,
+       e1, e2, em, fd1, fd2, fdm);
 }
 
 /* ---- a holonomic constraint: point on the ellipse x²/a² + y²/b² = 1 ---- */

@@ -43,10 +43,10 @@ static jyModel *double_pendulum(jyEnv *env, char *why, size_t len) {
   if (!sys) return NULL;
   jy_system_set_gravity(sys, (double[3]){0, -9.81, 0});
   jyPartId g = jy_system_add_part(sys, "ground", "ground", (jyParamSetting[]){{"dim", 2}}, 1);
-  jyPartId p1 = jy_system_add_part(sys, "pendulum", "p1",
-                                   (jyParamSetting[]){{"m", 1}, {"l", 1}}, 2);
-  jyPartId p2 = jy_system_add_part(sys, "pendulum", "p2",
-                                   (jyParamSetting[]){{"m", 0.5}, {"l", 0.7}}, 2);
+  jyPartId p1 =
+    jy_system_add_part(sys, "pendulum", "p1", (jyParamSetting[]){{"m", 1}, {"l", 1}}, 2);
+  jyPartId p2 =
+    jy_system_add_part(sys, "pendulum", "p2", (jyParamSetting[]){{"m", 0.5}, {"l", 0.7}}, 2);
   jy_system_set_coord(sys, p1, "theta", 2.0);
   jy_system_set_coord(sys, p2, "theta", -1.0);
   jy_system_glue(sys, jy_system_terminal(sys, p1, "pivot"), jy_system_terminal(sys, g, "pos"),
@@ -84,8 +84,8 @@ int main(void) {
   }
   ok(failures == 0 && c.allocations == env_before,
      "1000 acceleration evaluations take nothing from the environment's allocator");
-  ok(!WRAP_MALLOC || process_allocations == proc_before,
-     "... nor from malloc (%ld calls)%s", process_allocations - proc_before,
+  ok(!WRAP_MALLOC || process_allocations == proc_before, "... nor from malloc (%ld calls)%s",
+     process_allocations - proc_before,
      WRAP_MALLOC ? "" : " # SKIP malloc belongs to the sanitizer");
   jy_eval_destroy(eval);
 
@@ -115,7 +115,7 @@ int main(void) {
       failures += jy_eval_acceleration(pe, pq, pv, 0, pa) != JY_OK;
     }
     ok(pm && jy_model_num_coords(pm) == 2 && failures == 0 && c.allocations == env_before &&
-           (!WRAP_MALLOC || process_allocations == proc_before),
+         (!WRAP_MALLOC || process_allocations == proc_before),
        "eliminated glues (pendulum, 2 coordinates): 1000 evaluations allocate nothing");
     jy_eval_destroy(pe);
     jy_model_destroy(pm);
@@ -127,14 +127,14 @@ int main(void) {
     jySystem *sys = jy_system_create(env);
     jy_system_set_gravity(sys, (double[3]){0, -9.81, 0});
     jyTerminalId prev = jy_system_terminal(
-        sys, jy_system_add_part(sys, "ground", "g", (jyParamSetting[]){{"dim", 2}}, 1), "pos");
+      sys, jy_system_add_part(sys, "ground", "g", (jyParamSetting[]){{"dim", 2}}, 1), "pos");
     for (int i = 1; i <= 40; i++) {
       char mname[16], rname[16];
       snprintf(mname, sizeof mname, "m%d", i);
       snprintf(rname, sizeof rname, "r%d", i);
       jyPartId mp = jy_system_add_part(sys, "mass", mname, (jyParamSetting[]){{"dim", 2}}, 1);
-      jyPartId rp = jy_system_add_part(sys, "rod", rname,
-                                       (jyParamSetting[]){{"dim", 2}, {"L", 0.1}}, 2);
+      jyPartId rp =
+        jy_system_add_part(sys, "rod", rname, (jyParamSetting[]){{"dim", 2}, {"L", 0.1}}, 2);
       jy_system_set_coord(sys, mp, "x", 0.1 * i);
       jy_system_glue(sys, jy_system_terminal(sys, rp, "a"), prev, NULL);
       jy_system_glue(sys, jy_system_terminal(sys, rp, "b"), jy_system_terminal(sys, mp, "pos"),
@@ -157,7 +157,7 @@ int main(void) {
       failures += jy_eval_acceleration(ce, cq, cv, 0, ca) != JY_OK;
     }
     ok(cm && jy_model_num_coords(cm) == 80 && failures == 0 && c.allocations == env_before &&
-           (!WRAP_MALLOC || process_allocations == proc_before),
+         (!WRAP_MALLOC || process_allocations == proc_before),
        "sparse path (80 coordinates): 1000 evaluations allocate nothing (%ld malloc calls)",
        process_allocations - proc_before);
     jy_eval_destroy(ce);
@@ -175,11 +175,12 @@ int main(void) {
     long jacobians_before = jy_sim_stats(sim).jac_evals;
     jyStatus st = jy_sim_advance(sim, 2.0);
     jySimStats stats = jy_sim_stats(sim);
-    long jacobians = stats.jac_evals - jacobians_before, mallocs = process_allocations - proc_before;
+    long jacobians = stats.jac_evals - jacobians_before,
+         mallocs = process_allocations - proc_before;
     /* BDF's dense Jacobian is joinery's own (CVODE 6's difference quotients clone an empty
      * N_Vector per Jacobian), so nothing at all is allocated. */
     ok(st == JY_OK && c.allocations == env_before && (!WRAP_MALLOC || mallocs == 0) &&
-           (method == 0 || jacobians > 0),
+         (method == 0 || jacobians > 0),
        "%s: integrating 0.5 s -> 2 s (%ld steps) allocates nothing (%ld malloc calls, "
        "%ld Jacobians)",
        method ? "BDF" : "Adams", stats.steps, mallocs, jacobians);

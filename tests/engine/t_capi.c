@@ -18,7 +18,7 @@ static void exact(double t, double *x1, double *x2) {
   double a = m1 * m2, b = -(k1 * m2 + k2 * (m1 + m2)), c = k1 * k2;
   double disc = sqrt(b * b - 4 * a * c);
   double s[2] = {(-b - disc) / (2 * a), (-b + disc) / (2 * a)}; /* w^2 */
-  double shape[2]; /* phi = (1, shape) */
+  double shape[2];                                              /* phi = (1, shape) */
   for (int i = 0; i < 2; i++) shape[i] = (k1 - s[i] * (m1 + m2)) / (s[i] * m2);
   /* x(0) = c0 (1, shape0) + c1 (1, shape1) = (LEFT_X0, 0), at rest */
   double c1 = -LEFT_X0 * shape[0] / (shape[1] - shape[0]), c0 = LEFT_X0 - c1;
@@ -51,11 +51,9 @@ int main(void) {
 
   jyPartId ground = jy_system_add_part(sys, "ground", "wall", (jyParamSetting[]){{"dim", 1}}, 1);
   jyPartId left = jy_system_add_part(
-      sys, "spring_mass", "left",
-      (jyParamSetting[]){{"m", P[M1]}, {"k", P[K1]}, {"X", P[X1]}}, 3);
+    sys, "spring_mass", "left", (jyParamSetting[]){{"m", P[M1]}, {"k", P[K1]}, {"X", P[X1]}}, 3);
   jyPartId right = jy_system_add_part(
-      sys, "spring_mass", "right",
-      (jyParamSetting[]){{"m", P[M2]}, {"k", P[K2]}, {"X", P[X2]}}, 3);
+    sys, "spring_mass", "right", (jyParamSetting[]){{"m", P[M2]}, {"k", P[K2]}, {"X", P[X2]}}, 3);
   ok(ground.index >= 0 && left.index >= 0 && right.index >= 0, "three parts added: %s",
      jy_system_error(sys));
   jy_system_set_coord(sys, left, "x", LEFT_X0);
@@ -84,8 +82,7 @@ int main(void) {
   def.t_end = 10;
   def.dt_out = 0.01;
   jySim *sim = jy_sim_create(model, &def, &st);
-  check c = {jy_model_find_channel(model, "left.x"), jy_model_find_channel(model, "right.x"), 0,
-             0};
+  check c = {jy_model_find_channel(model, "left.x"), jy_model_find_channel(model, "right.x"), 0, 0};
   st = st == JY_OK ? jy_sim_run(sim, compare_row, &c) : st;
   ok(st == JY_OK && c.rows == 1001, "ran 10 s with 1001 output rows: %s", jy_sim_error(sim));
   /* The issue's bound: 1e-7 m at rtol 1e-10, atol 1e-12 (global error of CVODE over ~16

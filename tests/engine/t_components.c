@@ -99,8 +99,8 @@ static int said(Part *p, const char *what, int rc) {
   return rc;
 }
 
-static int call_terminal(Part *p, int k, const double *q, const double *v, double t,
-                         double *value, double *jac, double *vel_bias, double *acc_bias) {
+static int call_terminal(Part *p, int k, const double *q, const double *v, double t, double *value,
+                         double *jac, double *vel_bias, double *acc_bias) {
   int dim = p->shape.terminals[k].dim;
   zero(value, dim), zero(jac, dim * p->nc), zero(vel_bias, dim), zero(acc_bias, dim);
   jyPartState s = state_at(p, q, v, t);
@@ -177,9 +177,9 @@ static void diag_log(const char *log) {
 }
 
 /* FD checks whose worst error the summary reports. */
-static const jyCheck fd_checks[] = {JY_CHECK_TERMINAL_JAC, JY_CHECK_TERMINAL_VEL_BIAS,
+static const jyCheck fd_checks[] = {JY_CHECK_TERMINAL_JAC,      JY_CHECK_TERMINAL_VEL_BIAS,
                                     JY_CHECK_TERMINAL_ACC_BIAS, JY_CHECK_CONSTRAINT_A,
-                                    JY_CHECK_CONSTRAINT_B, JY_CHECK_CONSTRAINT_RATE,
+                                    JY_CHECK_CONSTRAINT_B,      JY_CHECK_CONSTRAINT_RATE,
                                     JY_CHECK_LAGRANGE};
 
 /* Built-ins that drive: a constant torque in space axes (torque3d) has no potential and
@@ -194,8 +194,7 @@ static void conform_type(const jyEnv *env, const jyPartType *type) {
   if (listed_conservative(type->name)) {
     Part p;
     if (part_named(&p, env, type->name, END) == 0 && !(p.shape.flags & JY_PART_CONSERVATIVE))
-      diag("TODO %s: should set JY_PART_CONSERVATIVE in its shape flags; assumed here",
-           type->name);
+      diag("TODO %s: should set JY_PART_CONSERVATIVE in its shape flags; assumed here", type->name);
     part_free(&p);
     def.conservative = 1;
   }
@@ -203,8 +202,8 @@ static void conform_type(const jyEnv *env, const jyPartType *type) {
   if (!ok(r != NULL, "%s: memory for the report", type->name)) return;
   jyStatus st = jy_check_part_type_def(env, type, NULL, 0, &def, r);
   ok(st == JY_OK && r->passed && r->instances > 0,
-     "%s conforms to the part protocol (%d instances, %d rejected, %d states each)",
-     type->name, r->instances, r->rejected, r->states);
+     "%s conforms to the part protocol (%d instances, %d rejected, %d states each)", type->name,
+     r->instances, r->rejected, r->states);
   for (int i = 0; i < JY_CHECK_COUNT; i++) {
     const jyCheckResult *c = &r->checks[i];
     if (c->count == 0) continue;
@@ -251,8 +250,8 @@ static int sled_shape(const jyPartType *type, const double *p, jyPartShape *s, c
   return 0;
 }
 
-static int sled_terminal(const jyPartInstance *self, const jyPartState *state, int k,
-                         double *value, double *jac, double *vel_bias, double *acc_bias) {
+static int sled_terminal(const jyPartInstance *self, const jyPartState *state, int k, double *value,
+                         double *jac, double *vel_bias, double *acc_bias) {
   (void)self, (void)vel_bias, (void)acc_bias;
   if (k != 0) return fail_msg(state, "no such terminal");
   value[0] = state->q[0], value[1] = state->q[1];
@@ -316,8 +315,8 @@ static int ring_shape(const jyPartType *type, const double *p, jyPartShape *s, c
   return 0;
 }
 
-static int ring_terminal(const jyPartInstance *self, const jyPartState *state, int k,
-                         double *value, double *jac, double *vel_bias, double *acc_bias) {
+static int ring_terminal(const jyPartInstance *self, const jyPartState *state, int k, double *value,
+                         double *jac, double *vel_bias, double *acc_bias) {
   (void)self;
   if (k != 0) return fail_msg(state, "no such terminal");
   value[0] = state->q[0] + sin(state->t), value[1] = state->q[1];
@@ -338,8 +337,7 @@ static int ring_force(const jyPartInstance *self, const jyPartState *state, doub
   return 0;
 }
 
-static int ring_energy(const jyPartInstance *self, const jyPartState *state, double *T,
-                       double *V) {
+static int ring_energy(const jyPartInstance *self, const jyPartState *state, double *T, double *V) {
   const double *q = state->q, *v = state->v, *g = state->gravity, m = self->params[0];
   *T = 0.5 * m * (v[0] * v[0] + v[1] * v[1]);
   *V = -m * (g[0] * q[0] + g[1] * q[1]);
@@ -382,26 +380,26 @@ static const jyPartType ring_type = {
 /* ---- mutants: a correct type with one promise broken --------------------------------- */
 
 typedef enum Mutation {
-  MUT_NONE,        /* the wrapper itself: must pass */
-  MUT_JAC,         /* a terminal Jacobian entry off by 1e-3 */
-  MUT_GAMMA,       /* gamma scaled by 1.01 */
-  MUT_TIME,        /* the terminal moves with t, but says p_t = 0 */
-  MUT_A,           /* A off by 1e-2 */
-  MUT_B,           /* b of the wrong sign */
-  MUT_RATE,        /* rate off by 0.1 */
-  MUT_ASYM,        /* M not symmetric */
-  MUT_NEGATIVE,    /* M indefinite */
-  MUT_CONST_MASS,  /* flagged constant, but M depends on q */
-  MUT_KINETIC,     /* T != 1/2 v^T M v */
-  MUT_FORCE,       /* a conservative Q scaled by 1.01 */
-  MUT_ACTIVE,      /* a damper that pushes: advisory "passive" notes it */
-  MUT_OVERRUN,     /* force writes one past its outputs */
-  MUT_NAN,         /* an output is NaN */
-  MUT_FAILS,       /* force fails at some states */
-  MUT_REJECT,      /* shape refuses without a message */
-  MUT_BLOCK,       /* a terminal claims to be a coordinate block and is not */
-  MUT_NULLOPT,     /* the value changes when the Jacobian is not asked for */
-  MUT_UNIT,        /* a parameter without a unit */
+  MUT_NONE,       /* the wrapper itself: must pass */
+  MUT_JAC,        /* a terminal Jacobian entry off by 1e-3 */
+  MUT_GAMMA,      /* gamma scaled by 1.01 */
+  MUT_TIME,       /* the terminal moves with t, but says p_t = 0 */
+  MUT_A,          /* A off by 1e-2 */
+  MUT_B,          /* b of the wrong sign */
+  MUT_RATE,       /* rate off by 0.1 */
+  MUT_ASYM,       /* M not symmetric */
+  MUT_NEGATIVE,   /* M indefinite */
+  MUT_CONST_MASS, /* flagged constant, but M depends on q */
+  MUT_KINETIC,    /* T != 1/2 v^T M v */
+  MUT_FORCE,      /* a conservative Q scaled by 1.01 */
+  MUT_ACTIVE,     /* a damper that pushes: advisory "passive" notes it */
+  MUT_OVERRUN,    /* force writes one past its outputs */
+  MUT_NAN,        /* an output is NaN */
+  MUT_FAILS,      /* force fails at some states */
+  MUT_REJECT,     /* shape refuses without a message */
+  MUT_BLOCK,      /* a terminal claims to be a coordinate block and is not */
+  MUT_NULLOPT,    /* the value changes when the Jacobian is not asked for */
+  MUT_UNIT,       /* a parameter without a unit */
 } Mutation;
 
 typedef struct Mutant {
@@ -424,8 +422,8 @@ static int mut_shape(const jyPartType *type, const double *p, jyPartShape *s, ch
   return rc;
 }
 
-static int mut_terminal(const jyPartInstance *self, const jyPartState *state, int k,
-                        double *value, double *jac, double *vel_bias, double *acc_bias) {
+static int mut_terminal(const jyPartInstance *self, const jyPartState *state, int k, double *value,
+                        double *jac, double *vel_bias, double *acc_bias) {
   const Mutant *m = mutant_of(self->type);
   int rc = m->base->terminal(self, state, k, value, jac, vel_bias, acc_bias);
   if (m->how == MUT_JAC && jac) jac[0] += 1e-3;
@@ -467,8 +465,7 @@ static int mut_constraints(const jyPartInstance *self, const jyPartState *state,
   return rc;
 }
 
-static int mut_energy(const jyPartInstance *self, const jyPartState *state, double *T,
-                      double *V) {
+static int mut_energy(const jyPartInstance *self, const jyPartState *state, double *T, double *V) {
   const Mutant *m = mutant_of(self->type);
   int rc = m->base->energy(self, state, T, V);
   if (m->how == MUT_KINETIC) *T *= 1.1;
@@ -509,8 +506,8 @@ static void catches(const jyEnv *env, const char *base, Mutation how, jyCheck wa
                     const char *what) {
   Mutant m;
   const jyPartType *type = strcmp(base, "test_sled") == 0 ? &sled_type
-                           : strcmp(base, "test_ring") == 0 ? &ring_type
-                                                            : jy_env_find_type(env, base);
+    : strcmp(base, "test_ring") == 0                      ? &ring_type
+                                                          : jy_env_find_type(env, base);
   if (!type) {
     ok(0, "%s exists", base);
     return;
@@ -528,8 +525,8 @@ static void catches(const jyEnv *env, const char *base, Mutation how, jyCheck wa
   } else {
     const jyCheckResult *c = &r->checks[want];
     ok(st == JY_OK && c->failed > 0 && r->passed == c->advisory,
-       "the suite catches %s (%s): %s fails %d of %d (worst %.3g)", base, what, c->name,
-       c->failed, c->count, c->worst);
+       "the suite catches %s (%s): %s fails %d of %d (worst %.3g)", base, what, c->name, c->failed,
+       c->count, c->worst);
     if (c->failed == 0) diag_log(r->log);
   }
   free(r);
@@ -540,7 +537,7 @@ static void test_the_suite(const jyEnv *env) {
   if (!r) return;
   jyStatus st = jy_check_part_type(env, &sled_type, NULL, 0, SEED, r);
   ok(st == JY_OK && r->passed && r->checks[JY_CHECK_CONSTRAINT_B].count > 0 &&
-         r->checks[JY_CHECK_LAGRANGE].count > 0,
+       r->checks[JY_CHECK_LAGRANGE].count > 0,
      "test_sled (a velocity row) conforms: b worst %.3g, A worst %.3g",
      r->checks[JY_CHECK_CONSTRAINT_B].worst, r->checks[JY_CHECK_CONSTRAINT_A].worst);
   if (!r->passed) diag_log(r->log);
@@ -568,13 +565,17 @@ static void test_the_suite(const jyEnv *env) {
      "fixed settings: spring with dim = 2, k = 3 only (%d instances)", r->instances);
   jyParamSetting bad_name[] = {{"kk", 3}}, bad_value[] = {{"k", -1}};
   st = jy_check_part_type(env, spring, bad_name, 1, 1, r);
-  ok(st == JY_ERR_UNKNOWN_NAME && strstr(r->log, "'kk'"), "an unknown parameter is refused: "
-     "%.*s", (int)strcspn(r->log, "\n"), r->log);
+  ok(st == JY_ERR_UNKNOWN_NAME && strstr(r->log, "'kk'"),
+     "an unknown parameter is refused: "
+     "%.*s",
+     (int)strcspn(r->log, "\n"), r->log);
   st = jy_check_part_type(env, spring, bad_value, 1, 1, r);
-  ok(st == JY_ERR_PARAM && strstr(r->log, "k = -1"), "a value outside the domain is refused: "
-     "%.*s", (int)strcspn(r->log, "\n"), r->log);
+  ok(st == JY_ERR_PARAM && strstr(r->log, "k = -1"),
+     "a value outside the domain is refused: "
+     "%.*s",
+     (int)strcspn(r->log, "\n"), r->log);
   ok(jy_check_part_type(env, NULL, NULL, 0, 1, r) == JY_ERR_INVALID &&
-         jy_check_part_type(env, &sled_type, NULL, 0, 1, NULL) == JY_ERR_INVALID,
+       jy_check_part_type(env, &sled_type, NULL, 0, 1, NULL) == JY_ERR_INVALID,
      "NULL type or report: JY_ERR_INVALID");
   free(r);
 
@@ -642,9 +643,9 @@ static void spot_names(const jyEnv *env) {
     Part p;
     int built = part_named(&p, env, want[i].type, END) == 0;
     ok(built && names_are(p.shape.coord_names, p.nc, want[i].coords) &&
-           terminal_names_are(&p.shape, want[i].terminals) &&
-           names_are(p.shape.row_names, p.nr, want[i].rows) &&
-           names_are(p.shape.output_names, p.shape.noutputs, want[i].outputs),
+         terminal_names_are(&p.shape, want[i].terminals) &&
+         names_are(p.shape.row_names, p.nr, want[i].rows) &&
+         names_are(p.shape.output_names, p.shape.noutputs, want[i].outputs),
        "%s (defaults): coordinates %s, terminals %s, rows '%s', outputs '%s'", want[i].type,
        want[i].coords, want[i].terminals, want[i].rows, want[i].outputs);
     part_free(&p);
@@ -815,14 +816,15 @@ static void spot_guide(const jyEnv *env) {
   p.type->nonideal_law(&p.inst, &s, &ten, NULL, law);
   call_nonideal(&p, q, slide, 0, C);
   ok(law[0] == -5 && law[1] == 0 && fabs(C[0] + 0.2) < 1e-15 && C[1] == 0,
-     "guide sliding at (2, 0): Coulomb (-5, 0), viscous (-0.2, 0) (got (%g, %g), (%g, %g))",
-     law[0], law[1], C[0], C[1]);
+     "guide sliding at (2, 0): Coulomb (-5, 0), viscous (-0.2, 0) (got (%g, %g), (%g, %g))", law[0],
+     law[1], C[0], C[1]);
   s = state_at(&p, q, rest, 0);
   law[0] = law[1] = 0;
   p.type->nonideal_law(&p.inst, &s, &ten, pushed, law);
   ok(law[0] == 5 && law[1] == 0,
      "guide at rest pushed towards -x: Coulomb friction (5, 0) opposes the tangential "
-     "acceleration (got (%g, %g))", law[0], law[1]);
+     "acceleration (got (%g, %g))",
+     law[0], law[1]);
   part_free(&p);
   part_named(&p, env, "guide", END);
   ok(p.shape.flags & JY_PART_NO_LAW, "guide with mu = 0 says its law is inactive");
@@ -836,8 +838,8 @@ int main(void) {
   jyEnv *env = jy_env_create(NULL);
   ok(env && jy_components_register(env) == JY_OK, "the built-in parts register");
   if (!env) return done();
-  static const char *const builtins[] = {"ground",      "mass",     "spring", "damper", "rod",
-                                         "spring_mass", "pendulum", "guide"};
+  static const char *const builtins[] = {"ground", "mass",        "spring",   "damper",
+                                         "rod",    "spring_mass", "pendulum", "guide"};
   int found = 0;
   for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
     found += jy_env_find_type(env, builtins[i]) != NULL;

@@ -56,8 +56,9 @@ static void check_spring_and_masses(jyEnv *env) {
   /* m1 x y, m2 x y, spring ax ay bx by: every end off its mass */
   const double q[8] = {0.1, -0.2, 0.7, 0.9, 0.05, -0.1, 0.8, 1.0};
   const double v[8] = {0.3, -0.4, 0.2, 0.1, -0.5, 0.6, 0.7, -0.8};
-  jyStatus st = jy_assemble(e, q, v, 0.25, JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL |
-                                               JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS);
+  jyStatus st = jy_assemble(e, q, v, 0.25,
+                            JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
+                              JY_ASM_RESIDUALS);
   ok(st == JY_OK, "assembled");
   double mass[64] = {0}, force[8] = {0}, jac[32] = {0}, rhs[4] = {0}, res[4], rate[4];
   mass[0 + 0 * 8] = mass[1 + 1 * 8] = 1.5;
@@ -107,8 +108,10 @@ typedef struct bob_kin {
 } bob_kin;
 static bob_kin bob_at(const double *q, const double *v, double l) {
   double s = sin(q[2]), c = cos(q[2]), w = v[2];
-  bob_kin b = {{q[0] + l * s, q[1] - l * c}, {1, 0, 0, 1, l * c, l * s},
-               {-l * s * w * w, l * c * w * w}, {0, 0}};
+  bob_kin b = {{q[0] + l * s, q[1] - l * c},
+               {1, 0, 0, 1, l * c, l * s},
+               {-l * s * w * w, l * c * w * w},
+               {0, 0}};
   for (int j = 0; j < 3; j++) {
     b.vel[0] += b.jac[0 + 2 * j] * v[j];
     b.vel[1] += b.jac[1 + 2 * j] * v[j];
@@ -149,8 +152,9 @@ static void check_pendulum_mapped(jyEnv *env) {
     return;
   }
   const double q[3] = {0.1, 0.2, 0.3}, v[3] = {-0.3, 0.4, 2.0}, m = 2, l = 1.5;
-  jyStatus st = jy_assemble(e, q, v, 1.5, JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL |
-                                              JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS);
+  jyStatus st = jy_assemble(e, q, v, 1.5,
+                            JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
+                              JY_ASM_RESIDUALS);
   ok(st == JY_OK, "assembled");
   bob_kin b = bob_at(q, v, l);
   double mass[9], force[3], jac[9] = {0}, rhs[3] = {0}, res[3], rate[3];

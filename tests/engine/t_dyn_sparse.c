@@ -114,7 +114,13 @@ static void compare_paths(family fam, int trials, const char *what) {
       copy_row(&p, i - 1, i, 2);
       p.dropped[i] = 1;
     }
-    jyUkProblem up = {N, M, p.mass, p.force, fam == NONIDEAL ? p.nonideal : NULL, p.jac, p.rhs,
+    jyUkProblem up = {N,
+                      M,
+                      p.mass,
+                      p.force,
+                      fam == NONIDEAL ? p.nonideal : NULL,
+                      p.jac,
+                      p.rhs,
                       fam == DROPPED ? p.dropped : NULL};
     jySparseWork *sw = jy_sparse_create(NULL, N, M, p.pattern);
     jyUkWork *dw = jy_uk_create(NULL, N, M);
@@ -173,7 +179,7 @@ static void check_refusals(void) {
      "a repeated row not dropped: JY_UK_NOT_UNIQUE, so the dense path takes over");
   for (int j = 0; j < N; j++) p.jac[M - 1 + j * M] = 0;
   ok(sw && jy_sparse_solve(sw, &up, &options, acc, &res) == JY_UK_NOT_UNIQUE &&
-         jy_uk_solve(dw, &up, &options, acc, &res) == JY_UK_INCONSISTENT,
+       jy_uk_solve(dw, &up, &options, acc, &res) == JY_UK_INCONSISTENT,
      "a zero row with b != 0: left to the dense path, which finds it inconsistent");
   copy_row(&p, M - 2, M - 1, 2);
   p.rhs[M - 1] += 1; /* dropped, but contradicting the row it copies */
@@ -183,9 +189,10 @@ static void check_refusals(void) {
   jyUkOutcome os = sw ? jy_sparse_solve(sw, &up, &options, acc, &res) : JY_UK_OK;
   jyUkOutcome od = jy_uk_solve(dw, &up, &options, acc, &rd);
   ok(os == JY_UK_INCONSISTENT && od == JY_UK_INCONSISTENT && res.dropped_residual > 1e-4 &&
-         rd.dropped_residual > 1e-4,
+       rd.dropped_residual > 1e-4,
      "a dropped row that contradicts its twin: both paths say JY_UK_INCONSISTENT "
-     "(dropped residual %.3g sparse, %.3g dense)", res.dropped_residual, rd.dropped_residual);
+     "(dropped residual %.3g sparse, %.3g dense)",
+     res.dropped_residual, rd.dropped_residual);
   jy_sparse_destroy(sw);
   jy_uk_destroy(dw);
 }
@@ -201,7 +208,7 @@ static void check_applies_and_create(void) {
   p.mass[5 + 5 * N] = 0;
   ok(!jy_sparse_applies(&up, 1), "not to an M with a massless coordinate");
   ok(!jy_sparse_create(NULL, 0, M, p.pattern) && !jy_sparse_create(NULL, N, 0, p.pattern) &&
-         !jy_sparse_create(NULL, N, M, NULL),
+       !jy_sparse_create(NULL, N, M, NULL),
      "create refuses no coordinates, no rows or no pattern");
 }
 

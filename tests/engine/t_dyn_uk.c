@@ -162,7 +162,7 @@ static void svd_full(int m, int n, const double *a, int lda, double cut, Svd *o)
     for (int i = 0; i < m; i++) w[i + (size_t)j * m] = a[i + (size_t)j * lda];
   double *superb = dvec((size_t)o->k);
   lapack_int info =
-      LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'A', 'A', m, n, w, m, o->s, o->u, m, o->vt, n, superb);
+    LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'A', 'A', m, n, w, m, o->s, o->u, m, o->vt, n, superb);
   if (info != 0) {
     fprintf(stderr, "dgesvd failed: %d\n", (int)info);
     exit(2);
@@ -253,8 +253,8 @@ typedef struct Case {
 } Case;
 
 static jyUkProblem problem_of(const Case *c, int with_c) {
-  jyUkProblem p = {c->n, c->m, c->mass, c->force, with_c ? c->nonideal : NULL, c->jac, c->rhs,
-                   NULL};
+  jyUkProblem p = {c->n,   c->m,   c->mass, c->force, with_c ? c->nonideal : NULL,
+                   c->jac, c->rhs, NULL};
   return p;
 }
 
@@ -279,7 +279,7 @@ static void gen_rows(Rng *r, int n, int nr, const double *seed, int nseed, doubl
   for (int j = 0; j < nr; j++)
     for (int i = 0; i < n; i++)
       y[i + (size_t)j * n] = (j < nseed ? seed[i + (size_t)j * n] : 0) +
-                             (j < nseed ? eps : 1.0) * rng_gauss(r) / sqrt((double)n);
+        (j < nseed ? eps : 1.0) * rng_gauss(r) / sqrt((double)n);
   orth_cols(n, nr, y);
   for (int j = 0; j < nr; j++)
     for (int i = 0; i < nr; i++)
@@ -346,21 +346,26 @@ static void finish_case(Rng *r, Case *c, const double *rows, int m) {
 }
 
 enum Family {
-  F_SPD_FULL, F_SPD_REDUNDANT, F_SPD_SCALED, F_SPD_DIAGONAL, F_PSD_LOWRANK, F_PSD_MASSLESS,
+  F_SPD_FULL,
+  F_SPD_REDUNDANT,
+  F_SPD_SCALED,
+  F_SPD_DIAGONAL,
+  F_PSD_LOWRANK,
+  F_PSD_MASSLESS,
   F_COUNT
 };
 static const char *family_name[F_COUNT] = {
-    "SPD M, full-row-rank A", "SPD M, redundant A (dup/scaled/combination/zero rows)",
-    "SPD M with masses 1e-2..1e2, rows scaled 1e-2..1e2, some redundant",
-    "diagonal M (its own factor, no augmentation), masses 1e-2..1e2, some redundant rows",
-    "singular M = G G^T (rank < n)",
-    "singular M with massless coordinates (zero rows/cols), glue-like rows"};
+  "SPD M, full-row-rank A",
+  "SPD M, redundant A (dup/scaled/combination/zero rows)",
+  "SPD M with masses 1e-2..1e2, rows scaled 1e-2..1e2, some redundant",
+  "diagonal M (its own factor, no augmentation), masses 1e-2..1e2, some redundant rows",
+  "singular M = G G^T (rank < n)",
+  "singular M with massless coordinates (zero rows/cols), glue-like rows"};
 
 static void gen_case(Rng *r, int fam, Case *c) {
   double rows[MMAX * NMAX];
   memset(c, 0, sizeof *c);
-  if (fam == F_SPD_FULL || fam == F_SPD_REDUNDANT || fam == F_SPD_SCALED ||
-      fam == F_SPD_DIAGONAL) {
+  if (fam == F_SPD_FULL || fam == F_SPD_REDUNDANT || fam == F_SPD_SCALED || fam == F_SPD_DIAGONAL) {
     int n = rng_int(r, 1, NMAX);
     c->n = n;
     gen_spd_block(r, n, c->mass, n);
@@ -379,9 +384,9 @@ static void gen_case(Rng *r, int fam, Case *c) {
         for (int i = 0; i < n; i++)
           c->mass[i + j * n] = i == j ? exp(rng_range(r, log(1e-2), log(1e2))) : 0.0;
     int nr = rng_int(r, 1, n); /* m = 0 is an edge case of its own, below */
-    int extra = fam == F_SPD_REDUNDANT ? rng_int(r, 1, 5)
-                : fam == F_SPD_SCALED || fam == F_SPD_DIAGONAL ? rng_int(r, 0, 3)
-                                       : 0;
+    int extra = fam == F_SPD_REDUNDANT               ? rng_int(r, 1, 5)
+      : fam == F_SPD_SCALED || fam == F_SPD_DIAGONAL ? rng_int(r, 0, 3)
+                                                     : 0;
     gen_rows(r, n, nr, NULL, 0, 0, dlo, dhi, rows, MMAX);
     int m = add_redundant_rows(r, n, nr, extra, rows);
     c->rank = nr;
@@ -596,10 +601,10 @@ static double ideal_force(const Case *c, int with_c, const double *acc, double *
 }
 
 typedef struct Stats {
-  int cases, bad_outcome, bad_rank, ref_rank_bad, nmin, nmax, mmin, mmax, spd, n_with_c, n_redundant;
+  int cases, bad_outcome, bad_rank, ref_rank_bad, nmin, nmax, mmin, mmax, spd, n_with_c,
+    n_redundant;
   double res, rep_res, morth, form_b, form_m, form_u, form_up, aug, vwork, mu_res, mu_null,
-      mu_unexpl, cond_max, form_b_r, form_m_r, form_u_r, form_up_r, gram_gap, aug_r, aug_at,
-      mu_snull;
+    mu_unexpl, cond_max, form_b_r, form_m_r, form_u_r, form_up_r, gram_gap, aug_r, aug_at, mu_snull;
 } Stats;
 
 static void upd(double *worst, double v) {
@@ -1080,8 +1085,7 @@ static void test_row_units(Rng *r, jyUkWork *work) {
   double rowf[MMAX];
   for (int i = 0; i < 10; i++) rowf[i] = mu[i] / sc[i];
   nmu = nrm2(10, rowf);
-  for (int l = sv.rank; l < 10; l++)
-    mnull = fmax(mnull, fabs(dot(10, sv.u + l * 10, rowf)) / nmu);
+  for (int l = sv.rank; l < 10; l++) mnull = fmax(mnull, fabs(dot(10, sv.u + l * 10, rowf)) / nmu);
   int null_dim = 10 - sv.rank;
   svd_free(&sv);
   ok(mres <= 1e-10 && mnull <= 1e-10 && null_dim == 2,
@@ -1104,8 +1108,8 @@ static void test_row_units(Rng *r, jyUkWork *work) {
   jyUkOutcome outx = jy_uk_solve(work, &px, &opt, accx, &res);
   double dx = rel_diff(n, accx, acc);
   ok(outx == JY_UK_OK && res.rank == 8 && dx <= 1e-10,
-     "rows at 1e-170 and 1e165 (squares under- and overflow): the same q'' to %.3g, rank %d",
-     dx, res.rank);
+     "rows at 1e-170 and 1e165 (squares under- and overflow): the same q'' to %.3g, rank %d", dx,
+     res.rank);
 }
 
 /* Base rows (independent, well conditioned) with a conflict added; checks the outcome and
@@ -1288,7 +1292,7 @@ static void test_edges(Rng *r, jyUkWork *work) {
   out = jy_uk_solve(work, &p, &opt, acc, &res);
   double wk = (c.force[light] + c.nonideal[light]) / 1e-9;
   ok(out == JY_UK_OK && fabs(acc[light] - wk) <= 1e-12 * fabs(wk) &&
-         constraint_residual(&c, acc) <= 1e-10,
+       constraint_residual(&c, acc) <= 1e-10,
      "a coordinate of mass 1e-9 (others ~1), unconstrained: OK, q''_k = (Q_k + C_k) / m_k "
      "(outcome %d, q''_k %.17g, want %.17g)",
      (int)out, acc[light], wk);
@@ -1370,7 +1374,8 @@ static void test_dropped_rows(jyUkWork *work) {
     int loose = jy_uk_dependent_rows(work, &all, 1e-10, 1e-3, 1, flags);
     ok(strict == 0 && loose == 1 && flags[2],
        "off the manifold by 1e-8: strictly independent, dependent within dependent_rcond 1e-3 "
-       "(%d, %d rows)", strict, loose);
+       "(%d, %d rows)",
+       strict, loose);
     jy_uk_solve(work, &all, &opt, acc, &res);
     ok(res.rank == 3 && fabs(acc[0]) + fabs(acc[1]) + fabs(acc[2]) < 1e-6,
        "solving every row there locks the motion (rank %d, q'' = (%.3g, %.3g, %.3g))", res.rank,
@@ -1379,15 +1384,14 @@ static void test_dropped_rows(jyUkWork *work) {
     double d = 0, dmu = 0;
     for (int j = 0; j < 3; j++) d = fmax(d, fabs(acc[j] - want[j]));
     /* eps / 3 = 3.3e-9 relative; the bounds only check that it is measured, not lost. */
-    ok(out == JY_UK_OK && d <= 1e-12 && res.dropped_residual > 1e-9 &&
-           res.dropped_residual <= 1e-8,
+    ok(out == JY_UK_OK && d <= 1e-12 && res.dropped_residual > 1e-9 && res.dropped_residual <= 1e-8,
        "with the dependent row left out: q'' = (g/3)(1, -1, 1) to %.3g, the row's residual "
-       "measured (%.3g)", d, res.dropped_residual);
+       "measured (%.3g)",
+       d, res.dropped_residual);
     jy_uk_multipliers(work, &some, acc, mu, NULL);
     for (int i = 0; i < 3; i++) dmu = fmax(dmu, fabs(mu[i] - exact_mu[i]));
     /* The multipliers move by O(eps g) = 1e-7 with the rows. */
-    ok(dmu <= 1e-6, "...: multipliers minimum-norm over all rows, as on the manifold (%.3g)",
-       dmu);
+    ok(dmu <= 1e-6, "...: multipliers minimum-norm over all rows, as on the manifold (%.3g)", dmu);
   }
 }
 
@@ -1473,10 +1477,9 @@ int main(void) {
     ok(st.res <= 1e-10, "%s: |A q'' - b| / (|A||q''| + |b|) worst %.3g", f, st.res);
     ok(st.rep_res <= 1e-10, "%s: result.residual worst %.3g", f, st.rep_res);
     if (spd) {
-      diag(
-          "%s: cond(A M^-1/2) at most %.3g; eigenvalues of A M^-1 A^T: dropped/kept at most "
-          "%.3g",
-          f, st.cond_max, st.gram_gap);
+      diag("%s: cond(A M^-1/2) at most %.3g; eigenvalues of A M^-1 A^T: dropped/kept at most "
+           "%.3g",
+           f, st.cond_max, st.gram_gap);
       ok(st.morth <= 1e-10,
          "%s: Delta_ideal^T M Delta_nonideal / (|Delta_ideal|_M |Delta_nonideal|_M) worst %.3g", f,
          st.morth);
@@ -1564,8 +1567,8 @@ int main(void) {
   diag("%-10s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s", "family", "A q''=b", "M-orth", "B form",
        "Minv form", "u form", "UP2006", "aug 1e+-3", "virt.work", "A^T mu=f", "mu minnorm",
        "cond B");
-  static const char *tag[F_COUNT] = {"spd-full", "spd-redund", "spd-scaled", "spd-diag",
-                                     "psd-lowrnk", "psd-mless"};
+  static const char *tag[F_COUNT] = {"spd-full", "spd-redund", "spd-scaled",
+                                     "spd-diag", "psd-lowrnk", "psd-mless"};
   for (int fam = 0; fam < F_COUNT; fam++) {
     const Stats *a = &all[fam];
     int spd = fam <= F_SPD_DIAGONAL;

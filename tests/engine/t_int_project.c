@@ -51,7 +51,7 @@ static void check_two_masses(jyEnv *env) {
   double err_q[2] = {1, 0}, err_v[2] = {0, 2};
   st = jy_project_error(e, err_q, err_v);
   ok(st == JY_OK && fabs(err_q[0] - 0.25) <= PROJ_TOL && fabs(err_q[1] - 0.25) <= PROJ_TOL &&
-         fabs(err_v[0] - 1.5) <= PROJ_TOL && fabs(err_v[1] - 1.5) <= PROJ_TOL,
+       fabs(err_v[0] - 1.5) <= PROJ_TOL && fabs(err_v[1] - 1.5) <= PROJ_TOL,
      "error estimates keep their M-weighted mean: (1, 0) -> (0.25, 0.25), (0, 2) -> (1.5, 1.5)");
   stage_free(e, md);
 }
@@ -77,7 +77,7 @@ static void check_circle(jyEnv *env) {
   double err_q[2] = {0.8, -0.6}, err_v[2] = {0.6, 0.8}; /* radial, and tangential */
   st = jy_project_error(e, err_q, err_v);
   ok(st == JY_OK && hypot(err_q[0], err_q[1]) <= PROJ_TOL &&
-         hypot(err_v[0] - 0.6, err_v[1] - 0.8) <= PROJ_TOL,
+       hypot(err_v[0] - 0.6, err_v[1] - 0.8) <= PROJ_TOL,
      "a radial error estimate vanishes, a tangential one stays");
   double at_pivot[2] = {0, 0}, still[2] = {0, 0};
   st = jy_project_state(e, 2.5, at_pivot, still, weights, 1, &iterations);
@@ -123,7 +123,7 @@ static void check_no_rows(jyEnv *env) {
   double q[2] = {0.3, 0.4}, v[2] = {1, 2}, err_q[2] = {1, 1}, err_v[2] = {2, 2};
   int iterations = -1;
   ok(e && jy_project_state(e, 0, q, v, weights, 1, &iterations) == JY_OK && iterations == 0 &&
-         q[0] == 0.3 && q[1] == 0.4 && v[0] == 1 && v[1] == 2,
+       q[0] == 0.3 && q[1] == 0.4 && v[0] == 1 && v[1] == 2,
      "no rows: the state is left as it is, in 0 steps");
   ok(e && jy_project_error(e, err_q, err_v) == JY_OK && err_q[0] == 1 && err_v[1] == 2,
      "no rows: the error estimate is left as it is");

@@ -24,8 +24,8 @@
 #include "stage_fixtures.h"
 #include "tap.h"
 
-#define ROWS 5          /* t = 0, 0.25, ..., 1 */
-#define MAX_CHANNELS 32 /* the falling mass has 1 + 2 + 7 + 1 */
+#define ROWS 5               /* t = 0, 0.25, ..., 1 */
+#define MAX_CHANNELS 32      /* the falling mass has 1 + 2 + 7 + 1 */
 #define CLOSED_FORM_TOL 1e-9 /* see the head comment */
 
 static jyModel *falling_mass(jyEnv *env) {
@@ -133,7 +133,7 @@ static void check_complete(const jyModel *md, const char *path) {
   int same = count == ROWS && also.count == ROWS, x = jy_model_find_channel(md, "m.x");
   for (int r = 0; r < ROWS && same; r++)
     same = memcmp(rows[r], ref.rows[r], sizeof(double) * (size_t)nch) == 0 &&
-           memcmp(also.rows[r], ref.rows[r], sizeof(double) * (size_t)nch) == 0;
+      memcmp(also.rows[r], ref.rows[r], sizeof(double) * (size_t)nch) == 0;
   ok(same, "every number reads back bit for bit as reported; `also` saw the same rows");
   double worst = 0;
   for (int r = 0; r < count && r < ROWS && x > 0; r++) {
@@ -159,7 +159,7 @@ static void check_stopped(const jyModel *md, const char *path, const char *kept)
   int count = read_csv(kept, first, sizeof first, rows, ROWS, jy_model_num_channels(md), header,
                        sizeof header);
   ok(strncmp(first, "# incomplete: stopped by the output sink", 40) == 0 && header[0] == 't' &&
-         count == 2,
+       count == 2,
      "%s: '# incomplete: ...', the header, 2 rows", kept);
 }
 
@@ -172,7 +172,7 @@ static void check_bad_paths(const jyModel *md, const char *dir) {
   SAYS(sim ? jy_sim_error(sim) : NULL, "... naming the path and the reason",
        "cannot write output file", path, strerror(ENOENT));
   ok(sim && jy_sim_write_csv(sim, "", NULL, NULL) == JY_ERR_INVALID &&
-         jy_sim_write_csv(NULL, path, NULL, NULL) == JY_ERR_INVALID,
+       jy_sim_write_csv(NULL, path, NULL, NULL) == JY_ERR_INVALID,
      "an empty path or no simulation: JY_ERR_INVALID");
   jy_sim_destroy(sim);
 }
@@ -201,7 +201,7 @@ int main(void) {
   rows_seen also = {.stop_after = 1};
   jySim *sim = new_sim(md);
   ok(sim && jy_sim_write_csv(sim, other, keep_row, &also) == JY_ERR_IO && exists(other_kept) &&
-         !exists(other),
+       !exists(other),
      "out.dat stopped: rows kept in out.dat.incomplete.csv");
   jy_sim_destroy(sim);
   check_bad_paths(md, dir);

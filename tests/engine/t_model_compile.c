@@ -66,7 +66,7 @@ static void check_layout_kept(jyEnv *env) {
   for (int k = 0; k < 6 && names_ok; k++) names_ok = strcmp(md->coord_names[k], coords[k]) == 0;
   ok(names_ok, "6 coordinates, part by part: bob.x bob.y rod.ax rod.ay rod.bx rod.by");
   ok(md->parts[0].coord_offset == 0 && md->parts[1].coord_offset == 0 &&
-         md->parts[2].coord_offset == 2,
+       md->parts[2].coord_offset == 2,
      "coordinate offsets: pivot 0 (none of its own), bob 0, rod 2");
   const char *rows[] = {"rod.length", "a.x", "a.y", "b.x", "b.y"};
   int rows_ok = md->m == 5;
@@ -74,19 +74,19 @@ static void check_layout_kept(jyEnv *env) {
     rows_ok = strcmp(jy_model_row_name(md, k), rows[k]) == 0 && md->row_kinds[k] == JY_ROW_POSITION;
   ok(rows_ok, "5 position rows, the rod's own first: rod.length a.x a.y b.x b.y");
   ok(md->parts[2].row_offset == 0 && md->row_part[0] == 2 && md->row_part[1] == -1 &&
-         md->glues[0].row_offset == 1 && md->glues[1].row_offset == 3,
+       md->glues[0].row_offset == 1 && md->glues[1].row_offset == 3,
      "row offsets: rod 0 (owned by part 2), glue a 1, glue b 3 (no owning part)");
   ok(md->nlinks == 0 && md->glues[0].link < 0 && md->glues[1].link < 0, "no glue eliminated");
-  const char *tail[] = {"energy", "kinetic", "potential", "residual.pos", "residual.vel",
-                        "power.ideal", "power.nonideal", "force.a.x", "force.a.y", "force.b.x",
-                        "force.b.y", "force.rod.length", "power.rod.ideal",
-                        "power.rod.nonideal", "rod.tension"};
+  const char *tail[] = {
+    "energy",      "kinetic",          "potential",       "residual.pos",       "residual.vel",
+    "power.ideal", "power.nonideal",   "force.a.x",       "force.a.y",          "force.b.x",
+    "force.b.y",   "force.rod.length", "power.rod.ideal", "power.rod.nonideal", "rod.tension"};
   ok(md->nchannels == 1 + 12 + 15 && channels_are(md, 0, (const char *[]){"t", "bob.x"}, 2) &&
-         channels_are(md, 7, (const char *[]){"der(bob.x)"}, 1) && md->ch_derived == 13 &&
-         channels_are(md, 13, tail, 15),
+       channels_are(md, 7, (const char *[]){"der(bob.x)"}, 1) && md->ch_derived == 13 &&
+       channels_are(md, 13, tail, 15),
      "28 channels: t, 6 coordinates, 6 velocities, then energy .. rod.tension in order");
   ok(md->glues[0].force_channel == 20 && md->parts[2].row_force_channel == 24 &&
-         md->parts[2].power_channel == 25 && md->parts[2].output_channel == 27,
+       md->parts[2].power_channel == 25 && md->parts[2].output_channel == 27,
      "channel offsets: force.a 20, force.rod.length 24, power.rod 25, rod.tension 27");
   jy_model_destroy(md);
 }
@@ -98,7 +98,7 @@ static void check_layout_eliminated(jyEnv *env) {
   jy_system_destroy(sys);
   if (!ok(md != NULL, "rod pendulum compiles with glue elimination")) return;
   ok(md->n == 2 && md->m == 1 && strcmp(md->coord_names[1], "bob.y") == 0 &&
-         strcmp(md->row_names[0], "rod.length") == 0,
+       strcmp(md->row_names[0], "rod.length") == 0,
      "2 coordinates (bob.x, bob.y) and 1 row (rod.length) remain");
   ok(md->nlinks == 2 && md->glues[0].row_offset == -1 && md->glues[1].row_offset == -1,
      "both glues eliminated: no glue rows");
@@ -109,7 +109,7 @@ static void check_layout_eliminated(jyEnv *env) {
   const jyModelLink *la = &md->links[-1 - rod->coord_map[0]];
   const jyModelLink *lb = &md->links[-1 - rod->coord_map[2]];
   ok(la->part == 2 && la->offset == 0 && la->dim == 2 && la->source == 0 && lb->offset == 2 &&
-         lb->source == 1 && lb->terminal == 0,
+       lb->source == 1 && lb->terminal == 0,
      "rod.a (offset 0) follows pivot.pos, rod.b (offset 2) follows bob.pos");
   ok(md->nlocal == 6 && md->nchannels == 1 + 4 + 15,
      "6 local coordinate names kept; 20 channels (glue forces still reported)");
@@ -135,13 +135,12 @@ static void check_initial_state(jyEnv *env, int eliminate) {
   if (!ok(md != NULL, "compiled (elimination %d)", eliminate)) return;
   int x = stage_coord(md, "bob.x"), y = stage_coord(md, "bob.y");
   const double *q = jy_model_initial_q(md), *v = jy_model_initial_v(md);
-  ok(q[x] == 0.6 && v[x] == 0.8, "held x = 0.6 and vx = 0.8 unchanged (elimination %d)",
-     eliminate);
+  ok(q[x] == 0.6 && v[x] == 0.8, "held x = 0.6 and vx = 0.8 unchanged (elimination %d)", eliminate);
   is_near(q[y], -0.8, ASSEMBLY_TOL, "guessed y = -0.5 moves to -0.8 on the circle");
   is_near(v[y], 0.6, ASSEMBLY_TOL, "vy = 0.6 makes the velocity tangent: 0.6 vx - 0.8 vy = 0");
   const jyMovedValue *my = moved_of(md, y, 0), *mvy = moved_of(md, y, 1);
   ok(my && !my->set && my->from == -0.5 && fabs(my->to - q[y]) == 0 && mvy && !mvy->set &&
-         mvy->from == 0 && moved_of(md, x, 0) == NULL,
+       mvy->from == 0 && moved_of(md, x, 0) == NULL,
      "moved: y (unset, from -0.5) and vy (unset, from 0); the held x did not move");
   if (!eliminate) {
     int bx = stage_coord(md, "rod.bx"), by = stage_coord(md, "rod.by");
@@ -209,7 +208,7 @@ static void check_dependent_rows(jyEnv *env) {
   jy_system_destroy(sys);
   if (!ok(md != NULL, "two equal rods compile")) return;
   ok(md->m == 2 && md->ndependent == 1 && md->dependent_rows &&
-         md->dependent_rows[0] + md->dependent_rows[1] == 1,
+       md->dependent_rows[0] + md->dependent_rows[1] == 1,
      "2 rows, 1 of them dependent");
   SAYS(jy_model_report(md), "the report names the redundancy",
        "redundant constraints: rank 1 of 2 rows; dependent rows: rod");
@@ -217,8 +216,8 @@ static void check_dependent_rows(jyEnv *env) {
 }
 
 /* A compile that must fail: its status and the message fragments. */
-static void expect_failure(jySystem *sys, const jySolverDef *def, jyStatus want,
-                           const char *what, const char *const *fragments) {
+static void expect_failure(jySystem *sys, const jySolverDef *def, jyStatus want, const char *what,
+                           const char *const *fragments) {
   jyModel *md = (jyModel *)1;
   jyStatus st = jy_model_compile(sys, def, &md);
   ok(st == want && md == NULL, "%s: %s", what, jy_status_text(want));
@@ -254,16 +253,15 @@ static void check_bad_input(jyEnv *env) {
                  "acceleration not unique", "loose.bx");
   jySolverDef def = jy_default_solver_def();
   def.rank_rcond = 2;
-  EXPECT_FAILURE(sys, &def, JY_ERR_INVALID, "rank_rcond = 2", "rank_rcond = 2",
-                 "between 0 and 1");
+  EXPECT_FAILURE(sys, &def, JY_ERR_INVALID, "rank_rcond = 2", "rank_rcond = 2", "between 0 and 1");
   def = jy_default_solver_def();
   def.consistency_tol = 0;
   EXPECT_FAILURE(sys, &def, JY_ERR_INVALID, "consistency_tol = 0", "consistency_tol = 0",
                  "a positive number");
   def = jy_default_solver_def();
   def.dependent_rcond = def.rank_rcond / 10;
-  EXPECT_FAILURE(sys, &def, JY_ERR_INVALID, "dependent_rcond below rank_rcond",
-                 "dependent_rcond", "at least rank_rcond");
+  EXPECT_FAILURE(sys, &def, JY_ERR_INVALID, "dependent_rcond below rank_rcond", "dependent_rcond",
+                 "at least rank_rcond");
   def = jy_default_solver_def();
   def.sparse_min_coords = -1;
   EXPECT_FAILURE(sys, &def, JY_ERR_INVALID, "sparse_min_coords = -1", "sparse_min_coords = -1");
@@ -282,7 +280,8 @@ int main(void) {
   plan(59);
   jyEnv *env = stage_env();
   /* A ground whose init fails (the environment keeps the pointer: it lives in main). */
-  jyPartType failing = {.version = JY_PART_PROTOCOL_VERSION, .name = "needs_init",
+  jyPartType failing = {.version = JY_PART_PROTOCOL_VERSION,
+                        .name = "needs_init",
                         .doc = "a test part whose init fails"};
   const jyPartType *ground = env ? jy_env_find_type(env, "ground") : NULL;
   if (ground) {

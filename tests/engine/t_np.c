@@ -33,8 +33,8 @@ typedef struct NpRows {
 } NpRows;
 
 static NpRows np_rows(const jyNpWork *w) {
-  return (NpRows){w->mass, w->damping, w->stiffness, w->force, w->mass_rate, w->mu, w->dir,
-                  w->kind};
+  return (NpRows){w->mass,      w->damping, w->stiffness, w->force,
+                  w->mass_rate, w->mu,      w->dir,       w->kind};
 }
 
 /* An N–P simulation's multiplier coordinates at its current time and lambda'' from the
@@ -62,10 +62,9 @@ static jyStatus np_multiplier_forces(jyNpWork *w, const double *q, const double 
   jyStatus st = jy_np_coefficients(w, q, v, t);
   if (st != JY_OK) return st;
   for (int r = 0; r < w->m; r++)
-    h[r] = w->kind[r] == JY_NP_ROW_EMPTY
-               ? 0.0
-               : w->mass[r] * lamdd[r] + (w->mass_rate[r] + w->damping[r]) * lamdot[r] +
-                     w->stiffness[r] * lam[r] - w->force[r];
+    h[r] = w->kind[r] == JY_NP_ROW_EMPTY ? 0.0
+                                         : w->mass[r] * lamdd[r] +
+        (w->mass_rate[r] + w->damping[r]) * lamdot[r] + w->stiffness[r] * lam[r] - w->force[r];
   return JY_OK;
 }
 
@@ -83,10 +82,10 @@ static jyModel *build(jyEnv *env, model_id id, int eliminate) {
   if (id != SPRING_CHAIN) jy_system_set_gravity(sys, (double[3]){0, -9.81, 0});
   if (id == PENDULUM || id == ROD_SPRING_DAMPER) {
     jyPartId pivot = jy_system_add_part(sys, "ground", "pivot", (jyParamSetting[]){{"dim", 2}}, 1);
-    jyPartId bob = jy_system_add_part(sys, "mass", "bob",
-                                      (jyParamSetting[]){{"dim", 2}, {"m", 1}}, 2);
-    jyPartId rod = jy_system_add_part(sys, "rod", "rod",
-                                      (jyParamSetting[]){{"dim", 2}, {"L", 1}}, 2);
+    jyPartId bob =
+      jy_system_add_part(sys, "mass", "bob", (jyParamSetting[]){{"dim", 2}, {"m", 1}}, 2);
+    jyPartId rod =
+      jy_system_add_part(sys, "rod", "rod", (jyParamSetting[]){{"dim", 2}, {"L", 1}}, 2);
     jy_system_glue(sys, term(sys, rod, "a"), term(sys, pivot, "pos"), "rod.a");
     jy_system_glue(sys, term(sys, rod, "b"), term(sys, bob, "pos"), "rod.b");
     if (id == PENDULUM) {
@@ -96,20 +95,22 @@ static jyModel *build(jyEnv *env, model_id id, int eliminate) {
       /* hanging at rest below the pivot; spring at its rest length along the rod */
       jy_system_set_coord(sys, bob, "x", 0);
       jy_system_set_coord(sys, bob, "y", -1);
-      jyPartId spring = jy_system_add_part(
-          sys, "spring", "spring", (jyParamSetting[]){{"dim", 2}, {"k", 100}, {"L", 1}}, 3);
-      jyPartId damper = jy_system_add_part(sys, "damper", "damper",
-                                           (jyParamSetting[]){{"dim", 2}, {"c", 2}}, 2);
+      jyPartId spring = jy_system_add_part(sys, "spring", "spring",
+                                           (jyParamSetting[]){{"dim", 2}, {"k", 100}, {"L", 1}}, 3);
+      jyPartId damper =
+        jy_system_add_part(sys, "damper", "damper", (jyParamSetting[]){{"dim", 2}, {"c", 2}}, 2);
       jy_system_glue(sys, term(sys, spring, "a"), term(sys, pivot, "pos"), "spring.a");
       jy_system_glue(sys, term(sys, spring, "b"), term(sys, bob, "pos"), "spring.b");
       jy_system_glue(sys, term(sys, damper, "a"), term(sys, pivot, "pos"), "damper.a");
       jy_system_glue(sys, term(sys, damper, "b"), term(sys, bob, "pos"), "damper.b");
     }
   } else if (id == DOUBLE_PENDULUM) {
-    jyPartId ground = jy_system_add_part(sys, "ground", "ground", (jyParamSetting[]){{"dim", 2}}, 1);
-    jyPartId p1 = jy_system_add_part(sys, "pendulum", "p1", (jyParamSetting[]){{"m", 1}, {"l", 1}}, 2);
-    jyPartId p2 = jy_system_add_part(sys, "pendulum", "p2",
-                                     (jyParamSetting[]){{"m", 0.5}, {"l", 0.7}}, 2);
+    jyPartId ground =
+      jy_system_add_part(sys, "ground", "ground", (jyParamSetting[]){{"dim", 2}}, 1);
+    jyPartId p1 =
+      jy_system_add_part(sys, "pendulum", "p1", (jyParamSetting[]){{"m", 1}, {"l", 1}}, 2);
+    jyPartId p2 =
+      jy_system_add_part(sys, "pendulum", "p2", (jyParamSetting[]){{"m", 0.5}, {"l", 0.7}}, 2);
     jy_system_set_coord(sys, p1, "theta", 2.0);
     jy_system_set_coord(sys, p2, "theta", -1.0);
     jy_system_glue(sys, term(sys, p1, "pivot"), term(sys, ground, "pos"), "p1.pivot");
@@ -172,8 +173,9 @@ static void check_direct_solve(const jyModel *model, const char *what) {
       break;
     }
     NpRows rows = np_rows(w);
-    jy_assemble(e, q, v, 0.3, JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL |
-                                  JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS);
+    jy_assemble(e, q, v, 0.3,
+                JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
+                  JY_ASM_RESIDUALS);
     memset(K, 0, sizeof(double) * (size_t)N * N);
     /* [ M    -A^T D ] [q'' ]   [ f + A^T r                       ]
      * [ D A   0     ] [lam'']= [ D b - (m' + c) phi' - k phi     ]   (D = diag m_RR) */
@@ -192,9 +194,9 @@ static void check_direct_solve(const jyModel *model, const char *what) {
         rhs[j] += a * rr;
       }
       rhs[n + r] = d * e->rhs[r] -
-                   (model->row_kinds[r] == JY_ROW_POSITION
-                        ? damp * e->rate[r] + rows.stiffness[r] * e->residual[r]
-                        : damp * e->residual[r]);
+        (model->row_kinds[r] == JY_ROW_POSITION
+           ? damp * e->rate[r] + rows.stiffness[r] * e->residual[r]
+           : damp * e->residual[r]);
     }
     if (LAPACKE_dgesv(LAPACK_COL_MAJOR, N, 1, K, N, piv, rhs, N) != 0) {
       diag("the (n + m) system is singular");
@@ -301,8 +303,8 @@ static void check_decay(jyEnv *env) {
     ok(0, "rod, spring and damper compile");
     return;
   }
-  ok(model->n == 2 && model->m == 1, "rod, spring, damper: 2 coordinates, 1 row (%d, %d)",
-     model->n, model->m);
+  ok(model->n == 2 && model->m == 1, "rod, spring, damper: 2 coordinates, 1 row (%d, %d)", model->n,
+     model->m);
   int iy = jy_model_find_coord(model, "bob.y");
   double phi0 = 1e-3;
   double q[2] = {0, 0}, v[2] = {0, 0};
@@ -358,12 +360,12 @@ static void check_decay(jyEnv *env) {
   for (int r = 0; r < model->m; r++)
     if (strcmp(model->row_names[r], "rod.length") == 0) rod_row = r;
   ok(rod_row >= 0 && rows.kind[rod_row] == JY_NP_ROW_AUX && rows.stiffness[rod_row] == 0 &&
-         rows.damping[rod_row] == 0,
+       rows.damping[rod_row] == 0,
      "the rod's row is massless: auxiliary mass, k_RR = c_RR = 0");
   double len = hypot(jy_sim_q(sim)[jy_model_find_coord(model, "rod.bx")] -
-                         jy_sim_q(sim)[jy_model_find_coord(model, "rod.ax")],
+                       jy_sim_q(sim)[jy_model_find_coord(model, "rod.ax")],
                      jy_sim_q(sim)[jy_model_find_coord(model, "rod.by")] -
-                         jy_sim_q(sim)[jy_model_find_coord(model, "rod.ay")]);
+                       jy_sim_q(sim)[jy_model_find_coord(model, "rod.ay")]);
   is_near(len - 1, phi0, 1e-9, "  ...and its violation neither grows nor decays");
   free(qq), free(vv);
   jy_sim_destroy(sim);
@@ -380,10 +382,12 @@ static void check_massless_and_errors(jyEnv *env) {
   for (int r = 0; r < model->m; r++) {
     aux += rows.kind[r] == JY_NP_ROW_AUX;
     finite = finite && isfinite(rows.mass[r]) && rows.mass[r] > 0 && isfinite(sim->lam[r]) &&
-             isfinite(sim->lamdot[r]);
+      isfinite(sim->lamdot[r]);
   }
-  ok(aux > 0 && finite, "pendulum without elimination: %d massless rows take the auxiliary "
-     "mass, all finite and positive", aux);
+  ok(aux > 0 && finite,
+     "pendulum without elimination: %d massless rows take the auxiliary "
+     "mass, all finite and positive",
+     aux);
   /* BDF (the default) sets up its linear solver on its first step: 5 allocations, once. */
   jy_sim_advance(sim, 0.5);
   long before = process_allocations;

@@ -22,7 +22,7 @@
  * parameter: 0 a well-formed 1-coordinate part, 1 a shape that refuses (with a reason),
  * 2 more coordinates than the protocol allows, 3 an angle flag beyond its outputs. */
 static const jyParamSpec odd_params[] = {
-    {"mode", 0, JY_PARAM_NONNEGATIVE, "1", "which failure"},
+  {"mode", 0, JY_PARAM_NONNEGATIVE, "1", "which failure"},
 };
 
 static int odd_shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
@@ -45,12 +45,12 @@ static int odd_shape(const jyPartType *type, const double *p, jyPartShape *s, ch
 }
 
 static const jyPartType odd_type = {
-    .version = JY_PART_PROTOCOL_VERSION,
-    .name = "odd",
-    .doc = "a test part that fails on request",
-    .params = odd_params,
-    .nparams = 1,
-    .shape = odd_shape,
+  .version = JY_PART_PROTOCOL_VERSION,
+  .name = "odd",
+  .doc = "a test part that fails on request",
+  .params = odd_params,
+  .nparams = 1,
+  .shape = odd_shape,
 };
 
 static int unused_channel(void *ud, const jyModel *model, const double *row, double *value,
@@ -70,7 +70,7 @@ static void check_parts(jySystem *sys) {
   ok(bob.index == 0 && spring.index == 1 && jy_system_num_parts(sys) == 2,
      "two parts numbered in order");
   ok(strcmp(jy_system_part_name(sys, bob), "bob") == 0 &&
-         jy_system_find_part(sys, "bob").index == 0,
+       jy_system_find_part(sys, "bob").index == 0,
      "the part's name is the system's own copy, found by name");
   const jySysPart *pb = &sys->parts[bob.index], *ps = &sys->parts[spring.index];
   ok(pb->params[0] == 2 && pb->params[1] == 3, "mass parameters as set (dim 2, m 3)");
@@ -81,14 +81,14 @@ static void check_parts(jySystem *sys) {
      "an unset parameter takes the schema's default (mass: dim 3, m 1)");
   const jyPartShape *shape = jy_system_part_shape(sys, spring);
   ok(shape && shape->ncoords == 4 && strcmp(shape->coord_names[2], "bx") == 0 &&
-         shape->nterminals == 2 && strcmp(shape->terminals[1].name, "b") == 0,
+       shape->nterminals == 2 && strcmp(shape->terminals[1].name, "b") == 0,
      "the spring's shape: coordinates ax ay bx by, terminals a and b");
   ok(ps->q0[0] == 0 && ps->q0[1] == 0 && ps->q0[2] == 0.7 && ps->q0[3] == 0,
      "initial coordinates start at the shape's defaults (b.x = L = 0.7)");
 
   ok(jy_system_set_coord(sys, bob, "x", 1.5) == JY_OK &&
-         jy_system_guess_coord(sys, bob, "y", -2) == JY_OK &&
-         jy_system_set_velocity(sys, bob, "y", 0.5) == JY_OK,
+       jy_system_guess_coord(sys, bob, "y", -2) == JY_OK &&
+       jy_system_set_velocity(sys, bob, "y", 0.5) == JY_OK,
      "set, guessed and velocity values accepted");
   ok(pb->q0[0] == 1.5 && pb->q_set[0] == 1, "a set value is held (q_set)");
   ok(pb->q0[1] == -2 && pb->q_set[1] == 0, "a guessed value is a start, not held");
@@ -102,10 +102,11 @@ static void check_glue(jySystem *sys) {
   jyTerminalId pos = jy_system_terminal(sys, bob, "pos");
   jyTerminalId y = jy_system_coord_terminal(sys, bob, "y");
   ok(pos.part == 0 && pos.terminal == 0, "terminal bob.pos is terminal 0 of part 0");
-  ok(y.part == 0 && y.terminal == 2, "coordinate terminal bob.y follows the 1 real terminal "
+  ok(y.part == 0 && y.terminal == 2,
+     "coordinate terminal bob.y follows the 1 real terminal "
      "(index 1 + 1)");
   ok(jy_system_terminal(sys, bob, "tip").terminal < 0 &&
-         jy_system_coord_terminal(sys, bob, "w").terminal < 0,
+       jy_system_coord_terminal(sys, bob, "w").terminal < 0,
      "an unknown terminal or coordinate gives an invalid id");
   ok(jy_system_glue(sys, jy_system_terminal(sys, spring, "b"), pos, NULL) == JY_OK,
      "glue spring.b to bob.pos, unnamed");
@@ -115,7 +116,7 @@ static void check_glue(jySystem *sys) {
   ok(sys->nglues == 2, "two glues recorded");
   const jySysGlue *g1 = &sys->glues[0], *g2 = &sys->glues[1];
   ok(strcmp(g1->name, "glue1") == 0 && g1->dim == 2 && g1->a.part == spring.index &&
-         g1->a.terminal == 1 && g1->b.part == bob.index && g1->b.terminal == 0,
+       g1->a.terminal == 1 && g1->b.part == bob.index && g1->b.terminal == 0,
      "glue1: auto-named, 2-D, from spring.b (terminal 1) to bob.pos");
   ok(strcmp(g2->name, "height") == 0 && g2->dim == 1 && g2->a.terminal == 2,
      "height: 1-D, from the coordinate terminal bob.y");
@@ -123,7 +124,7 @@ static void check_glue(jySystem *sys) {
   ok(sys->gravity[0] == 0 && sys->gravity[1] == -9.81 && sys->gravity[2] == 0,
      "gravity stored as given");
   ok(jy_system_add_channel(sys, "zero", unused_channel, NULL) == JY_OK && sys->nchannels == 1 &&
-         strcmp(sys->channels[0].name, "zero") == 0,
+       strcmp(sys->channels[0].name, "zero") == 0,
      "a user channel recorded by name");
 }
 
@@ -131,19 +132,18 @@ static void check_glue(jySystem *sys) {
 static void check_bad_parts(jySystem *sys) {
   int before = sys->nparts;
   ok(jy_system_add_part(sys, "mas", "m2", NULL, 0).index < 0, "unknown type refused");
-  SAYS(jy_system_error(sys), "... naming it and the nearest type", "'mas'",
-       "did you mean 'mass'?");
+  SAYS(jy_system_error(sys), "... naming it and the nearest type", "'mas'", "did you mean 'mass'?");
   jy_system_add_part(sys, "mass", "a.b", NULL, 0);
   SAYS(jy_system_error(sys), "a name with '.' refused, naming the type and the name",
        "part of type 'mass'", "name 'a.b'");
   jy_system_add_part(sys, "mass", "bob", NULL, 0);
   SAYS(jy_system_error(sys), "a second part 'bob' refused", "'bob' exists already");
   jy_system_add_part(sys, "mass", "m2", SETTINGS({"dim", 2}, {"mm", 1}));
-  SAYS(jy_system_error(sys), "an unknown parameter named with the nearest one",
-       "part 'm2' (mass)", "unknown parameter 'mm'", "did you mean 'm'?");
+  SAYS(jy_system_error(sys), "an unknown parameter named with the nearest one", "part 'm2' (mass)",
+       "unknown parameter 'mm'", "did you mean 'm'?");
   jy_system_add_part(sys, "mass", "m2", SETTINGS({"m", -1}));
-  SAYS(jy_system_error(sys), "a negative mass refused with its unit and domain",
-       "part 'm2' (mass)", "m = -1 kg", "must be > 0");
+  SAYS(jy_system_error(sys), "a negative mass refused with its unit and domain", "part 'm2' (mass)",
+       "m = -1 kg", "must be > 0");
   jy_system_add_part(sys, "mass", "m2", SETTINGS({"dim", 4}));
   SAYS(jy_system_error(sys), "dim = 4 refused", "dim = 4", "must be 1, 2 or 3");
   jy_system_add_part(sys, "ground", "g2", SETTINGS({"x", NAN}));
@@ -159,8 +159,7 @@ static void check_bad_parts(jySystem *sys) {
   SAYS(jy_system_error(sys), "an angle flag beyond the outputs: the protocol's limits",
        "part 'o3' (odd)", "limits");
   ok(jy_system_add_part(NULL, "mass", "m2", NULL, 0).index < 0, "no system: invalid id");
-  ok(sys->nparts == before && jy_system_find_part(sys, "m2").index < 0,
-     "no failed part was added");
+  ok(sys->nparts == before && jy_system_find_part(sys, "m2").index < 0, "no failed part was added");
   jyPartId fine = jy_system_add_part(sys, "odd", "o4", SETTINGS({"mode", 0}));
   ok(fine.index == before && sys->parts[fine.index].q0[0] == 0.25,
      "the test type itself is well formed (default u = 0.25)");
@@ -173,34 +172,34 @@ static void check_bad_values_and_glue(jySystem *sys) {
   SAYS(jy_system_error(sys), "... naming the part, type and coordinate", "part 'bob' (mass)",
        "no coordinate 'z'");
   ok(jy_system_set_velocity(sys, bob, "x", INFINITY) == JY_ERR_PARAM &&
-         sys->parts[bob.index].v_set[0] == 0,
+       sys->parts[bob.index].v_set[0] == 0,
      "an infinite velocity refused and not recorded");
-  SAYS(jy_system_error(sys), "... naming it", "part 'bob'", "initial velocity of 'x'",
-       "finite");
+  SAYS(jy_system_error(sys), "... naming it", "part 'bob'", "initial velocity of 'x'", "finite");
   ok(jy_system_set_coord(sys, (jyPartId){42}, "x", 1) == JY_ERR_INVALID, "no part 42");
   SAYS(jy_system_error(sys), "... saying so", "no part with index 42");
 
   int before = sys->nglues;
-  jyTerminalId pos = jy_system_terminal(sys, bob, "pos"), rail_pos = jy_system_terminal(sys, rail, "pos");
+  jyTerminalId pos = jy_system_terminal(sys, bob, "pos"),
+               rail_pos = jy_system_terminal(sys, rail, "pos");
   ok(jy_system_glue(sys, pos, rail_pos, "bad") == JY_ERR_DIMENSION, "2-D to 1-D refused");
   SAYS(jy_system_error(sys), "... naming both terminals and their dimensions", "bob.pos (2-D)",
        "rail.pos (1-D)");
   ok(jy_system_glue(sys, pos, pos, "self") == JY_ERR_INVALID, "a terminal glued to itself");
   SAYS(jy_system_error(sys), "... naming it", "bob.pos is glued to itself");
   ok(jy_system_glue(sys, jy_system_coord_terminal(sys, bob, "x"), rail_pos, "height") ==
-         JY_ERR_INVALID,
+       JY_ERR_INVALID,
      "a second glue 'height' refused");
   SAYS(jy_system_error(sys), "... naming it", "glue named 'height' exists already");
   ok(jy_system_glue(sys, jy_system_coord_terminal(sys, bob, "x"), rail_pos, "a,b") ==
-         JY_ERR_INVALID,
+       JY_ERR_INVALID,
      "a glue name with ',' refused (it would break the CSV header)");
   ok(jy_system_glue(sys, (jyTerminalId){0, 9}, rail_pos, "far") == JY_ERR_INVALID,
      "a terminal index beyond the part's refused");
   SAYS(jy_system_error(sys), "... as no such terminal", "no such terminal");
   ok(sys->nglues == before, "no failed glue was added");
   ok(jy_system_add_channel(sys, "nothing", NULL, NULL) == JY_ERR_INVALID &&
-         jy_system_add_channel(sys, "zero", unused_channel, NULL) == JY_ERR_INVALID &&
-         sys->nchannels == 1,
+       jy_system_add_channel(sys, "zero", unused_channel, NULL) == JY_ERR_INVALID &&
+       sys->nchannels == 1,
      "a channel without a function or with a taken name refused");
   SAYS(jy_system_error(sys), "... naming the channel", "channel named 'zero' exists already");
 }

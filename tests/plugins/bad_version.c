@@ -16,6 +16,4 @@ static const jyPartType stale = {
   .shape = shape,
 };
 
-JY_PLUGIN_ENTRY(env, error, error_len) {
-  return jy_plugin_register(env, &stale, error, error_len);
-}
+JY_PLUGIN_ENTRY(env, error, error_len) { return jy_plugin_register(env, &stale, error, error_len); }

@@ -50,8 +50,8 @@ static int energy(const jyPartInstance *self, const jyPartState *state, double *
   return 0;
 }
 
-static int outputs(const jyPartInstance *self, const jyPartState *state,
-                   const double *row_forces, double *out) {
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
   (void)row_forces;
   double w = sqrt(self->params[P_K] / self->params[P_M]);
   out[0] = atan2(-state->v[0] / w, state->q[0]);
@@ -73,11 +73,11 @@ static const jyPartType protocol1_oscillator = {
 
 /* Version 1's JY_PLUGIN_ENTRY, expanded. */
 int jy_plugin_init(jyEnv *env, unsigned host_protocol_version, char *error, size_t error_len);
-__attribute__((visibility("default"))) int jy_plugin_init(jyEnv *env,
-                                                          unsigned host_protocol_version,
-                                                          char *error, size_t error_len) {
+__attribute__((visibility("default"))) int
+jy_plugin_init(jyEnv *env, unsigned host_protocol_version, char *error, size_t error_len) {
   if (host_protocol_version != 1) {
-    snprintf(error, error_len, "the plugin was built for part protocol version 1; this "
+    snprintf(error, error_len,
+             "the plugin was built for part protocol version 1; this "
              "joinery speaks version %u: rebuild the plugin against this joinery's headers",
              host_protocol_version);
     return 1;

@@ -56,7 +56,7 @@ static inline jyHyper jy_hd_chain2(jyHyper x, jyHyper y, double f0, double fx, d
                                    double fxx, double fxy, double fyy) {
   jyHyper r = {f0, fx * x.e1 + fy * y.e1, fx * x.e2 + fy * y.e2,
                fx * x.e12 + fy * y.e12 + fxx * x.e1 * x.e2 + fxy * (x.e1 * y.e2 + y.e1 * x.e2) +
-                   fyy * y.e1 * y.e2};
+                 fyy * y.e1 * y.e2};
   return r;
 }
 
@@ -185,9 +185,7 @@ static inline jyHyper jy_hd_pow_hd(jyHyper a, jyHyper b) {
 
 /* |a|. Not differentiable at 0 (a kink): there we return the right-hand derivative, +1 (and
  * f'' = 0), so the caller must not rely on derivatives of |a| at a = 0. */
-static inline jyHyper jy_hd_abs(jyHyper a) {
-  return a.v < 0.0 ? jy_hd_neg(a) : a;
-}
+static inline jyHyper jy_hd_abs(jyHyper a) { return a.v < 0.0 ? jy_hd_neg(a) : a; }
 
 /* √(x² + y²) without overflow in the value; ∂/∂x = x/h, ∂²/∂x² = y²/h³, ∂²/∂x∂y = -xy/h³.
  * Not differentiable at the origin (inf/NaN there). */

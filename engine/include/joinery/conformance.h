@@ -51,44 +51,43 @@ extern "C" {
 
 /* The checks: X(id, name, advisory, description). An advisory check is measured and
  * reported but never fails the report. */
-#define JY_CHECK_LIST(X)                                                                    \
-  X(JY_CHECK_SCHEMA, "schema", 0,                                                           \
-    "version, doc, every parameter named with a unit, a doc and a default in its domain")   \
-  X(JY_CHECK_SHAPE, "shape", 0,                                                             \
-    "shape within the limits, names set and unique; a rejected parameter set says why")     \
-  X(JY_CHECK_CALLS, "calls", 0, "no function fails at random states")                       \
-  X(JY_CHECK_BOUNDS, "bounds", 0, "no function writes past its outputs")                    \
-  X(JY_CHECK_FINITE, "finite", 0, "every output of every function is finite")               \
-  X(JY_CHECK_OPTIONAL, "optional_outputs", 0, "NULL optional outputs change nothing")       \
-  X(JY_CHECK_COORD_BLOCK, "coord_block", 0,                                                 \
-    "an is_coord_block terminal is q[offset..offset+dim): J = [0 I 0], no biases")          \
-  X(JY_CHECK_TERMINAL_JAC, "terminal_jacobian", 0, "terminal J = dp/dq (central FD)")       \
+#define JY_CHECK_LIST(X)                                                                   \
+  X(JY_CHECK_SCHEMA, "schema", 0,                                                          \
+    "version, doc, every parameter named with a unit, a doc and a default in its domain")  \
+  X(JY_CHECK_SHAPE, "shape", 0,                                                            \
+    "shape within the limits, names set and unique; a rejected parameter set says why")    \
+  X(JY_CHECK_CALLS, "calls", 0, "no function fails at random states")                      \
+  X(JY_CHECK_BOUNDS, "bounds", 0, "no function writes past its outputs")                   \
+  X(JY_CHECK_FINITE, "finite", 0, "every output of every function is finite")              \
+  X(JY_CHECK_OPTIONAL, "optional_outputs", 0, "NULL optional outputs change nothing")      \
+  X(JY_CHECK_COORD_BLOCK, "coord_block", 0,                                                \
+    "an is_coord_block terminal is q[offset..offset+dim): J = [0 I 0], no biases")         \
+  X(JY_CHECK_TERMINAL_JAC, "terminal_jacobian", 0, "terminal J = dp/dq (central FD)")      \
   X(JY_CHECK_TERMINAL_VEL_BIAS, "terminal_vel_bias", 0, "terminal p_t = dp/dt (FD in t)")  \
-  X(JY_CHECK_TERMINAL_ACC_BIAS, "terminal_acc_bias", 0,                                     \
-    "terminal gamma = d/ds [J v + p_t](q + s v, v, t + s) (FD)")                            \
-  X(JY_CHECK_CONSTRAINT_A, "constraint_A", 0,                                               \
+  X(JY_CHECK_TERMINAL_ACC_BIAS, "terminal_acc_bias", 0,                                    \
+    "terminal gamma = d/ds [J v + p_t](q + s v, v, t + s) (FD)")                           \
+  X(JY_CHECK_CONSTRAINT_A, "constraint_A", 0,                                              \
     "A = dphi/dq (position rows), dpsi/dv (velocity rows) (FD)")                           \
-  X(JY_CHECK_CONSTRAINT_B, "constraint_b", 0,                                               \
-    "b = -d2/ds2 phi(q + s v, t + s) (position), -(psi_q v + psi_t) (velocity) (FD)")       \
-  X(JY_CHECK_CONSTRAINT_RATE, "constraint_rate", 0, "rate = A v + phi_t (FD in t)")          \
-  X(JY_CHECK_MASS_SYMMETRIC, "mass_symmetric", 0, "M symmetric")                            \
-  X(JY_CHECK_MASS_PSD, "mass_psd", 0,                                                       \
+  X(JY_CHECK_CONSTRAINT_B, "constraint_b", 0,                                              \
+    "b = -d2/ds2 phi(q + s v, t + s) (position), -(psi_q v + psi_t) (velocity) (FD)")      \
+  X(JY_CHECK_CONSTRAINT_RATE, "constraint_rate", 0, "rate = A v + phi_t (FD in t)")        \
+  X(JY_CHECK_MASS_SYMMETRIC, "mass_symmetric", 0, "M symmetric")                           \
+  X(JY_CHECK_MASS_PSD, "mass_psd", 0,                                                      \
     "M positive semi-definite: smallest eigenvalue >= -1e-12 max|M|")                      \
-  X(JY_CHECK_MASS_CONSTANT, "mass_constant", 0,                                             \
+  X(JY_CHECK_MASS_CONSTANT, "mass_constant", 0,                                            \
     "M does not change with q and t when JY_PART_CONSTANT_MASS is set")                    \
-  X(JY_CHECK_KINETIC, "kinetic", 0, "kinetic energy T = 1/2 v^T M v")                       \
-  X(JY_CHECK_LAGRANGE, "lagrange", 0,                                                       \
+  X(JY_CHECK_KINETIC, "kinetic", 0, "kinetic energy T = 1/2 v^T M v")                      \
+  X(JY_CHECK_LAGRANGE, "lagrange", 0,                                                      \
     "conservative parts: Q = dL/dq - d/dt(dL/dv) + M q'' with L = T - V (FD)")             \
-  X(JY_CHECK_REST_FORCE, "rest_force", 1,                                                   \
-    "other parts: at rest Q(q, 0, t) = -dV/dq (FD)")                                        \
-  X(JY_CHECK_PASSIVE, "passive", 1,                                                         \
+  X(JY_CHECK_REST_FORCE, "rest_force", 1, "other parts: at rest Q(q, 0, t) = -dV/dq (FD)") \
+  X(JY_CHECK_PASSIVE, "passive", 1,                                                        \
     "other parts: the non-Lagrangian part of Q does no positive work, v.(Q - Q_L) <= 0")
 
 typedef enum jyCheck {
 #define JY_CHECK_ENUM(id, name, advisory, what) id,
   JY_CHECK_LIST(JY_CHECK_ENUM)
 #undef JY_CHECK_ENUM
-  JY_CHECK_COUNT
+    JY_CHECK_COUNT
 } jyCheck;
 
 /* One check over every instance and state tried. */
@@ -106,10 +105,10 @@ typedef struct jyCheckResult {
 } jyCheckResult;
 
 typedef struct jyConformanceReport {
-  int passed;     /* every non-advisory check had no failure, and some instance was made */
-  int instances;  /* instances checked */
-  int rejected;   /* parameter sets the type refused (with a message) */
-  int states;     /* random states per instance */
+  int passed;    /* every non-advisory check had no failure, and some instance was made */
+  int instances; /* instances checked */
+  int rejected;  /* parameter sets the type refused (with a message) */
+  int states;    /* random states per instance */
   jyCheckResult checks[JY_CHECK_COUNT];
   /* A text log: one line per instance tried, the first failures of each check, and a
    * closing summary line per check. Truncated (ending in "...") when it does not fit. */

@@ -26,21 +26,21 @@ extern "C" {
 #define JY_API
 #endif
 
-#define JY_STATUS_LIST(X)                                                   \
-  X(JY_OK, "ok")                                                            \
-  X(JY_ERR_NOMEM, "out of memory")                                          \
-  X(JY_ERR_INVALID, "invalid argument")                                     \
-  X(JY_ERR_UNKNOWN_TYPE, "unknown part type")                               \
-  X(JY_ERR_UNKNOWN_NAME, "unknown name")                                    \
-  X(JY_ERR_PARAM, "bad parameter value")                                    \
-  X(JY_ERR_PROTOCOL, "part type built for another protocol version")      \
-  X(JY_ERR_DIMENSION, "terminal dimensions differ")                         \
-  X(JY_ERR_PART, "a part function failed")                                  \
-  X(JY_ERR_NOT_UNIQUE, "acceleration not unique")                           \
-  X(JY_ERR_INCONSISTENT, "inconsistent constraints")                        \
-  X(JY_ERR_INTEGRATOR, "integrator failure")                                \
-  X(JY_ERR_CONVERGENCE, "non-ideal laws did not converge")                  \
-  X(JY_ERR_IO, "input/output error")                                        \
+#define JY_STATUS_LIST(X)                                            \
+  X(JY_OK, "ok")                                                     \
+  X(JY_ERR_NOMEM, "out of memory")                                   \
+  X(JY_ERR_INVALID, "invalid argument")                              \
+  X(JY_ERR_UNKNOWN_TYPE, "unknown part type")                        \
+  X(JY_ERR_UNKNOWN_NAME, "unknown name")                             \
+  X(JY_ERR_PARAM, "bad parameter value")                             \
+  X(JY_ERR_PROTOCOL, "part type built for another protocol version") \
+  X(JY_ERR_DIMENSION, "terminal dimensions differ")                  \
+  X(JY_ERR_PART, "a part function failed")                           \
+  X(JY_ERR_NOT_UNIQUE, "acceleration not unique")                    \
+  X(JY_ERR_INCONSISTENT, "inconsistent constraints")                 \
+  X(JY_ERR_INTEGRATOR, "integrator failure")                         \
+  X(JY_ERR_CONVERGENCE, "non-ideal laws did not converge")           \
+  X(JY_ERR_IO, "input/output error")                                 \
   X(JY_ERR_BRANCH, "the motion would switch branch at a singular configuration")
 
 typedef enum jyStatus {
@@ -123,14 +123,12 @@ JY_API const jyPartShape *jy_system_part_shape(const jySystem *sys, jyPartId par
 JY_API jyTerminalId jy_system_terminal(const jySystem *sys, jyPartId part, const char *name);
 /* A 1-D terminal that is one coordinate of a part itself (J = e_j), so that glue and
  * constraints can act on coordinates: a prescribed angle, a rolling condition. */
-JY_API jyTerminalId jy_system_coord_terminal(const jySystem *sys, jyPartId part,
-                                             const char *coord);
+JY_API jyTerminalId jy_system_coord_terminal(const jySystem *sys, jyPartId part, const char *coord);
 
 /* Initial value of one coordinate (and its velocity). A coordinate set here is held fixed
  * while the compiler makes the initial state consistent, unless the constraints make that
  * impossible. */
-JY_API jyStatus jy_system_set_coord(jySystem *sys, jyPartId part, const char *coord,
-                                    double value);
+JY_API jyStatus jy_system_set_coord(jySystem *sys, jyPartId part, const char *coord, double value);
 JY_API jyStatus jy_system_set_velocity(jySystem *sys, jyPartId part, const char *coord,
                                        double value);
 /* A starting value for a coordinate the compiler may move freely (not held like
@@ -141,8 +139,7 @@ JY_API jyStatus jy_system_guess_coord(jySystem *sys, jyPartId part, const char *
 /* Glue: p_a(q) - p_b(q) = 0 for two terminals of equal dimension. name may be NULL
  * ("glue<k>"). Its force channel, "force.<name>", is the force the glue applies to
  * terminal a (the force on b is its negative). */
-JY_API jyStatus jy_system_glue(jySystem *sys, jyTerminalId a, jyTerminalId b,
-                               const char *name);
+JY_API jyStatus jy_system_glue(jySystem *sys, jyTerminalId a, jyTerminalId b, const char *name);
 
 /* A user-defined output channel: computes one value from the output row so far (every
  * channel before the user channels, in jy_model_channel_name order) at output times. Returns
@@ -150,19 +147,17 @@ JY_API jyStatus jy_system_glue(jySystem *sys, jyTerminalId a, jyTerminalId b,
  * system; fn must not call back into a simulation of that model. */
 typedef int (*jyChannelFn)(void *ud, const jyModel *model, const double *row, double *value,
                            char *error, size_t error_len);
-JY_API jyStatus jy_system_add_channel(jySystem *sys, const char *name, jyChannelFn fn,
-                                      void *ud);
+JY_API jyStatus jy_system_add_channel(jySystem *sys, const char *name, jyChannelFn fn, void *ud);
 
 /* ---- model (compiled, immutable) ---------------------------------------------------- */
 
-
 /* Solver settings that belong to the model: how the acceleration is computed. */
 typedef struct jySolverDef {
-  double rank_rcond;       /* relative singular-value cut for rank decisions (1e-10) */
-  double augment_scale;    /* s in M + s*alpha A^T A, alpha from M's diagonal (1) */
-  double consistency_tol;  /* relative residual of A q'' = b above which b is inconsistent
+  double rank_rcond;      /* relative singular-value cut for rank decisions (1e-10) */
+  double augment_scale;   /* s in M + s*alpha A^T A, alpha from M's diagonal (1) */
+  double consistency_tol; /* relative residual of A q'' = b above which b is inconsistent
                               (1e-4) */
-  double assembly_tol;     /* position residual the initial assembly must reach, m (1e-12) */
+  double assembly_tol;    /* position residual the initial assembly must reach, m (1e-12) */
   /* Redundant constraints: the rows that depend on the others at the initial state (by
    * rank_rcond) are left out of every solve. After each solve the rows left out must still
    * hold, |A_i q'' - b_i| / |A_i| at most dependent_tol relative to the rows' scale (1e-6);
@@ -240,8 +235,8 @@ JY_API int jy_model_find_channel(const jyModel *model, const char *name);
 typedef struct jyEval jyEval;
 JY_API jyEval *jy_eval_create(const jyModel *model);
 JY_API void jy_eval_destroy(jyEval *eval);
-JY_API jyStatus jy_eval_acceleration(jyEval *eval, const double *q, const double *v,
-                                     double t, double *acc);
+JY_API jyStatus jy_eval_acceleration(jyEval *eval, const double *q, const double *v, double t,
+                                     double *acc);
 /* All output channels at (q, v, t) into out (jy_model_num_channels values). */
 JY_API jyStatus jy_eval_channels(jyEval *eval, const double *q, const double *v, double t,
                                  double *out);

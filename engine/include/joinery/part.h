@@ -77,8 +77,8 @@ typedef struct jyParamSpec {
   const char *name;     /* as scripts write it, e.g. "m" */
   double default_value; /* used when the script does not set it */
   jyParamDomain domain;
-  const char *unit;     /* "kg", "N/m", "m", "1" for dimensionless */
-  const char *doc;      /* one line */
+  const char *unit; /* "kg", "N/m", "m", "1" for dimensionless */
+  const char *doc;  /* one line */
 } jyParamSpec;
 
 /* How a constraint row restricts the motion; decides how drift is measured. */
@@ -166,8 +166,8 @@ typedef struct jyPartType {
    * names, terminals, rows, outputs, flags and instance_size that apply. Returns non-zero
    * with a message in `error` when the values do not make a part (e.g. a zero normal
    * vector). Called at build time, more than once per instance. */
-  int (*shape)(const struct jyPartType *type, const double *params, jyPartShape *shape,
-               char *error, size_t error_len);
+  int (*shape)(const struct jyPartType *type, const double *params, jyPartShape *shape, char *error,
+               size_t error_len);
 
   /* Fills the instance's private data (shape.instance_size bytes, zero-filled) once, at
    * model compile time: precomputed constants, never pointers to the arguments. */
@@ -199,8 +199,8 @@ typedef struct jyPartType {
    * Position row phi(q, t) = 0: A = phi_q, b = -(v^T phi_qq v + 2 phi_qt v + phi_tt),
    * rate = phi_q v + phi_t. Velocity row psi(q, v, t) = 0: A = psi_v, b = -(psi_q v + psi_t).
    * A is nrows x ncoords with leading dimension nrows. */
-  int (*constraints)(const jyPartInstance *self, const jyPartState *state, double *jac,
-                     double *rhs, double *residual, double *rate);
+  int (*constraints)(const jyPartInstance *self, const jyPartState *state, double *jac, double *rhs,
+                     double *residual, double *rate);
 
   /* Non-ideal constraint force C (ncoords): the work the constraint forces do in a virtual
    * displacement w (A w = 0) is w^T C. Zero for ideal constraints; signs as for Q. */
@@ -214,8 +214,8 @@ typedef struct jyPartType {
 
   /* Extra output channels (noutputs). row_forces are the multipliers of the part's own
    * constraint rows (nrows): the ideal constraint force on the part is A^T row_forces. */
-  int (*outputs)(const jyPartInstance *self, const jyPartState *state,
-                 const double *row_forces, double *out);
+  int (*outputs)(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                 double *out);
 
   /* A non-ideal constraint force that depends on the ideal force of the part's own rows,
    * C(q, v, t, row_forces) (ncoords), e.g. Coulomb friction proportional to a normal force.

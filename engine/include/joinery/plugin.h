@@ -88,12 +88,12 @@ static inline int jy_plugin_register(jyEnv *env, const jyPartType *type, char *e
 #define JY_PLUGIN_ENTRY(env, error, error_len)                                             \
   JY_PLUGIN_EXTERN_C JY_PLUGIN_EXPORT extern const unsigned jy_plugin_protocol_version;    \
   JY_PLUGIN_EXTERN_C JY_PLUGIN_EXPORT const unsigned jy_plugin_protocol_version =          \
-      JY_PART_PROTOCOL_VERSION;                                                            \
+    JY_PART_PROTOCOL_VERSION;                                                              \
   static int jy_plugin_body_(jyEnv *env, char *error, size_t error_len);                   \
   JY_PLUGIN_EXTERN_C JY_PLUGIN_EXPORT int jy_plugin_init(                                  \
-      jyEnv *env, unsigned host_protocol_version, char *error, size_t error_len);          \
+    jyEnv *env, unsigned host_protocol_version, char *error, size_t error_len);            \
   JY_PLUGIN_EXTERN_C JY_PLUGIN_EXPORT int jy_plugin_init(                                  \
-      jyEnv *env, unsigned host_protocol_version, char *error, size_t error_len) {         \
+    jyEnv *env, unsigned host_protocol_version, char *error, size_t error_len) {           \
     if (host_protocol_version < JY_PART_PROTOCOL_VERSION) {                                \
       if (error && error_len > 0)                                                          \
         snprintf(error, error_len,                                                         \
