@@ -123,5 +123,7 @@ void jyl_lp_bind_calls(LpType *lt);
 
 /* Pushes joinery.eval_part bound to the environment userdata at env_idx. */
 void jyl_push_eval_part(lua_State *L, int env_idx);
+/* lua/part_type.c: __newindex of a read-only argument view; upvalue 1 names it ("q"). */
+int jyl_read_only_error(lua_State *L);
 
 #endif

@@ -566,8 +566,9 @@ static void parse_output(lua_State *L, LpType *lt, int e, int o) {
 
 /* ---- the type's thread: argument tables and input Jets ---------------------------------- */
 
-/* A read-only view of the table at slot real: a proxy whose __index is it. */
-static int readonly_error(lua_State *L) {
+/* The __newindex of a read-only view of a part function's arguments (here and in
+ * lua/prelude.c); a C function, so that the message's position is the script's line. */
+int jyl_read_only_error(lua_State *L) {
   return luaL_error(L, "%s is read-only inside a part function",
                     lua_tostring(L, lua_upvalueindex(1)));
 }
@@ -587,7 +588,7 @@ static int make_proxy(LpType *lt, int real, const char *what) {
   lua_pushvalue(T, real);
   lua_setfield(T, -2, "__index");
   lua_pushstring(T, what);
-  lua_pushcclosure(T, readonly_error, 1);
+  lua_pushcclosure(T, jyl_read_only_error, 1);
   lua_setfield(T, -2, "__newindex");
   lua_pushvalue(T, real);
   lua_pushcclosure(T, proxy_len, 1);

@@ -21,6 +21,7 @@
 #include <lua.h>
 
 #include "binding.h"
+#include "luapart.h"
 #include "prelude_chunks.h"
 
 static int owner(lua_State *L) {
@@ -32,7 +33,7 @@ static int owner(lua_State *L) {
   return 1;
 }
 
-/* The system's user value 2 is shared by every model compiled from it (lua/binding.c). */
+/* The system's user value 2 is shared by every model compiled from it (lua/model.c). */
 static int held(lua_State *L) {
   luaL_checkudata(L, 1, JYL_SYSTEM);
   lua_getiuservalue(L, 1, 2);
@@ -62,17 +63,11 @@ static int function_site(lua_State *L) {
   return 2;
 }
 
-/* The __newindex of a read-only view; a C function, so that the message's position (and the
- * innermost line the message handler of lua/luapart.c looks for) is the script's. */
-static int read_only_error(lua_State *L) {
-  return luaL_error(L, "%s is read-only inside a part function",
-                    lua_tostring(L, lua_upvalueindex(1)));
-}
-
+/* read_only(what): the __newindex of a read-only view named what. */
 static int read_only(lua_State *L) {
   luaL_checkstring(L, 1);
   lua_settop(L, 1);
-  lua_pushcclosure(L, read_only_error, 1);
+  lua_pushcclosure(L, jyl_read_only_error, 1);
   return 1;
 }
 
