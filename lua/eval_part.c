@@ -88,23 +88,34 @@ static void read_state(lua_State *L, const char *key, const jyPartShape *sh, dou
   lua_pop(L, 1);
 }
 
-/* Pushes the parameter values (a userdata): the schema's defaults, overridden by params. */
-static double *read_params(lua_State *L, const jyPartType *type, const char *tname) {
-  int np = type->nparams;
-  double *params = (double *)lua_newuserdatauv(L, sizeof(double) * (size_t)(np + 1), 0);
-  for (int i = 0; i < np; i++) params[i] = type->params[i].default_value;
-  if (lua_getfield(L, 1, "params") == LUA_TTABLE) {
-    lua_pushnil(L);
-    while (lua_next(L, -2)) {
-      const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-      int found = -1;
-      for (int i = 0; i < np; i++)
-        if (strcmp(type->params[i].name, k) == 0) found = i;
-      if (found < 0) luaL_error(L, "eval_part: '%s' has no parameter '%s'", tname, k);
-      params[found] = luaL_checknumber(L, -1);
-      lua_pop(L, 1);
-    }
+/* Pushes the parameter values (a userdata): params (the table's field) through the engine's
+ * parameter door, which applies the schema's defaults and checks every value's domain. */
+static double *read_params(lua_State *L, const jyPartType *type) {
+  int t = lua_getfield(L, 1, "params"), n = 0;
+  if (t == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+  } else if (t != LUA_TTABLE) {
+    luaL_error(L, "eval_part: params must be a table {name = value, ...}, got %s",
+               luaL_typename(L, -1));
   }
+  for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1)) n++;
+  jyParamSetting *set = (jyParamSetting *)lua_newuserdatauv(L, sizeof *set * (size_t)(n + 1), 0);
+  int k = 0;
+  for (lua_pushnil(L); lua_next(L, -3); lua_pop(L, 1)) {
+    if (lua_type(L, -2) != LUA_TSTRING)
+      luaL_error(L, "eval_part: params are keyed by name (got a %s key)", luaL_typename(L, -2));
+    set[k].name = lua_tostring(L, -2); /* a string key: kept alive by the table */
+    if (lua_type(L, -1) != LUA_TNUMBER)
+      luaL_error(L, "eval_part: part type '%s': parameter '%s' must be a number, got %s",
+                 type->name, set[k].name, luaL_typename(L, -1));
+    set[k++].value = lua_tonumber(L, -1);
+  }
+  double *params = (double *)lua_newuserdatauv(L, sizeof(double) * (size_t)(type->nparams + 1), 0);
+  char why[1024];
+  if (jy_params_fill(type, NULL, set, k, params, why, sizeof why) != JY_OK)
+    luaL_error(L, "eval_part: %s", why);
+  lua_replace(L, -3); /* params over the params table; the settings go next */
   lua_pop(L, 1);
   return params;
 }
@@ -235,7 +246,7 @@ static int l_eval_part(lua_State *L) {
   e.type = jy_env_find_type(env, e.tname);
   if (!e.type) return luaL_error(L, "eval_part: unknown part type '%s'", e.tname);
   lua_pop(L, 1);
-  set_up_instance(&e, read_params(L, e.type, e.tname));
+  set_up_instance(&e, read_params(L, e.type));
   int n = e.sh->ncoords, m = e.sh->nrows;
   size_t nbuf = (size_t)(4 * n + 2 * n * n + m * n + 4 * m + 3 * TD + TD * n + e.sh->noutputs);
   double *buf = (double *)lua_newuserdatauv(L, sizeof(double) * nbuf, 0);

@@ -234,6 +234,32 @@ static void check_keys(lua_State *L, int idx, const char *what, const char *cons
   }
 }
 
+/* The keys sys:add reads itself (lua/system.c), and `gravity`, which the functions' p holds
+ * beside the parameters: none may name a parameter, or sys:add could not tell them apart. */
+static const char *const reserved_keys[] = {"init", "vel", "guess", "gravity"};
+
+static void check_not_reserved(lua_State *L, const LpType *lt, const char *name) {
+  for (size_t i = 0; i < sizeof reserved_keys / sizeof reserved_keys[0]; i++)
+    if (strcmp(name, reserved_keys[i]) == 0)
+      luaL_error(L,
+                 "part type '%s': '%s' cannot be a parameter name: it is reserved (sys:add reads "
+                 "init, vel and guess as initial-value tables; p.gravity is the gravity field)",
+                 lt->name, name);
+}
+
+/* A parameter may not share a name with a terminal: sys:add reads `<terminal> = Terminal` in
+ * the same table as the parameters. */
+static void check_params_not_terminals(lua_State *L, const LpType *lt) {
+  for (int i = 0; i < lt->nparams; i++)
+    for (int k = 0; k < lt->nterm; k++)
+      if (strcmp(lt->params[i].name, lt->term[k].name) == 0)
+        luaL_error(L,
+                   "part type '%s': '%s' names both a parameter and a terminal; rename one "
+                   "(sys:add reads both from one table: %s = number sets the parameter, %s = "
+                   "Terminal glues the terminal)",
+                   lt->name, lt->term[k].name, lt->term[k].name, lt->term[k].name);
+}
+
 static void parse_params(lua_State *L, LpType *lt) {
   static const char *const keys[] = {"name", "default", "unit", "doc", "domain"};
   static const char *const domains[] = {"real", "positive", "nonnegative", "dimension"};
@@ -255,9 +281,7 @@ static void parse_params(lua_State *L, LpType *lt) {
     const char *name = opt_string(L, e, "name", "params[i]", lt);
     if (!is_identifier(name))
       luaL_error(L, "part type '%s': params[%d] needs a name (an identifier)", lt->name, i + 1);
-    if (!strcmp(name, "init") || !strcmp(name, "vel") || !strcmp(name, "gravity"))
-      luaL_error(L, "part type '%s': '%s' cannot be a parameter name (it is reserved)", lt->name,
-                 name);
+    check_not_reserved(L, lt, name);
     for (int j = 0; j < i; j++)
       if (strcmp(lt->params[j].name, name) == 0)
         luaL_error(L, "part type '%s': parameter '%s' is listed twice", lt->name, name);
@@ -285,14 +309,10 @@ static void parse_params(lua_State *L, LpType *lt) {
                    lt->name, name, dom);
       d = (jyParamDomain)which;
     }
-    int ok = isfinite(def) && (d != JY_PARAM_POSITIVE || def > 0) &&
-      (d != JY_PARAM_NONNEGATIVE || def >= 0) &&
-      (d != JY_PARAM_DIMENSION || def == 1 || def == 2 || def == 3);
-    if (!ok)
-      luaL_error(L,
-                 "part type '%s': the default of parameter '%s' (%f) is outside its domain "
-                 "'%s'",
-                 lt->name, name, def, dom ? dom : "real");
+    char why[256];
+    if (jy_param_check(&(jyParamSpec){name, def, d, unit, ""}, def, why, sizeof why) != 0)
+      luaL_error(L, "part type '%s': the default of parameter '%s' is outside its domain '%s': %s",
+                 lt->name, name, dom ? dom : "real", why);
     lt->params[i].name = dup(L, name);
     lt->nparams = i + 1;
     lt->params[i].unit = dup(L, unit);
@@ -790,6 +810,7 @@ static int l_part_type(lua_State *L) {
   alloc_inputs(L, lt);
   parse_dynamics(L, lt);
   parse_entries(L, lt, "terminals", "fn", JY_PART_MAX_TERMINALS, parse_terminal);
+  check_params_not_terminals(L, lt);
   parse_entries(L, lt, "constraints", "phi", 0, parse_constraint); /* rows counted by each */
   parse_entries(L, lt, "outputs", "fn", JY_PART_MAX_OUTPUTS, parse_output);
   make_argument_tables(lt);

@@ -156,7 +156,8 @@ static const jyPartType *check_type(lua_State *L, jyEnv *env, const char *name) 
   return NULL;
 }
 
-/* The settings of the params table (at idx) into a scratch array left on the stack. */
+/* The settings of the params table (at idx) into a scratch array left on the stack; the
+ * conformance suite resolves their names through the engine's parameter door. */
 static int read_settings(lua_State *L, int idx, const jyPartType *type, jyParamSetting **out) {
   int n = 0;
   if (lua_isnoneornil(L, idx)) {
@@ -166,31 +167,18 @@ static int read_settings(lua_State *L, int idx, const jyPartType *type, jyParamS
   luaL_checktype(L, idx, LUA_TTABLE);
   for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) n++;
   jyParamSetting *s = (jyParamSetting *)lua_newuserdatauv(L, sizeof *s * (size_t)(n + 1), 0);
-  const char **names =
-    (const char **)lua_newuserdatauv(L, sizeof *names * (size_t)(type->nparams + 1), 0);
-  for (int i = 0; i < type->nparams; i++) names[i] = type->params[i].name;
   int k = 0;
   for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) {
     if (lua_type(L, -2) != LUA_TSTRING)
       luaL_error(L, "check_part: parameter names must be strings");
     const char *name = lua_tostring(L, -2); /* the key stays in the table: pointer valid */
-    int found = 0;
-    for (int i = 0; i < type->nparams; i++) found = found || strcmp(names[i], name) == 0;
-    if (!found) {
-      const char *near = jy_nearest_name(name, names, type->nparams);
-      if (near)
-        luaL_error(L, "check_part: %s has no parameter '%s'; did you mean '%s'?", type->name, name,
-                   near);
-      luaL_error(L, "check_part: %s has no parameter '%s'", type->name, name);
-    }
     if (lua_type(L, -1) != LUA_TNUMBER)
-      luaL_error(L, "check_part: parameter '%s' must be a number, got %s", name,
+      luaL_error(L, "check_part: %s: parameter '%s' must be a number, got %s", type->name, name,
                  luaL_typename(L, -1));
     s[k].name = name;
     s[k].value = lua_tonumber(L, -1);
     k++;
   }
-  lua_pop(L, 1); /* names */
   *out = s;
   return k;
 }
@@ -272,8 +260,8 @@ static int l_check_part(lua_State *L) {
   jyStatus status = jy_check_part_type_def(env, type, settings, n, &def, report);
   if (status != JY_OK) {
     lua_pushlstring(L, report->log, strcspn(report->log, "\n")); /* its first line */
-    return luaL_error(L, "check_part: %s: %s%s%s", type->name, jy_status_text(status),
-                      lua_rawlen(L, -1) ? ": " : "", lua_tostring(L, -1));
+    if (lua_rawlen(L, -1) > 0) return luaL_error(L, "check_part: %s", lua_tostring(L, -1));
+    return luaL_error(L, "check_part: %s: %s", type->name, jy_status_text(status));
   }
   push_report(L, type, report);
   return 1;

@@ -22,6 +22,12 @@ int jy_protocol_supported(unsigned version);
 int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *shape, char *error,
                   size_t error_len);
 
+/* The parameter door's helpers (params.c). */
+int jy_param_in_domain(jyParamDomain domain, double value);
+int jy_param_index(const jyPartType *type, const char *name); /* -1: no such parameter */
+/* Writes " (did you mean 'x'?)" for the nearest candidate within reach, else the list. */
+void jy_suggest(char *out, size_t len, const char *name, const char *const *candidates, int count);
+
 struct jyEnv {
   jyAllocator alloc;
   const jyPartType **types;

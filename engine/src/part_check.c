@@ -550,10 +550,7 @@ static void check_schema(Checker *c) {
     const jyParamSpec *s = &type->params[i];
     double d = s->default_value;
     const char *name = s->name ? s->name : "?";
-    int in_domain = isfinite(d);
-    if (s->domain == JY_PARAM_POSITIVE) in_domain = in_domain && d > 0;
-    if (s->domain == JY_PARAM_NONNEGATIVE) in_domain = in_domain && d >= 0;
-    if (s->domain == JY_PARAM_DIMENSION) in_domain = d == 1 || d == 2 || d == 3;
+    int in_domain = jy_param_in_domain(s->domain, d);
     int unique = 1;
     for (int j = 0; s->name && j < i; j++)
       unique = unique && !(type->params[j].name && strcmp(s->name, type->params[j].name) == 0);
@@ -670,46 +667,17 @@ jyConformanceDef jy_default_conformance_def(void) {
   return (jyConformanceDef){.seed = 1, .nstates = 6, .random_params = 1, .conservative = -1};
 }
 
-static int param_index(const jyPartType *type, const char *name) {
-  for (int i = 0; name && i < type->nparams; i++)
-    if (type->params[i].name && strcmp(type->params[i].name, name) == 0) return i;
-  return -1;
-}
-
-static int in_domain(jyParamDomain domain, double x) {
-  switch (domain) {
-  case JY_PARAM_REAL:
-    return isfinite(x);
-  case JY_PARAM_POSITIVE:
-    return isfinite(x) && x > 0;
-  case JY_PARAM_NONNEGATIVE:
-    return isfinite(x) && x >= 0;
-  case JY_PARAM_DIMENSION:
-    return x == 1 || x == 2 || x == 3;
-  }
-  return 0;
-}
-
 static jyStatus run_suite(Checker *c, const jyParamSetting *settings, int nsettings,
                           const jyConformanceDef *def, unsigned char *fixed) {
   const jyPartType *type = c->type;
   jyConformanceReport *rep = c->rep;
-  for (int i = 0; i < type->nparams; i++) c->params[i] = type->params[i].default_value;
-  for (int k = 0; k < nsettings; k++) {
-    int i = param_index(type, settings[k].name);
-    if (i < 0) {
-      log_line(c, "%s has no parameter '%s'", type->name,
-               settings[k].name ? settings[k].name : "(null)");
-      return JY_ERR_UNKNOWN_NAME;
-    }
-    if (!in_domain(type->params[i].domain, settings[k].value)) {
-      log_line(c, "%s: %s = %g is outside the parameter's domain", type->name, settings[k].name,
-               settings[k].value);
-      return JY_ERR_PARAM;
-    }
-    c->params[i] = settings[k].value;
-    fixed[i] = 1;
+  char why[512];
+  jyStatus filled = jy_params_fill(type, NULL, settings, nsettings, c->params, why, sizeof why);
+  if (filled != JY_OK) {
+    log_line(c, "%s", why);
+    return filled;
   }
+  for (int k = 0; k < nsettings; k++) fixed[jy_param_index(type, settings[k].name)] = 1;
   check_schema(c);
 
   int dim_index = -1;

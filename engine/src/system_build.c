@@ -48,48 +48,6 @@ void jy_system_set_gravity(jySystem *sys, const double gravity[3]) {
     for (int i = 0; i < 3; i++) sys->gravity[i] = gravity[i];
 }
 
-/* Writes " (did you mean 'x'?)" for the nearest candidate within reach, else a list. */
-static void suggest(char *out, size_t len, const char *name, const char *const *candidates,
-                    int count) {
-  const char *near = jy_nearest_name(name, candidates, count);
-  if (near) {
-    snprintf(out, len, " (did you mean '%s'?)", near);
-    return;
-  }
-  size_t used = (size_t)snprintf(out, len, count ? "; valid: " : "; there are none");
-  for (int i = 0; i < count && used < len; i++)
-    used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", candidates[i]);
-}
-
-static const char *domain_text(jyParamDomain d) {
-  switch (d) {
-  case JY_PARAM_POSITIVE:
-    return "must be > 0";
-  case JY_PARAM_NONNEGATIVE:
-    return "must be >= 0";
-  case JY_PARAM_DIMENSION:
-    return "must be 1, 2 or 3";
-  case JY_PARAM_REAL:
-    break;
-  }
-  return "must be a finite number";
-}
-
-static int in_domain(jyParamDomain d, double x) {
-  if (!isfinite(x)) return 0;
-  switch (d) {
-  case JY_PARAM_POSITIVE:
-    return x > 0;
-  case JY_PARAM_NONNEGATIVE:
-    return x >= 0;
-  case JY_PARAM_DIMENSION:
-    return x == 1 || x == 2 || x == 3;
-  case JY_PARAM_REAL:
-    break;
-  }
-  return 1;
-}
-
 static int grow(const jyAllocator *a, void **array, int *cap, int count, size_t elem) {
   if (count < *cap) return 0;
   int ncap = *cap ? 2 * *cap : 8;
@@ -144,7 +102,7 @@ static const jyPartType *find_type(jySystem *sys, const char *type_name) {
   const char *names[256];
   int count = sys->env->ntypes < 256 ? sys->env->ntypes : 256;
   for (int i = 0; i < count; i++) names[i] = sys->env->types[i]->name;
-  suggest(hint, sizeof hint, type_name ? type_name : "", names, count);
+  jy_suggest(hint, sizeof hint, type_name ? type_name : "", names, count);
   jy_set_error(sys->error, "unknown part type '%s'%s", type_name ? type_name : "(null)", hint);
   return NULL;
 }
@@ -161,37 +119,6 @@ static int check_part_name(jySystem *sys, const jyPartType *type, const char *na
   if (jy_system_find_part(sys, name).index >= 0) {
     jy_set_error(sys->error, "a part named '%s' exists already", name);
     return -1;
-  }
-  return 0;
-}
-
-/* The type's defaults overridden by the settings, each checked against the schema and its
- * domain, into params (type->nparams <= 256). 0, or -1 with the reason. */
-static int fill_params(jySystem *sys, const jyPartType *type, const char *name,
-                       const jyParamSetting *settings, int nsettings, double *params) {
-  for (int i = 0; i < type->nparams; i++) params[i] = type->params[i].default_value;
-  for (int s = 0; s < nsettings; s++) {
-    int found = -1;
-    for (int i = 0; i < type->nparams; i++)
-      if (strcmp(type->params[i].name, settings[s].name) == 0) found = i;
-    if (found < 0) {
-      char hint[512];
-      const char *names[256];
-      for (int i = 0; i < type->nparams; i++) names[i] = type->params[i].name;
-      suggest(hint, sizeof hint, settings[s].name, names, type->nparams);
-      jy_set_error(sys->error, "part '%s' (%s): unknown parameter '%s'%s", name, type->name,
-                   settings[s].name, hint);
-      return -1;
-    }
-    params[found] = settings[s].value;
-  }
-  for (int i = 0; i < type->nparams; i++) {
-    const jyParamSpec *spec = &type->params[i];
-    if (!in_domain(spec->domain, params[i])) {
-      jy_set_error(sys->error, "part '%s' (%s): parameter %s = %g %s %s", name, type->name,
-                   spec->name, params[i], spec->unit ? spec->unit : "", domain_text(spec->domain));
-      return -1;
-    }
   }
   return 0;
 }
@@ -226,12 +153,9 @@ jyPartId jy_system_add_part(jySystem *sys, const char *type_name, const char *na
   const jyAllocator *a = &sys->env->alloc;
   const jyPartType *type = find_type(sys, type_name);
   if (!type || check_part_name(sys, type, name) != 0) return bad;
-  double params[256];
-  if (type->nparams > 256) {
-    jy_set_error(sys->error, "part type '%s' has more than 256 parameters", type->name);
+  double params[JY_MAX_PARAMS];
+  if (jy_params_fill(type, name, settings, nsettings, params, sys->error, JY_ERROR_LEN) != JY_OK)
     return bad;
-  }
-  if (fill_params(sys, type, name, settings, nsettings, params) != 0) return bad;
   jySysPart part = {0};
   char why[512] = "";
   if (jy_part_shape(type, params, &part.shape, why, sizeof why) != 0) {
@@ -328,7 +252,7 @@ static jyStatus set_initial(jySystem *sys, jyPartId part, const char *coord, dou
     return JY_OK;
   }
   char hint[512];
-  suggest(hint, sizeof hint, coord ? coord : "", p->shape.coord_names, p->shape.ncoords);
+  jy_suggest(hint, sizeof hint, coord ? coord : "", p->shape.coord_names, p->shape.ncoords);
   jy_set_error(sys->error, "part '%s' (%s) has no coordinate '%s'%s", p->name, p->type->name,
                coord ? coord : "(null)", hint);
   return JY_ERR_UNKNOWN_NAME;

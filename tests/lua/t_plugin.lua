@@ -183,8 +183,10 @@ tap.raises(function() joinery.load_plugin("examples/plugin_model.lua") end,
 tap.raises(function() joinery.check_part("cubic_sprin") end, { "unknown part type", "cubic_spring" },
   "check_part of an unknown type suggests the nearest")
 tap.raises(function() joinery.check_part("cubic_spring", { k2 = 1 }) end,
-  { "no parameter 'k2'", "did you mean" }, "check_part with an unknown parameter")
+  { "part type 'cubic_spring'", "unknown parameter 'k2'", "did you mean 'k1'" },
+  "check_part with an unknown parameter (the words of sys:add: one parameter door)")
 tap.raises(function() joinery.check_part("cubic_spring", { k1 = -1 }) end,
-  { "bad parameter value", "k1 = -1" }, "check_part with a value outside the domain")
+  { "part type 'cubic_spring'", "k1 = -1 N/m", "must be >= 0" },
+  "check_part with a value outside the domain")
 
 tap.done()

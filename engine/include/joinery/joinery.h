@@ -100,6 +100,27 @@ typedef struct jyParamSetting {
   double value;
 } jyParamSetting;
 
+/* The most parameters a part type may declare. */
+#define JY_MAX_PARAMS 256
+
+/* The parameter door: every entry point (jy_system_add_part, the conformance suite, the Lua
+ * binding's sys:add, eval_part, check_part and part_type) fills a part's parameters here.
+ * Writes type->nparams values into params, in schema order: the schema's defaults, overridden
+ * by the settings, each setting's name resolved against the schema and every value checked
+ * against its parameter's domain. Returns JY_OK, JY_ERR_UNKNOWN_NAME (a name that is no
+ * parameter: the message suggests the nearest, or says when the name is one of the type's
+ * terminals or coordinates), JY_ERR_PARAM (a value outside its domain: "parameter m = -1 kg
+ * must be > 0") or JY_ERR_INVALID (no type, or more than JY_MAX_PARAMS parameters), with one
+ * line in error that begins with "part 'NAME' (TYPE): ", or "part type 'TYPE': " when part
+ * is NULL. */
+JY_API jyStatus jy_params_fill(const jyPartType *type, const char *part,
+                               const jyParamSetting *settings, int nsettings, double *params,
+                               char *error, size_t error_len);
+
+/* One value against its parameter's domain (jyParamDomain): 0, or -1 with why ("m = -1 kg
+ * must be > 0"; why may be NULL). */
+JY_API int jy_param_check(const jyParamSpec *spec, double value, char *why, size_t why_len);
+
 JY_API jySystem *jy_system_create(jyEnv *env);
 JY_API void jy_system_destroy(jySystem *sys);
 JY_API const char *jy_system_error(const jySystem *sys);
