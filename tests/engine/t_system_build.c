@@ -204,8 +204,58 @@ static void check_bad_values_and_glue(jySystem *sys) {
   SAYS(jy_system_error(sys), "... naming the channel", "channel named 'zero' exists already");
 }
 
+/* A type with more parameters than the door takes (it never reaches a shape). */
+static jyParamSpec many_params[JY_MAX_PARAMS + 1];
+
+/* The parameter door on its own: defaults, settings, domains, and the words of its errors;
+ * a setting that names a terminal or coordinate is called that, not an unknown parameter. */
+static void check_params_fill(jyEnv *env) {
+  const jyPartType *mass = jy_env_find_type(env, "mass");
+  double p[JY_MAX_PARAMS] = {0};
+  char why[512];
+  ok(jy_params_fill(mass, NULL, NULL, 0, p, why, sizeof why) == JY_OK && p[0] == 3 && p[1] == 1 &&
+       why[0] == '\0',
+     "no settings: the schema's defaults (mass: dim 3, m 1), no message");
+  ok(jy_params_fill(mass, "b", SETTINGS({"m", 2.5}, {"dim", 2}), p, why, sizeof why) == JY_OK &&
+       p[0] == 2 && p[1] == 2.5,
+     "settings override the defaults, in schema order");
+  ok(jy_params_fill(mass, NULL, SETTINGS({"dim", 7}), p, why, sizeof why) == JY_ERR_PARAM,
+     "dim = 7: JY_ERR_PARAM");
+  SAYS(why, "... without a part name, naming the type", "part type 'mass': parameter dim = 7",
+       "must be 1, 2 or 3");
+  ok(jy_params_fill(mass, "b", SETTINGS({"m", -INFINITY}), p, why, sizeof why) == JY_ERR_PARAM,
+     "m = -inf: JY_ERR_PARAM");
+  SAYS(why, "... naming the part, type and unit", "part 'b' (mass): parameter m = -inf kg",
+       "must be > 0");
+  ok(jy_params_fill(mass, "b", SETTINGS({"pos", 3}), p, why, sizeof why) == JY_ERR_UNKNOWN_NAME,
+     "a terminal's name: JY_ERR_UNKNOWN_NAME");
+  SAYS(why, "... called a terminal", "part 'b' (mass): 'pos' is a terminal of mass");
+  jy_params_fill(mass, "b", SETTINGS({"y", 3}), p, why, sizeof why);
+  SAYS(why, "a coordinate's name is called a coordinate", "'y' is a coordinate of mass", "init");
+  jy_params_fill(mass, "b", SETTINGS({"dimm", 3}), p, why, sizeof why);
+  SAYS(why, "an unknown name with the nearest one", "unknown parameter 'dimm'",
+       "did you mean 'dim'?");
+  ok(jy_params_fill(mass, "b", SETTINGS({NULL, 3}), p, why, sizeof why) == JY_ERR_UNKNOWN_NAME,
+     "a setting without a name is refused, not dereferenced");
+  ok(jy_params_fill(NULL, "b", NULL, 0, p, why, sizeof why) == JY_ERR_INVALID,
+     "no type: JY_ERR_INVALID");
+  for (int i = 0; i <= JY_MAX_PARAMS; i++)
+    many_params[i] = (jyParamSpec){"x", 0, JY_PARAM_REAL, "1", "test"};
+  jyPartType many = {.version = JY_PART_PROTOCOL_VERSION,
+                     .name = "many",
+                     .params = many_params,
+                     .nparams = JY_MAX_PARAMS + 1,
+                     .shape = odd_shape};
+  ok(jy_params_fill(&many, NULL, NULL, 0, p, why, sizeof why) == JY_ERR_INVALID,
+     "more than JY_MAX_PARAMS parameters: JY_ERR_INVALID, nothing written past params");
+  ok(jy_param_check(&mass->params[1], 0.0, why, sizeof why) != 0 &&
+       strcmp(why, "m = 0 kg must be > 0") == 0 &&
+       jy_param_check(&mass->params[1], 1e-300, NULL, 0) == 0,
+     "jy_param_check: m = 0 refused in the door's words, 1e-300 kg taken");
+}
+
 int main(void) {
-  plan(53);
+  plan(70);
   jyEnv *env = stage_env();
   if (!env || jy_env_register(env, &odd_type) != JY_OK) {
     ok(0, "environment with the components and the test type");
@@ -216,6 +266,7 @@ int main(void) {
   check_glue(sys);
   check_bad_parts(sys);
   check_bad_values_and_glue(sys);
+  check_params_fill(env);
   jy_system_destroy(sys);
   jy_env_destroy(env);
   return done();
