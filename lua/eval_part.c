@@ -8,7 +8,8 @@
  *                      outputs = { name = value }, coords }
  *
  * q and v are arrays or keyed by coordinate name (q defaults to the type's coordinate
- * defaults, v to 0); params default to the schema's. Every buffer is a Lua userdata, so an
+ * defaults, v to 0); params go through the engine's parameter door (jy_params_fill), which
+ * applies the schema's defaults and refuses what sys:add refuses. Every buffer is a Lua userdata, so an
  * error leaks nothing.
  */
 #include "luapart.h"

@@ -128,9 +128,9 @@ JY_API const char *jy_system_error(const jySystem *sys);
 /* Uniform gravity field, m/s^2 (3 components; default 0). */
 JY_API void jy_system_set_gravity(jySystem *sys, const double gravity[3]);
 
-/* Adds an instance of a registered type. Every setting must name a parameter of the type
- * (an unknown one fails with JY_ERR_UNKNOWN_NAME and suggests the nearest name) and lie in
- * its domain (JY_ERR_PARAM). Part names are unique and contain no '.'. Returns the new id,
+/* Adds an instance of a registered type. Its parameters pass jy_params_fill: every setting
+ * must name a parameter of the type (an unknown one fails with JY_ERR_UNKNOWN_NAME and
+ * suggests the nearest name) and lie in its domain (JY_ERR_PARAM). Part names are unique and contain no '.'. Returns the new id,
  * or an id with index < 0 (see jy_system_error). */
 JY_API jyPartId jy_system_add_part(jySystem *sys, const char *type_name, const char *name,
                                    const jyParamSetting *settings, int nsettings);
