@@ -255,7 +255,7 @@ static void check_params_fill(jyEnv *env) {
 }
 
 int main(void) {
-  plan(70);
+  plan(67);
   jyEnv *env = stage_env();
   if (!env || jy_env_register(env, &odd_type) != JY_OK) {
     ok(0, "environment with the components and the test type");
