@@ -97,5 +97,8 @@ local s2 = joinery.system()
 tap.raises(function() s2:add("osc", "o", { k = -3 }) end, { "part 'o' (osc)", "k = -3 N/m", "must be > 0" }, "a Lua type: sys:add refuses k = -3")
 tap.raises(function() joinery.eval_part{ type = "osc", params = { k = -3 } } end, { "part type 'osc'", "k = -3 N/m", "must be > 0" }, "a Lua type: eval_part refuses k = -3")
 tap.ok(s2:add("osc", "o", { k = 3 }) ~= nil, "a Lua type: sys:add takes k = 3")
+joinery.part_type(def("osc_end", "k", { terminals = { { name = "tip", coords = { "x" } } } }))
+tap.raises(function() s2:add("osc_end", "e", { tip = 0.5 }) end, { "part 'e' (osc_end)", "'tip' is a terminal of osc_end" }, "a Lua type: a number for its terminal is called that")
+tap.raises(function() s2:add("osc_end", "e", { x = 0.5 }) end, { "part 'e' (osc_end)", "'x' is a coordinate of osc_end" }, "a Lua type: a number for its coordinate is called that")
 
 tap.done()
