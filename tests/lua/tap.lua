@@ -74,6 +74,16 @@ function tap.exists(path)
   return f ~= nil
 end
 
+-- The joinery command running this test, as an absolute path: arg's lowest index (arg[-1]
+-- may be a flag, --trust).
+function tap.joinery()
+  local first = -1
+  while arg[first - 1] do first = first - 1 end
+  local exe = arg[first]
+  if exe:sub(1, 1) ~= "/" then exe = io.popen("pwd"):read("l") .. "/" .. exe end
+  return exe
+end
+
 -- The joinery command running this test, for tests that run it in child processes:
 -- { exe = its absolute path, root = the working directory, tmp = a fresh temporary directory,
 --   quote = shell quoting, sh = function(command) -> exit code, stdout, stderr,
@@ -82,8 +92,7 @@ function tap.command()
   local c = {}
   function c.quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
   c.root = io.popen("pwd"):read("l")
-  c.exe = arg[-1]
-  if c.exe:sub(1, 1) ~= "/" then c.exe = c.root .. "/" .. c.exe end
+  c.exe = tap.joinery()
   c.tmp = io.popen("mktemp -d"):read("l")
   function c.sh(command)
     local errfile = c.tmp .. "/stderr"
