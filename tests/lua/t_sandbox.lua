@@ -9,13 +9,7 @@ local cmd = tap.command()
 local quote, joinery = cmd.quote, cmd.run
 local root, tmp = cmd.root, cmd.tmp
 
-local function write(name, text)
-  local path = tmp .. "/" .. name
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-  return path
-end
+local write = cmd.write
 
 local exists = tap.exists
 local hint = "run with --trust to allow it"
