@@ -4,7 +4,9 @@
 -- m x'' + k1 s + k3 s^3 = 0: released 0.5 m from rest length, it oscillates faster than the
 -- linear spring alone would (period 1.18 s instead of 2 pi / sqrt(k1 / m) = 1.99 s).
 --
---   joinery run examples/plugin_model.lua
+--   joinery run --trust examples/plugin_model.lua
+--   (--trust: loading native code is what the sandbox refuses to a model script; see the
+--   README, "Running models you did not write")
 --   (JOINERY_PLUGIN_DIR=DIR selects another build's plugin directory)
 local joinery = require "joinery"
 

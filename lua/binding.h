@@ -26,6 +26,20 @@
  * registered) and leaves the module table on the stack. */
 JYL_EXPORT int luaopen_joinery(lua_State *L);
 
+/* lua/sandbox.c: the sandbox for scripts the host did not write. The joinery command calls it
+ * before it runs a model script unless given --trust; a host program that opens the module
+ * itself (luaopen_joinery, or require "joinery" from lua5.4) gets the full Lua library unless
+ * it calls this, after luaL_openlibs and before it loads the script. In place, in L's own
+ * tables: load, loadfile, dofile and require load text only (no bytecode); os.execute,
+ * io.popen, io.tmpfile, package.loadlib, os.remove, os.rename, os.exit, os.tmpname, C
+ * modules (require's C searchers) and joinery.load_plugin are refused; io.open, io.output
+ * and a run's "out" setting may write only the nwritable files in writable; debug keeps
+ * traceback and getinfo. Reading files stays possible. A refusal says "<what> is disabled
+ * for model scripts; <hint>" (hint NULL: a generic one). It cannot be undone in that state,
+ * and it limits neither CPU time nor memory. Returns 0. */
+JYL_EXPORT int jyl_sandbox(lua_State *L, const char *const *writable, int nwritable,
+                           const char *hint);
+
 /* lua/ad.c: registers the joinery.Hyper metatable and sets field "math" (hyper-dual numbers
  * and the elementary functions on them) in the table on the top of the stack. */
 void jyl_open_math(lua_State *L);

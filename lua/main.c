@@ -1,6 +1,7 @@
 /* lua/main.c — the `joinery` command.
  *
- *   joinery SCRIPT [ARGS...]       runs a Lua script as lua5.4 would (global `arg`, `...`),
+ *   joinery [--trust] SCRIPT [ARGS...]
+ *                                  runs a Lua script as lua5.4 would (global `arg`, `...`),
  *                                  with the joinery module preloaded; an error prints the
  *                                  message (file:line) and a traceback, exit status 1.
  *   joinery run SCRIPT [OPTIONS] [-- ARGS...]
@@ -13,6 +14,9 @@
  *                                  A failed run writes no F: its message (on stderr) says
  *                                  why and where the rows before the failure went
  *                                  (<stem>.incomplete.csv, first line "# incomplete: ...").
+ *   A script runs in the sandbox (lua/sandbox.c): text only, no programs, no native code,
+ *   no file writes but run's output file; --trust (before the script, or among run's
+ *   options) gives it the full Lua library.
  *   joinery types                  lists the registered part types
  *   joinery doc TYPE               parameters, terminals and coordinates of a part type
  *   joinery --help | --version
@@ -35,6 +39,7 @@
 
 #include "binding.h"
 #include "lua_call.h"
+#include "sandbox.h"
 #include "settings.h"
 
 #ifndef JOINERY_VERSION
@@ -42,8 +47,9 @@
 #endif
 
 static const char usage_head[] =
-  "usage: joinery SCRIPT [ARGS...]        run a Lua script (require \"joinery\" works)\n"
-  "       joinery run SCRIPT [OPTIONS] [-- ARGS...]\n"
+  "usage: joinery [--trust] SCRIPT [ARGS...]\n"
+  "                                       run a Lua script (require \"joinery\" works)\n"
+  "       joinery [--trust] run SCRIPT [OPTIONS] [-- ARGS...]\n"
   "                                       simulate the system SCRIPT returns, write a CSV\n"
   "       joinery types                   list the part types\n"
   "       joinery doc TYPE                describe a part type\n"
@@ -115,12 +121,17 @@ static void print_usage(FILE *f) {
       format_choices(help, sizeof help, run_flags[k].setting, 1);
     fprintf(f, "  %-18s%s\n", flag, help);
   }
+  fputs("  --trust           give the script the full Lua library: programs, native code, any\n"
+        "                    file (without it, scripts run in a sandbox: see the README,\n"
+        "                    \"Running models you did not write\")\n",
+        f);
 }
 
 typedef struct Cli {
   int argc;
   char **argv;
   int status; /* exit status */
+  int trust;  /* --trust: the script gets the full Lua library */
 } Cli;
 
 static void print_error(const char *msg) {
@@ -175,7 +186,8 @@ static void set_arg_table(lua_State *L, char **argv, int script_at, int nbefore,
  * Returns 0, or 1 after printing the error. */
 static int run_script(lua_State *L, const char *script, char **argv, int first, int nargs,
                       int nres) {
-  if (luaL_loadfile(L, script) != LUA_OK) {
+  if (luaL_loadfilex(L, script, jyl_sandboxed(L) ? "t" : NULL) != LUA_OK) {
+    jyl_sandbox_explain_binary(L, script);
     print_error(lua_tostring(L, -1));
     lua_pop(L, 1);
     return 1;
@@ -188,6 +200,14 @@ static int run_script(lua_State *L, const char *script, char **argv, int first, 
     return 1;
   }
   return 0;
+}
+
+/* Unless --trust was given, puts the state in the sandbox; out: the file joinery run writes
+ * (NULL: none). */
+static void enter_sandbox(lua_State *L, const Cli *cli, const char *out) {
+  if (cli->trust) return;
+  const char *writable[1] = {out};
+  jyl_sandbox(L, writable, out ? 1 : 0, "run with --trust to allow it");
 }
 
 /* Pushes the module table. */
@@ -383,6 +403,10 @@ static int read_run_args(lua_State *L, Cli *cli, int at, int settings, RunArgs *
       print_usage(stdout);
       return 0;
     }
+    if (strcmp(a, "--trust") == 0) {
+      cli->trust = 1;
+      continue;
+    }
     if (a[0] == '-' && a[1] != '\0') {
       int status = read_flag(L, cli, &i, settings);
       if (status >= 0) return status;
@@ -420,6 +444,9 @@ static int cmd_run(lua_State *L, Cli *cli, int at) {
   int status = read_run_args(L, cli, at, settings, &ra);
   if (status >= 0) return status;
   default_out(L, settings, ra.script);
+  lua_getfield(L, settings, "out");
+  enter_sandbox(L, cli, lua_tostring(L, -1)); /* the string stays in the settings table */
+  lua_pop(L, 1);
 
   set_arg_table(L, cli->argv, ra.script_at, ra.script_at, ra.first_arg, ra.nargs);
   if (run_script(L, ra.script, cli->argv, ra.first_arg, ra.nargs, 1) != 0) return 1;
@@ -547,7 +574,10 @@ static int cmd_doc(lua_State *L, const char *type) {
 
 static int dispatch(lua_State *L, Cli *cli) {
   char **argv = cli->argv;
-  const char *cmd = argv[1];
+  int at = 1; /* the command word, after the global flags */
+  for (; at < cli->argc && strcmp(argv[at], "--trust") == 0; at++) cli->trust = 1;
+  if (at == cli->argc) return usage_error("--trust needs a SCRIPT or run SCRIPT after it");
+  const char *cmd = argv[at];
   if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
     print_usage(stdout);
     return 0;
@@ -556,18 +586,19 @@ static int dispatch(lua_State *L, Cli *cli) {
     printf("joinery %s (%s)\n", JOINERY_VERSION, LUA_RELEASE);
     return 0;
   }
-  if (strcmp(cmd, "run") == 0) return cmd_run(L, cli, 2);
+  if (strcmp(cmd, "run") == 0) return cmd_run(L, cli, at + 1);
   if (strcmp(cmd, "types") == 0) {
-    if (cli->argc != 2) return usage_error("types takes no arguments");
+    if (cli->argc != at + 1) return usage_error("types takes no arguments");
     return cmd_types(L);
   }
   if (strcmp(cmd, "doc") == 0) {
-    if (cli->argc != 3) return usage_error("doc needs one part type name");
-    return cmd_doc(L, argv[2]);
+    if (cli->argc != at + 2) return usage_error("doc needs one part type name");
+    return cmd_doc(L, argv[at + 1]);
   }
   if (cmd[0] == '-') return usage_error("unknown option '%s'", cmd);
-  set_arg_table(L, argv, 1, 1, 2, cli->argc - 2);
-  return run_script(L, cmd, argv, 2, cli->argc - 2, 0);
+  set_arg_table(L, argv, at, at, at + 1, cli->argc - at - 1);
+  enter_sandbox(L, cli, NULL);
+  return run_script(L, cmd, argv, at + 1, cli->argc - at - 1, 0);
 }
 
 /* Everything that may raise a Lua error runs in here, under lua_pcall. */
@@ -593,7 +624,7 @@ int main(int argc, char **argv) {
     print_error("cannot create the Lua state (out of memory)");
     return 1;
   }
-  Cli cli = {argc, argv, 1};
+  Cli cli = {argc, argv, 1, 0};
   lua_pushcfunction(L, pmain);
   lua_pushlightuserdata(L, &cli);
   if (lua_pcall(L, 1, 0, 0) != LUA_OK) {

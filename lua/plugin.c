@@ -41,6 +41,7 @@
 #include <lua.h>
 
 #include "binding.h"
+#include "sandbox.h"
 #include "joinery/conformance.h"
 #include "joinery/joinery.h"
 #include "joinery/plugin.h"
@@ -95,6 +96,7 @@ static int push_names(lua_State *L, const jyEnv *env, int first, int count) {
 /* joinery.load_plugin(path); upvalues: env userdata, holder */
 static int l_load_plugin(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
+  jyl_sandbox_refuse(L, "joinery.load_plugin"); /* a library's constructors run on dlopen */
   LPlugins *p = holder(L);
   jyEnv *env = holder_env(L);
   if (p->n == p->cap) { /* room first, so a loaded library is never lost */

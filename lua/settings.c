@@ -12,6 +12,7 @@
 #include <lua.h>
 
 #include "binding_private.h"
+#include "sandbox.h"
 
 /* ---- run settings ---------------------------------------------------------------------- */
 
@@ -266,9 +267,10 @@ static void apply_setting(lua_State *L, int id, jySimDef *d, const char **out) {
   if (spec->kind == JYL_SETTING_CHOICE || spec->kind == JYL_SETTING_PATH) {
     if (lua_type(L, -1) != LUA_TSTRING)
       luaL_error(L, "setting '%s' must be a string, got %s", spec->name, luaL_typename(L, -1));
-    if (spec->kind == JYL_SETTING_PATH)
+    if (spec->kind == JYL_SETTING_PATH) {
+      jyl_sandbox_check_write(L, lua_tostring(L, -1), "setting 'out'");
       *out = lua_tostring(L, -1);
-    else
+    } else
       read_choice(L, id, lua_tostring(L, -1), d);
     return;
   }

@@ -126,8 +126,7 @@ tap.ok(s.rank_rcond == 1e-12 and s.dependent_tol == 1e-5 and s.dependent_rcond =
   "sys:settings stores solver settings next to the run settings")
 tap.raises(function() sys:settings { rank_rcond = 2 } end, { "rank_rcond", "between 0 and 1" },
   "a relative cut outside (0, 1)")
-local exe = arg[-1]
-if exe:sub(1, 1) ~= "/" then exe = io.popen("pwd"):read("l") .. "/" .. exe end
+local exe = tap.joinery()
 local tmp = io.popen("mktemp -d"):read("l")
 local script = tmp .. "/bricard_cut.lua"
 local f = assert(io.open(script, "w"))

@@ -10,9 +10,7 @@ local joinery = require "joinery"
 
 local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
-local exe = arg[-1]
-local root = io.popen("pwd"):read("l")
-if exe:sub(1, 1) ~= "/" then exe = root .. "/" .. exe end
+local exe = tap.joinery()
 local tmp = io.popen("mktemp -d"):read("l")
 
 local function write(path, text)

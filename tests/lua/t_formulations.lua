@@ -53,9 +53,7 @@ sys:settings { formulation = "natsiavas-paraskevopoulos" }
 tap.is(sys:settings().formulation, "natsiavas-paraskevopoulos", "sys:settings keeps it")
 
 -- The command line: --formulation overrides the script; a bad one is a usage error.
-local exe = arg[-1]
-local root = io.popen("pwd"):read("l")
-if exe:sub(1, 1) ~= "/" then exe = root .. "/" .. exe end
+local exe = tap.joinery()
 local tmp = io.popen("mktemp -d"):read("l")
 local p = io.popen(quote(exe) .. " run examples/pendulum.lua --t-end 0.5 --formulation " ..
   "natsiavas-paraskevopoulos --out " .. quote(tmp .. "/np.csv") .. " 2>&1")

@@ -160,7 +160,7 @@ sys:settings { t_end = 0.01 }
 return sys
 ]])
 script:close()
-local cmd = string.format("'%s' run '%s' --out '%s.csv' 2>&1 >/dev/null", arg[-1], tmp, tmp)
+local cmd = string.format("'%s' run '%s' --out '%s.csv' 2>&1 >/dev/null", tap.joinery(), tmp, tmp)
 local pipe = io.popen(cmd)
 local err = pipe:read("a")
 pipe:close()

@@ -97,7 +97,7 @@ end
 do
   local cmd = os.getenv("JOINERY") or "build/lua/joinery"
   local out = os.tmpname()
-  local p = io.popen(string.format("JOINERY_PLUGIN_DIR='%s' '%s' run examples/plugin_model.lua --t-end 2 --out '%s' 2>&1", dir, cmd, out))
+  local p = io.popen(string.format("JOINERY_PLUGIN_DIR='%s' '%s' run --trust examples/plugin_model.lua --t-end 2 --out '%s' 2>&1", dir, cmd, out))
   local text = p:read("a")
   local okrun = p:close()
   local f = io.open(out)
@@ -136,7 +136,7 @@ local j2 = require "joinery"
 print("reloaded", j2.load_plugin(%q)[1])
 ]], path, path))
   f:close()
-  local p = io.popen(string.format("'%s' '%s' 2>&1", cmd, script))
+  local p = io.popen(string.format("'%s' --trust '%s' 2>&1", cmd, script))
   local text = p:read("a")
   local okrun = p:close()
   os.remove(script)

@@ -41,7 +41,7 @@ local _, usage = run("--help")
 local flags_are_settings = true
 for flag in usage:gmatch("\n  %-%-([%w-]+)") do
   local key = flag:gsub("-", "_")
-  if defaults[key] == nil and key ~= "out" then
+  if defaults[key] == nil and key ~= "out" and key ~= "trust" then -- --trust: lua/sandbox.c
     flags_are_settings = false
     tap.diag("--" .. flag .. " is no setting")
   end

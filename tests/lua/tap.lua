@@ -74,16 +74,26 @@ function tap.exists(path)
   return f ~= nil
 end
 
+-- The joinery command running this test, as an absolute path: arg's lowest index (arg[-1]
+-- may be a flag, --trust).
+function tap.joinery()
+  local first = -1
+  while arg[first - 1] do first = first - 1 end
+  local exe = arg[first]
+  if exe:sub(1, 1) ~= "/" then exe = io.popen("pwd"):read("l") .. "/" .. exe end
+  return exe
+end
+
 -- The joinery command running this test, for tests that run it in child processes:
 -- { exe = its absolute path, root = the working directory, tmp = a fresh temporary directory,
 --   quote = shell quoting, sh = function(command) -> exit code, stdout, stderr,
---   run = function(args): sh of the joinery command with these arguments }.
+--   run = function(args): sh of the joinery command with these arguments,
+--   write = function(name, text) -> the path of file tmp/name holding text }.
 function tap.command()
   local c = {}
   function c.quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
   c.root = io.popen("pwd"):read("l")
-  c.exe = arg[-1]
-  if c.exe:sub(1, 1) ~= "/" then c.exe = c.root .. "/" .. c.exe end
+  c.exe = tap.joinery()
   c.tmp = io.popen("mktemp -d"):read("l")
   function c.sh(command)
     local errfile = c.tmp .. "/stderr"
@@ -96,6 +106,13 @@ function tap.command()
     return code, out, err
   end
   function c.run(args) return c.sh(c.quote(c.exe) .. " " .. args) end
+  function c.write(name, text)
+    local path = c.tmp .. "/" .. name
+    local f = assert(io.open(path, "wb"))
+    f:write(text)
+    f:close()
+    return path
+  end
   return c
 end
 
