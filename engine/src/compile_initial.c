@@ -57,6 +57,11 @@ typedef struct newton {
   double *res, *dx, *rhs, *sv, *tau;
   int *picked;
   lapack_int *jpvt;
+  /* LAPACK's workspace, from the model's allocator and grown to what each call's query
+   * asks: LAPACKE's own would come from malloc and print to stdout when it fails. */
+  const jyAllocator *alloc;
+  double *work;
+  lapack_int lwork, *iwork, liwork;
 } newton;
 
 static double stage_residual(const jyModel *md, jyEval *e, int position, int row) {
@@ -70,14 +75,64 @@ static double column_norm(const double *col, int n) {
   return sqrt(sum);
 }
 
-/* A LAPACKE status as the step's: 0 solved, LEVEL_STEP_FAILED for a numerical failure (the
- * Newton loop stops and the residual test judges), JY_ERR_NOMEM when LAPACKE could not
- * allocate its workspace (an error: a half-done step must not pass for a result). */
+/* A LAPACK status as the step's: 0 solved, LEVEL_STEP_FAILED for a numerical failure (the
+ * Newton loop stops and the residual test judges), JY_ERR_NOMEM when its workspace could not
+ * be had (an error: a half-done step must not pass for a result). */
 enum { LEVEL_STEP_FAILED = -1 };
 static int lapack_outcome(lapack_int info) {
   if (info == LAPACK_WORK_MEMORY_ERROR || info == LAPACK_TRANSPOSE_MEMORY_ERROR)
     return JY_ERR_NOMEM;
   return info == 0 ? 0 : LEVEL_STEP_FAILED;
+}
+
+/* Grows the workspace to the answer of the query that returned info (*work_query doubles,
+ * *iwork_query integers, NULL for none); pointers, so they are read after the query ran. */
+static int reserve_work(newton *nw, lapack_int info, const double *work_query,
+                        const lapack_int *iwork_query) {
+  if (info != 0) return lapack_outcome(info);
+  lapack_int lwork = (lapack_int)*work_query, liwork = iwork_query ? *iwork_query : 0;
+  if (lwork > nw->lwork) {
+    double *grown = jy_calloc(nw->alloc, (size_t)lwork, sizeof(double));
+    if (!grown) return JY_ERR_NOMEM;
+    jy_free(nw->alloc, nw->work);
+    nw->work = grown;
+    nw->lwork = lwork;
+  }
+  if (liwork > nw->liwork) {
+    lapack_int *grown = jy_calloc(nw->alloc, (size_t)liwork, sizeof(lapack_int));
+    if (!grown) return JY_ERR_NOMEM;
+    jy_free(nw->alloc, nw->iwork);
+    nw->iwork = grown;
+    nw->liwork = liwork;
+  }
+  return 0;
+}
+
+/* Q^T of the nr higher levels' columns (in rest) applied to the level's nl columns and res
+ * (in proj): the higher levels' range is the first *rank rows. 0, or as lapack_outcome. */
+static int project_out_higher(newton *nw, int rows, int nl, int nr, int *rank) {
+  double query = 0;
+  memset(nw->jpvt, 0, sizeof(lapack_int) * (size_t)nr);
+  int out = reserve_work(
+    nw,
+    LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, rows, nr, nw->rest, rows, nw->jpvt, nw->tau, &query, -1),
+    &query, NULL);
+  if (out == 0)
+    out = lapack_outcome(LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, rows, nr, nw->rest, rows, nw->jpvt,
+                                             nw->tau, nw->work, nw->lwork));
+  if (out != 0) return out;
+  *rank = 0;
+  for (int k = 0; k < rows && k < nr; k++)
+    if (fabs(nw->rest[k + (size_t)k * rows]) > 1e-12 * fabs(nw->rest[0])) *rank = k + 1;
+  if (*rank == 0) return 0;
+  out = reserve_work(nw,
+                     LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', rows, nl + 1, *rank, nw->rest,
+                                         rows, nw->tau, nw->proj, rows, &query, -1),
+                     &query, NULL);
+  if (out != 0) return out;
+  return lapack_outcome(LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', rows, nl + 1, *rank,
+                                            nw->rest, rows, nw->tau, nw->proj, rows, nw->work,
+                                            nw->lwork));
 }
 
 /* Moves the columns of one level as little as lets the columns of the higher levels meet
@@ -100,17 +155,9 @@ static int level_step(newton *nw, int level) {
   if (nl == 0) return 0;
   memcpy(nw->proj + (size_t)nl * rows, nw->res, sizeof(double) * (size_t)rows);
   int rank = 0;
-  if (nr > 0) { /* Q^T of the higher levels' columns: their range is the first `rank` rows */
-    memset(nw->jpvt, 0, sizeof(lapack_int) * (size_t)nr);
-    int out =
-      lapack_outcome(LAPACKE_dgeqp3(LAPACK_COL_MAJOR, rows, nr, nw->rest, rows, nw->jpvt, nw->tau));
+  if (nr > 0) {
+    int out = project_out_higher(nw, rows, nl, nr, &rank);
     if (out != 0) return out;
-    for (int k = 0; k < rows && k < nr; k++)
-      if (fabs(nw->rest[k + (size_t)k * rows]) > 1e-12 * fabs(nw->rest[0])) rank = k + 1;
-    if (rank > 0 &&
-        (out = lapack_outcome(LAPACKE_dormqr(LAPACK_COL_MAJOR, 'L', 'T', rows, nl + 1, rank,
-                                             nw->rest, rows, nw->tau, nw->proj, rows))) != 0)
-      return out;
   }
   int left = rows - rank, ld = left > nl ? left : nl;
   double pnorm = 0;
@@ -122,8 +169,16 @@ static int level_step(newton *nw, int level) {
   memcpy(nw->rhs, nw->proj + rank + (size_t)nl * rows, sizeof(double) * (size_t)left);
   lapack_int got = 0; /* singular values below 1e-12 of the unprojected columns' are zero */
   double rcond = fmin(0.5, fmax(1e-12, 1e-12 * jnorm / pnorm));
-  int out = lapack_outcome(LAPACKE_dgelsd(LAPACK_COL_MAJOR, left, nl, 1, nw->proj + rank, rows,
-                                          nw->rhs, ld, nw->sv, rcond, &got));
+  double query = 0;
+  lapack_int iquery = 0;
+  int out = reserve_work(nw,
+                         LAPACKE_dgelsd_work(LAPACK_COL_MAJOR, left, nl, 1, nw->proj + rank, rows,
+                                             nw->rhs, ld, nw->sv, rcond, &got, &query, -1, &iquery),
+                         &query, &iquery);
+  if (out == 0)
+    out = lapack_outcome(LAPACKE_dgelsd_work(LAPACK_COL_MAJOR, left, nl, 1, nw->proj + rank, rows,
+                                             nw->rhs, ld, nw->sv, rcond, &got, nw->work, nw->lwork,
+                                             nw->iwork));
   if (out != 0) return out;
   for (int k = 0; k < nl; k++) {
     int c = nw->picked[k];
@@ -155,7 +210,7 @@ static jyStatus newton_solve(newton *nw, double *q, double *v, double tol, int m
     int failed = 0;
     for (int level = 0; level < NUM_LEVELS && !failed; level++) failed = level_step(nw, level);
     if (failed == JY_ERR_NOMEM) {
-      snprintf(e->error, sizeof e->error, "out of memory for LAPACK's workspace");
+      snprintf(e->error, sizeof e->error, "out of memory for the solver's workspace");
       return JY_ERR_NOMEM;
     }
     if (failed) break;
@@ -179,10 +234,13 @@ static void newton_free(const jyAllocator *a, newton *nw) {
   jy_free(a, nw->tau);
   jy_free(a, nw->picked);
   jy_free(a, nw->jpvt);
+  jy_free(a, nw->work);
+  jy_free(a, nw->iwork);
 }
 
 static int newton_alloc(const jyAllocator *a, newton *nw, int n, int m) {
   size_t big = (size_t)(m > n ? m : n) + 1;
+  nw->alloc = a;
   nw->rows = jy_calloc(a, (size_t)m + 1, sizeof(int));
   nw->cols = jy_calloc(a, (size_t)n + 1, sizeof(int));
   nw->level = jy_calloc(a, (size_t)n + 1, 1);

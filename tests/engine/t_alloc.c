@@ -88,9 +88,9 @@ static int same_model(const jyModel *got, const jyModel *want) {
     strcmp(jy_model_report(got), jy_model_report(want)) == 0;
 }
 
-/* Fails the Nth allocation of the process (LAPACKE's workspaces come from malloc, not from
- * the environment) while the double pendulum compiles: JY_ERR_NOMEM naming the stage, or
- * the same model; counts the other outcomes. */
+/* Fails the Nth allocation of the process (what LAPACKE's own workspaces would come from:
+ * compile gives LAPACK workspaces from the environment) while the double pendulum compiles:
+ * JY_ERR_NOMEM naming the stage, or the same model; counts the other outcomes. */
 static int compile_under_failing_malloc(jyEnv *env, const jyModel *want, long *points) {
   int wrong = 0;
   for (long fail = 0; fail < 1000; fail++) {
@@ -207,7 +207,7 @@ int main(void) {
     long points = 0;
     int wrong = compile_under_failing_malloc(env, model, &points);
     ok(wrong == 0,
-       "failing the Nth malloc of compile (LAPACKE's workspaces) for every N: out of memory "
+       "failing the Nth malloc of the process while compiling, for every N: out of memory "
        "or the same model (%ld points, %d otherwise)",
        points, wrong);
   } else {
