@@ -85,27 +85,31 @@ static int lapack_outcome(lapack_int info) {
   return info == 0 ? 0 : LEVEL_STEP_FAILED;
 }
 
+/* Replaces *block (of *have elements of `size` bytes) by a zeroed one of `want` elements
+ * when it is smaller. 0, or JY_ERR_NOMEM. */
+static int grow_block(const jyAllocator *a, void **block, lapack_int *have, lapack_int want,
+                      size_t size) {
+  if (want <= *have) return 0;
+  void *grown = jy_calloc(a, (size_t)want, size);
+  if (!grown) return JY_ERR_NOMEM;
+  jy_free(a, *block);
+  *block = grown;
+  *have = want;
+  return 0;
+}
+
 /* Grows the workspace to the answer of the query that returned info (*work_query doubles,
  * *iwork_query integers, NULL for none); pointers, so they are read after the query ran. */
 static int reserve_work(newton *nw, lapack_int info, const double *work_query,
                         const lapack_int *iwork_query) {
   if (info != 0) return lapack_outcome(info);
-  lapack_int lwork = (lapack_int)*work_query, liwork = iwork_query ? *iwork_query : 0;
-  if (lwork > nw->lwork) {
-    double *grown = jy_calloc(nw->alloc, (size_t)lwork, sizeof(double));
-    if (!grown) return JY_ERR_NOMEM;
-    jy_free(nw->alloc, nw->work);
-    nw->work = grown;
-    nw->lwork = lwork;
-  }
-  if (liwork > nw->liwork) {
-    lapack_int *grown = jy_calloc(nw->alloc, (size_t)liwork, sizeof(lapack_int));
-    if (!grown) return JY_ERR_NOMEM;
-    jy_free(nw->alloc, nw->iwork);
-    nw->iwork = grown;
-    nw->liwork = liwork;
-  }
-  return 0;
+  void *work = nw->work, *iwork = nw->iwork;
+  int out = grow_block(nw->alloc, &work, &nw->lwork, (lapack_int)*work_query, sizeof(double));
+  nw->work = work;
+  if (out == 0 && iwork_query)
+    out = grow_block(nw->alloc, &iwork, &nw->liwork, *iwork_query, sizeof(lapack_int));
+  nw->iwork = iwork;
+  return out;
 }
 
 /* Q^T of the nr higher levels' columns (in rest) applied to the level's nl columns and res
