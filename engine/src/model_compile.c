@@ -144,6 +144,27 @@ static jyStatus check_user_channel_names(const jyModel *md, jySystem *sys) {
   return JY_OK;
 }
 
+/* A model with no coordinates has nothing to integrate (a ground alone, or nothing at all):
+ * said in the model's terms, before any solver sees an empty matrix. */
+static jyStatus check_has_coordinates(const jyModel *md, jySystem *sys) {
+  if (md->n > 0) return JY_OK;
+  if (md->nparts == 0) {
+    jy_set_error(sys->error,
+                 "the system is empty: add parts (a mass, a pendulum, a body) "
+                 "before compiling or running it");
+    return JY_ERR_INVALID;
+  }
+  char names[256] = "";
+  for (int i = 0, used = 0; i < md->nparts && used + 1 < (int)sizeof names; i++)
+    used += snprintf(names + used, sizeof names - (size_t)used, "%s'%s' (%s)", i ? ", " : "",
+                     md->parts[i].inst.name, md->parts[i].inst.type->name);
+  jy_set_error(sys->error,
+               "the system has no coordinates to integrate: its parts %s have none that move "
+               "(a ground is fixed); add a part that moves, such as a mass or a pendulum",
+               names);
+  return JY_ERR_INVALID;
+}
+
 /* The acceleration at the initial state: a model that compiles can take its first step. */
 static jyStatus first_acceleration(jyModel *md, jySystem *sys, jyEval *e) {
   double *acc = jy_calloc(&md->alloc, (size_t)md->n + 1, sizeof(double));
@@ -184,6 +205,7 @@ jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) 
   md->solver = def ? *def : jy_default_solver_def();
   const char *stage = "the layout (numbering and names)";
   jyStatus st = jy_compile_layout(md, sys);
+  if (st == JY_OK) st = check_has_coordinates(md, sys);
   if (st == JY_OK) st = check_user_channel_names(md, sys);
   for (int i = 0; i < md->nparts && st == JY_OK; i++)
     if (md->parts[i].inst.type->nonideal_law && !(md->parts[i].shape.flags & JY_PART_NO_LAW))
