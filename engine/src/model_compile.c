@@ -205,7 +205,6 @@ jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) 
   md->solver = def ? *def : jy_default_solver_def();
   const char *stage = "the layout (numbering and names)";
   jyStatus st = jy_compile_layout(md, sys);
-  if (st == JY_OK) st = check_has_coordinates(md, sys);
   if (st == JY_OK) st = check_user_channel_names(md, sys);
   for (int i = 0; i < md->nparts && st == JY_OK; i++)
     if (md->parts[i].inst.type->nonideal_law && !(md->parts[i].shape.flags & JY_PART_NO_LAW))
@@ -214,6 +213,7 @@ jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) 
     stage = "the parts' private data";
     st = init_parts(md, sys);
   }
+  if (st == JY_OK) st = check_has_coordinates(md, sys);
   if (st == JY_OK) st = settle_initial_state(md, sys, &stage);
   if (st != JY_OK) {
     if (st == JY_ERR_NOMEM)
