@@ -1,8 +1,8 @@
 /* lua/main.c — the `joinery` command.
  *
  *   joinery SCRIPT [ARGS...]       runs a Lua script as lua5.4 would (global `arg`, `...`),
- *                                  with the joinery module preloaded; an error prints the
- *                                  message (file:line) and a traceback, exit status 1.
+ *                                  with the joinery module preloaded; an error prints
+ *                                  "file:line: message", exit status 1.
  *   joinery run SCRIPT [OPTIONS] [-- ARGS...]
  *                                  runs SCRIPT, which must return a system; compiles it,
  *                                  prints the model's size and assembly report, simulates
@@ -16,6 +16,8 @@
  *   joinery types                  lists the registered part types
  *   joinery doc TYPE               parameters, terminals and coordinates of a part type
  *   joinery --help | --version
+ *   --traceback (before SCRIPT or run, or among run's options) adds the Lua stack traceback
+ *   to a script's error, for those debugging the script's own functions.
  *
  * Exit status: 0 success, 1 error ("joinery: <message>" on stderr), 2 usage error.
  */
@@ -34,6 +36,7 @@
 #include <lualib.h>
 
 #include "binding.h"
+#include "joinery/joinery.h"
 #include "lua_call.h"
 #include "settings.h"
 
@@ -48,6 +51,8 @@ static const char usage_head[] =
   "       joinery types                   list the part types\n"
   "       joinery doc TYPE                describe a part type\n"
   "       joinery --help | --version\n"
+  "  --traceback (before SCRIPT or run, or among run's options): a script's error with its\n"
+  "  Lua stack traceback (default: file:line: message)\n"
   "\n"
   "options of run (override the script's sys:settings):\n";
 
@@ -120,7 +125,8 @@ static void print_usage(FILE *f) {
 typedef struct Cli {
   int argc;
   char **argv;
-  int status; /* exit status */
+  int status;    /* exit status */
+  int traceback; /* --traceback: a script's error with the Lua stack traceback */
 } Cli;
 
 static void print_error(const char *msg) {
@@ -144,10 +150,42 @@ usage_error(const char *fmt, ...) {
   return 2;
 }
 
-/* Calls the function below narg arguments with the traceback handler. */
-static int docall(lua_State *L, int narg, int nres) {
+/* The known option nearest to the unknown a[0..len) (run's flags too when with_run), copied
+ * into near[64]; NULL when none is near enough. */
+static const char *nearest_option(const char *a, size_t len, int with_run, char *near) {
+  static const char *const global[] = {"--help", "--version", "--traceback"};
+  char names[NUM_RUN_FLAGS][64], typed[64];
+  const char *candidates[NUM_RUN_FLAGS + 3];
+  int n = 0;
+  for (int k = 0; k < 3; k++) candidates[n++] = global[k];
+  for (int k = 0; with_run && k < NUM_RUN_FLAGS; k++) {
+    flag_name(names[k], sizeof names[k], run_flags[k].setting);
+    candidates[n++] = names[k];
+  }
+  snprintf(typed, sizeof typed, "%.*s", (int)(len < sizeof typed ? len : sizeof typed - 1), a);
+  const char *found = jy_nearest_name(typed, candidates, n);
+  if (!found) return NULL;
+  snprintf(near, 64, "%s", found); /* found may point into names[] */
+  return near;
+}
+
+/* The usage error of an unknown option spelt a[0..len), with the nearest known one. */
+static int unknown_option(const char *a, size_t len, int with_run) {
+  char buf[64], run_buf[64];
+  const char *near = nearest_option(a, len, with_run, buf);
+  const char *of_run = nearest_option(a, len, 1, run_buf);
+  if (near) return usage_error("unknown option '%.*s' (did you mean %s?)", (int)len, a, near);
+  if (of_run) /* a run option before the command: say where it goes */
+    return usage_error("unknown option '%.*s' (%s is an option of run: joinery run SCRIPT %s ...)",
+                       (int)len, a, of_run, of_run);
+  return usage_error("unknown option '%.*s'", (int)len, a);
+}
+
+/* Calls the function below narg arguments under the script's message handler: file:line,
+ * and the traceback with --traceback. */
+static int docall(lua_State *L, int narg, int nres, int traceback) {
   int base = lua_gettop(L) - narg;
-  jyl_push_msgh(L, JYL_MSGH_TRACEBACK);
+  jyl_push_msgh(L, traceback ? JYL_MSGH_TRACEBACK : JYL_MSGH_LOCATE);
   lua_insert(L, base);
   int status = lua_pcall(L, narg, nres, base);
   lua_remove(L, base);
@@ -173,8 +211,8 @@ static void set_arg_table(lua_State *L, char **argv, int script_at, int nbefore,
 
 /* Loads and runs the script with nargs arguments argv[first..]; leaves nres results.
  * Returns 0, or 1 after printing the error. */
-static int run_script(lua_State *L, const char *script, char **argv, int first, int nargs,
-                      int nres) {
+static int run_script(lua_State *L, const char *script, char **argv, int first, int nargs, int nres,
+                      int traceback) {
   if (luaL_loadfile(L, script) != LUA_OK) {
     print_error(lua_tostring(L, -1));
     lua_pop(L, 1);
@@ -182,7 +220,7 @@ static int run_script(lua_State *L, const char *script, char **argv, int first, 
   }
   luaL_checkstack(L, nargs, "too many arguments to the script");
   for (int i = 0; i < nargs; i++) lua_pushstring(L, argv[first + i]);
-  if (docall(L, nargs, nres) != LUA_OK) {
+  if (docall(L, nargs, nres, traceback) != LUA_OK) {
     print_error(lua_tostring(L, -1));
     lua_pop(L, 1);
     return 1;
@@ -339,7 +377,7 @@ static int read_flag(lua_State *L, Cli *cli, int *i, int settings) {
   const char *a = cli->argv[*i];
   const char *eq = strchr(a, '=');
   const RunFlag *flag = find_flag(a, eq ? (size_t)(eq - a) : strlen(a));
-  if (!flag) return usage_error("unknown option '%s'", a);
+  if (!flag) return unknown_option(a, eq ? (size_t)(eq - a) : strlen(a), 1);
   char name[64];
   flag_name(name, sizeof name, flag->setting);
   const char *value = NULL;
@@ -383,6 +421,10 @@ static int read_run_args(lua_State *L, Cli *cli, int at, int settings, RunArgs *
       print_usage(stdout);
       return 0;
     }
+    if (strcmp(a, "--traceback") == 0) {
+      cli->traceback = 1;
+      continue;
+    }
     if (a[0] == '-' && a[1] != '\0') {
       int status = read_flag(L, cli, &i, settings);
       if (status >= 0) return status;
@@ -422,7 +464,7 @@ static int cmd_run(lua_State *L, Cli *cli, int at) {
   default_out(L, settings, ra.script);
 
   set_arg_table(L, cli->argv, ra.script_at, ra.script_at, ra.first_arg, ra.nargs);
-  if (run_script(L, ra.script, cli->argv, ra.first_arg, ra.nargs, 1) != 0) return 1;
+  if (run_script(L, ra.script, cli->argv, ra.first_arg, ra.nargs, 1, cli->traceback) != 0) return 1;
   if (!luaL_testudata(L, -1, JYL_SYSTEM)) {
     fprintf(stderr,
             "joinery: %s must return a system (end it with `return sys`), but it returned %s\n",
@@ -432,7 +474,7 @@ static int cmd_run(lua_State *L, Cli *cli, int at) {
   lua_pushcfunction(L, simulate_system);
   lua_insert(L, -2);
   lua_pushvalue(L, settings);
-  if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+  if (docall(L, 2, 0, cli->traceback) != LUA_OK) {
     fflush(stdout);
     print_error(lua_tostring(L, -1));
     return 1;
@@ -545,7 +587,20 @@ static int cmd_doc(lua_State *L, const char *type) {
 
 /* ---- main ------------------------------------------------------------------------------ */
 
+/* Takes the leading --traceback words out of argv (they are the command's, not the
+ * script's: arg[] does not show them). */
+static void take_traceback_flags(Cli *cli) {
+  while (cli->argc > 1 && strcmp(cli->argv[1], "--traceback") == 0) {
+    cli->traceback = 1;
+    /* argv[argc] (NULL) moves too */
+    memmove(cli->argv + 1, cli->argv + 2, sizeof *cli->argv * (size_t)(cli->argc - 1));
+    cli->argc--;
+  }
+}
+
 static int dispatch(lua_State *L, Cli *cli) {
+  take_traceback_flags(cli);
+  if (cli->argc < 2) return usage_error("--traceback needs a SCRIPT or run");
   char **argv = cli->argv;
   const char *cmd = argv[1];
   if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
@@ -565,9 +620,9 @@ static int dispatch(lua_State *L, Cli *cli) {
     if (cli->argc != 3) return usage_error("doc needs one part type name");
     return cmd_doc(L, argv[2]);
   }
-  if (cmd[0] == '-') return usage_error("unknown option '%s'", cmd);
+  if (cmd[0] == '-') return unknown_option(cmd, strlen(cmd), 0);
   set_arg_table(L, argv, 1, 1, 2, cli->argc - 2);
-  return run_script(L, cmd, argv, 2, cli->argc - 2, 0);
+  return run_script(L, cmd, argv, 2, cli->argc - 2, 0, cli->traceback);
 }
 
 /* Everything that may raise a Lua error runs in here, under lua_pcall. */
@@ -593,7 +648,7 @@ int main(int argc, char **argv) {
     print_error("cannot create the Lua state (out of memory)");
     return 1;
   }
-  Cli cli = {argc, argv, 1};
+  Cli cli = {argc, argv, 1, 0};
   lua_pushcfunction(L, pmain);
   lua_pushlightuserdata(L, &cli);
   if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
