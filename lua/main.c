@@ -51,8 +51,8 @@ static const char usage_head[] =
   "       joinery types                   list the part types\n"
   "       joinery doc TYPE                describe a part type\n"
   "       joinery --help | --version\n"
-  "  --traceback (before SCRIPT or run, or among run's options): a script's error with its\n"
-  "  Lua stack traceback (default: file:line: message)\n"
+  "       --traceback (before SCRIPT or run, or among run's options): a script's error\n"
+  "                                       with its Lua stack traceback (default: file:line)\n"
   "\n"
   "options of run (override the script's sys:settings):\n";
 

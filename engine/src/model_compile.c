@@ -145,7 +145,7 @@ static jyStatus check_user_channel_names(const jyModel *md, jySystem *sys) {
 }
 
 /* A model with no coordinates has nothing to integrate (a ground alone, or nothing at all):
- * said in the model's terms, before any solver sees an empty matrix. */
+ * said in the model's terms, before the acceleration's solver sees an empty matrix. */
 static jyStatus check_has_coordinates(const jyModel *md, jySystem *sys) {
   if (md->n > 0) return JY_OK;
   if (md->nparts == 0) {
@@ -182,6 +182,9 @@ static jyStatus settle_initial_state(jyModel *md, jySystem *sys, const char **st
   if (!e) return JY_ERR_NOMEM;
   *stage = "the consistent initial state";
   jyStatus st = jy_compile_initial_state(md, sys, e);
+  /* After the initial state, whose Newton never reaches LAPACK without coordinates: rows
+   * between fixed parts that cannot hold (two grounds welded apart) are named first. */
+  if (st == JY_OK) st = check_has_coordinates(md, sys);
   if (st == JY_OK) {
     *stage = "the dependent rows";
     st = jy_compile_dependent_rows(md, e);
@@ -213,7 +216,6 @@ jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) 
     stage = "the parts' private data";
     st = init_parts(md, sys);
   }
-  if (st == JY_OK) st = check_has_coordinates(md, sys);
   if (st == JY_OK) st = settle_initial_state(md, sys, &stage);
   if (st != JY_OK) {
     if (st == JY_ERR_NOMEM)
