@@ -433,6 +433,24 @@ int jy_uk_multipliers(jyUkWork *w, const jyUkProblem *p, const double *acc, doub
   return 0;
 }
 
+/* Singular values (sv, n) and right singular vectors (vt, n x n) of the rows x n matrix
+ * `stack` (destroyed), with a workspace from the allocator (LAPACKE's would come from malloc
+ * and print on failure). 0, or -1. */
+static int right_singular(const jyAllocator *a, double *stack, int rows, int n, double *sv,
+                          double *vt) {
+  double query = 0;
+  if (LAPACKE_dgesvd_work(LAPACK_COL_MAJOR, 'N', 'A', rows, n, stack, rows, sv, NULL, 1, vt, n,
+                          &query, -1) != 0)
+    return -1;
+  lapack_int lwork = (lapack_int)query > 1 ? (lapack_int)query : 1;
+  double *work = jy_calloc(a, (size_t)lwork, sizeof(double));
+  int info = work ? LAPACKE_dgesvd_work(LAPACK_COL_MAJOR, 'N', 'A', rows, n, stack, rows, sv, NULL,
+                                        1, vt, n, work, lwork)
+                  : -1;
+  jy_free(a, work);
+  return info == 0 ? 0 : -1;
+}
+
 int jy_uk_free_directions(jyUkWork *w, const jyUkProblem *p, double rcond, int *free_dir) {
   int n = p->n, m = p->m, rows = n + m;
   for (int j = 0; j < n; j++) free_dir[j] = 0;
@@ -443,9 +461,8 @@ int jy_uk_free_directions(jyUkWork *w, const jyUkProblem *p, double rcond, int *
   double *stack = jy_calloc(&w->alloc, (size_t)rows * n, sizeof(double));
   double *sv = jy_calloc(&w->alloc, (size_t)n, sizeof(double));
   double *vt = jy_calloc(&w->alloc, (size_t)n * n, sizeof(double));
-  double *superb = jy_calloc(&w->alloc, (size_t)n, sizeof(double));
   int count = -1;
-  if (stack && sv && vt && superb) {
+  if (stack && sv && vt) {
     for (int j = 0; j < n; j++) {
       for (int i = 0; i < n; i++) stack[i + (size_t)j * rows] = p->mass[i + (size_t)j * n] / alpha;
       for (int i = 0; i < m; i++)
@@ -455,8 +472,7 @@ int jy_uk_free_directions(jyUkWork *w, const jyUkProblem *p, double rcond, int *
       double norm = cblas_dnrm2(rows, stack + (size_t)j * rows, 1);
       if (norm > 0) cblas_dscal(rows, 1.0 / norm, stack + (size_t)j * rows, 1);
     }
-    if (LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'A', rows, n, stack, rows, sv, NULL, 1, vt, n,
-                       superb) == 0) {
+    if (right_singular(&w->alloc, stack, rows, n, sv, vt) == 0) {
       double cut = (rcond > 0 ? rcond : 1e-10) * fmax(sv[0], DBL_MIN);
       count = 0;
       for (int k = 0; k < n; k++) {
@@ -473,6 +489,5 @@ int jy_uk_free_directions(jyUkWork *w, const jyUkProblem *p, double rcond, int *
   jy_free(&w->alloc, stack);
   jy_free(&w->alloc, sv);
   jy_free(&w->alloc, vt);
-  jy_free(&w->alloc, superb);
   return count;
 }
