@@ -1,9 +1,10 @@
 /* lua/main.c — the `joinery` command.
  *
- *   joinery [--trust] SCRIPT [ARGS...]
+ *   joinery [--trust] [--traceback] SCRIPT [ARGS...]
  *                                  runs a Lua script as lua5.4 would (global `arg`, `...`),
- *                                  with the joinery module preloaded; an error prints the
- *                                  message (file:line) and a traceback, exit status 1.
+ *                                  with the joinery module preloaded; an error prints
+ *                                  "file:line: message" (and the traceback with
+ *                                  --traceback), exit status 1.
  *   joinery run SCRIPT [OPTIONS] [-- ARGS...]
  *                                  runs SCRIPT, which must return a system; compiles it,
  *                                  prints the model's size and assembly report, simulates
@@ -20,6 +21,8 @@
  *   joinery types                  lists the registered part types
  *   joinery doc TYPE               parameters, terminals and coordinates of a part type
  *   joinery --help | --version
+ *   --traceback (before SCRIPT or run, or among run's options) adds the Lua stack traceback
+ *   to a script's error, for those debugging the script's own functions.
  *
  * Exit status: 0 success, 1 error ("joinery: <message>" on stderr), 2 usage error.
  */
@@ -38,6 +41,7 @@
 #include <lualib.h>
 
 #include "binding.h"
+#include "joinery/joinery.h"
 #include "lua_call.h"
 #include "sandbox.h"
 #include "settings.h"
@@ -54,6 +58,8 @@ static const char usage_head[] =
   "       joinery types                   list the part types\n"
   "       joinery doc TYPE                describe a part type\n"
   "       joinery --help | --version\n"
+  "       --traceback (before SCRIPT or run, or among run's options): a script's error\n"
+  "                                       with its Lua stack traceback (default: file:line)\n"
   "\n"
   "options of run (override the script's sys:settings):\n";
 
@@ -130,8 +136,9 @@ static void print_usage(FILE *f) {
 typedef struct Cli {
   int argc;
   char **argv;
-  int status; /* exit status */
-  int trust;  /* --trust: the script gets the full Lua library */
+  int status;    /* exit status */
+  int trust;     /* --trust: the script gets the full Lua library */
+  int traceback; /* --traceback: a script's error with the Lua stack traceback */
 } Cli;
 
 static void print_error(const char *msg) {
@@ -155,10 +162,42 @@ usage_error(const char *fmt, ...) {
   return 2;
 }
 
-/* Calls the function below narg arguments with the traceback handler. */
-static int docall(lua_State *L, int narg, int nres) {
+/* The known option nearest to the unknown a[0..len) (run's flags too when with_run), copied
+ * into near[64]; NULL when none is near enough. */
+static const char *nearest_option(const char *a, size_t len, int with_run, char *near) {
+  static const char *const global[] = {"--help", "--version", "--traceback", "--trust"};
+  char names[NUM_RUN_FLAGS][64], typed[64];
+  const char *candidates[NUM_RUN_FLAGS + 4];
+  int n = 0;
+  for (int k = 0; k < 4; k++) candidates[n++] = global[k];
+  for (int k = 0; with_run && k < NUM_RUN_FLAGS; k++) {
+    flag_name(names[k], sizeof names[k], run_flags[k].setting);
+    candidates[n++] = names[k];
+  }
+  snprintf(typed, sizeof typed, "%.*s", (int)(len < sizeof typed ? len : sizeof typed - 1), a);
+  const char *found = jy_nearest_name(typed, candidates, n);
+  if (!found) return NULL;
+  snprintf(near, 64, "%s", found); /* found may point into names[] */
+  return near;
+}
+
+/* The usage error of an unknown option spelt a[0..len), with the nearest known one. */
+static int unknown_option(const char *a, size_t len, int with_run) {
+  char buf[64], run_buf[64];
+  const char *near = nearest_option(a, len, with_run, buf);
+  const char *of_run = nearest_option(a, len, 1, run_buf);
+  if (near) return usage_error("unknown option '%.*s' (did you mean %s?)", (int)len, a, near);
+  if (of_run) /* a run option before the command: say where it goes */
+    return usage_error("unknown option '%.*s' (%s is an option of run: joinery run SCRIPT %s ...)",
+                       (int)len, a, of_run, of_run);
+  return usage_error("unknown option '%.*s'", (int)len, a);
+}
+
+/* Calls the function below narg arguments under the script's message handler: file:line,
+ * and the traceback with --traceback. */
+static int docall(lua_State *L, int narg, int nres, int traceback) {
   int base = lua_gettop(L) - narg;
-  jyl_push_msgh(L, JYL_MSGH_TRACEBACK);
+  jyl_push_msgh(L, traceback ? JYL_MSGH_TRACEBACK : JYL_MSGH_LOCATE);
   lua_insert(L, base);
   int status = lua_pcall(L, narg, nres, base);
   lua_remove(L, base);
@@ -184,8 +223,8 @@ static void set_arg_table(lua_State *L, char **argv, int script_at, int nbefore,
 
 /* Loads and runs the script with nargs arguments argv[first..]; leaves nres results.
  * Returns 0, or 1 after printing the error. */
-static int run_script(lua_State *L, const char *script, char **argv, int first, int nargs,
-                      int nres) {
+static int run_script(lua_State *L, const char *script, char **argv, int first, int nargs, int nres,
+                      int traceback) {
   if (luaL_loadfilex(L, script, jyl_sandboxed(L) ? "t" : NULL) != LUA_OK) {
     jyl_sandbox_explain_binary(L, script);
     print_error(lua_tostring(L, -1));
@@ -194,7 +233,7 @@ static int run_script(lua_State *L, const char *script, char **argv, int first, 
   }
   luaL_checkstack(L, nargs, "too many arguments to the script");
   for (int i = 0; i < nargs; i++) lua_pushstring(L, argv[first + i]);
-  if (docall(L, nargs, nres) != LUA_OK) {
+  if (docall(L, nargs, nres, traceback) != LUA_OK) {
     print_error(lua_tostring(L, -1));
     lua_pop(L, 1);
     return 1;
@@ -359,7 +398,7 @@ static int read_flag(lua_State *L, Cli *cli, int *i, int settings) {
   const char *a = cli->argv[*i];
   const char *eq = strchr(a, '=');
   const RunFlag *flag = find_flag(a, eq ? (size_t)(eq - a) : strlen(a));
-  if (!flag) return usage_error("unknown option '%s'", a);
+  if (!flag) return unknown_option(a, eq ? (size_t)(eq - a) : strlen(a), 1);
   char name[64];
   flag_name(name, sizeof name, flag->setting);
   const char *value = NULL;
@@ -407,6 +446,10 @@ static int read_run_args(lua_State *L, Cli *cli, int at, int settings, RunArgs *
       cli->trust = 1;
       continue;
     }
+    if (strcmp(a, "--traceback") == 0) {
+      cli->traceback = 1;
+      continue;
+    }
     if (a[0] == '-' && a[1] != '\0') {
       int status = read_flag(L, cli, &i, settings);
       if (status >= 0) return status;
@@ -449,7 +492,7 @@ static int cmd_run(lua_State *L, Cli *cli, int at) {
   lua_pop(L, 1);
 
   set_arg_table(L, cli->argv, ra.script_at, ra.script_at, ra.first_arg, ra.nargs);
-  if (run_script(L, ra.script, cli->argv, ra.first_arg, ra.nargs, 1) != 0) return 1;
+  if (run_script(L, ra.script, cli->argv, ra.first_arg, ra.nargs, 1, cli->traceback) != 0) return 1;
   if (!luaL_testudata(L, -1, JYL_SYSTEM)) {
     fprintf(stderr,
             "joinery: %s must return a system (end it with `return sys`), but it returned %s\n",
@@ -459,7 +502,7 @@ static int cmd_run(lua_State *L, Cli *cli, int at) {
   lua_pushcfunction(L, simulate_system);
   lua_insert(L, -2);
   lua_pushvalue(L, settings);
-  if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+  if (docall(L, 2, 0, cli->traceback) != LUA_OK) {
     fflush(stdout);
     print_error(lua_tostring(L, -1));
     return 1;
@@ -575,8 +618,16 @@ static int cmd_doc(lua_State *L, const char *type) {
 static int dispatch(lua_State *L, Cli *cli) {
   char **argv = cli->argv;
   int at = 1; /* the command word, after the global flags */
-  for (; at < cli->argc && strcmp(argv[at], "--trust") == 0; at++) cli->trust = 1;
-  if (at == cli->argc) return usage_error("--trust needs a SCRIPT or run SCRIPT after it");
+  for (; at < cli->argc; at++) {
+    if (strcmp(argv[at], "--trust") == 0)
+      cli->trust = 1;
+    else if (strcmp(argv[at], "--traceback") == 0)
+      cli->traceback = 1;
+    else
+      break;
+  }
+  if (at == cli->argc && at > 1)
+    return usage_error("%s needs a SCRIPT or run SCRIPT after it", argv[at - 1]);
   const char *cmd = argv[at];
   if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
     print_usage(stdout);
@@ -595,10 +646,10 @@ static int dispatch(lua_State *L, Cli *cli) {
     if (cli->argc != at + 2) return usage_error("doc needs one part type name");
     return cmd_doc(L, argv[at + 1]);
   }
-  if (cmd[0] == '-') return usage_error("unknown option '%s'", cmd);
+  if (cmd[0] == '-') return unknown_option(cmd, strlen(cmd), 0);
   set_arg_table(L, argv, at, at, at + 1, cli->argc - at - 1);
   enter_sandbox(L, cli, NULL);
-  return run_script(L, cmd, argv, at + 1, cli->argc - at - 1, 0);
+  return run_script(L, cmd, argv, at + 1, cli->argc - at - 1, 0, cli->traceback);
 }
 
 /* Everything that may raise a Lua error runs in here, under lua_pcall. */
@@ -624,7 +675,7 @@ int main(int argc, char **argv) {
     print_error("cannot create the Lua state (out of memory)");
     return 1;
   }
-  Cli cli = {argc, argv, 1, 0};
+  Cli cli = {.argc = argc, .argv = argv, .status = 1};
   lua_pushcfunction(L, pmain);
   lua_pushlightuserdata(L, &cli);
   if (lua_pcall(L, 1, 0, 0) != LUA_OK) {

@@ -15,20 +15,27 @@
 #endif
 
 static long process_allocations;
+/* >= 0: malloc, calloc and realloc return NULL once process_allocations reaches it (the
+ * allocations of libraries such as LAPACKE, which do not use the environment's allocator). */
+static long process_fail_after __attribute__((unused)) = -1;
 
 #if WRAP_MALLOC
+#define PROCESS_FAILS() (process_fail_after >= 0 && process_allocations >= process_fail_after)
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 void *malloc(size_t size) {
+  if (PROCESS_FAILS()) return NULL;
   process_allocations++;
   return __libc_malloc(size);
 }
 void *calloc(size_t count, size_t size) {
+  if (PROCESS_FAILS()) return NULL;
   process_allocations++;
   return __libc_calloc(count, size);
 }
 void *realloc(void *p, size_t size) {
+  if (PROCESS_FAILS()) return NULL;
   process_allocations++;
   return __libc_realloc(p, size);
 }

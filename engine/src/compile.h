@@ -21,7 +21,9 @@ jyStatus jy_compile_initial_state(jyModel *md, jySystem *sys, jyEval *e);
  * them in the model, so that every evaluator leaves them out of its solves. */
 jyStatus jy_compile_dependent_rows(jyModel *md, jyEval *e);
 
-/* Grows the model's report by one formatted line (bounded; allocation is fine here). */
-void jy_compile_report(jyModel *md, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Grows the model's report by one formatted line (bounded; allocation is fine here).
+ * JY_ERR_NOMEM when the line could not be kept: a report must not lose lines silently. */
+jyStatus jy_compile_report(jyModel *md, const char *fmt, ...)
+  __attribute__((format(printf, 2, 3), warn_unused_result));
 
 #endif

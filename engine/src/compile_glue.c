@@ -78,10 +78,11 @@ jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys) {
   if (md->nlinks > 0) {
     int coords = 0;
     for (int l = 0; l < md->nlinks; l++) coords += md->links[l].dim;
-    jy_compile_report(md,
-                      "glue elimination: %d glues and %d terminal coordinates substituted "
-                      "away",
-                      md->nlinks, coords);
+    if (jy_compile_report(md,
+                          "glue elimination: %d glues and %d terminal coordinates substituted "
+                          "away",
+                          md->nlinks, coords) != JY_OK)
+      goto out; /* st is still JY_ERR_NOMEM */
   }
   md->max_source_coords = 1;
   for (int l = 0; l < md->nlinks; l++) {

@@ -57,6 +57,11 @@ typedef struct newton {
   double *res, *dx, *rhs, *sv, *tau;
   int *picked;
   lapack_int *jpvt;
+  /* LAPACK's workspace, from the model's allocator and grown to what each call's query
+   * asks: LAPACKE's own would come from malloc and print to stdout when it fails. */
+  const jyAllocator *alloc;
+  double *work;
+  lapack_int lwork, *iwork, liwork;
 } newton;
 
 static double stage_residual(const jyModel *md, jyEval *e, int position, int row) {
@@ -70,9 +75,74 @@ static double column_norm(const double *col, int n) {
   return sqrt(sum);
 }
 
+/* A LAPACK status as the step's: 0 solved, LEVEL_STEP_FAILED for a numerical failure (the
+ * Newton loop stops and the residual test judges), JY_ERR_NOMEM when its workspace could not
+ * be had (an error: a half-done step must not pass for a result). */
+enum { LEVEL_STEP_FAILED = -1 };
+static int lapack_outcome(lapack_int info) {
+  if (info == LAPACK_WORK_MEMORY_ERROR || info == LAPACK_TRANSPOSE_MEMORY_ERROR)
+    return JY_ERR_NOMEM;
+  return info == 0 ? 0 : LEVEL_STEP_FAILED;
+}
+
+/* Replaces *block (of *have elements of `size` bytes) by a zeroed one of `want` elements
+ * when it is smaller. 0, or JY_ERR_NOMEM. */
+static int grow_block(const jyAllocator *a, void **block, lapack_int *have, lapack_int want,
+                      size_t size) {
+  if (want <= *have) return 0;
+  void *grown = jy_calloc(a, (size_t)want, size);
+  if (!grown) return JY_ERR_NOMEM;
+  jy_free(a, *block);
+  *block = grown;
+  *have = want;
+  return 0;
+}
+
+/* Grows the workspace to the answer of the query that returned info (*work_query doubles,
+ * *iwork_query integers, NULL for none); pointers, so they are read after the query ran. */
+static int reserve_work(newton *nw, lapack_int info, const double *work_query,
+                        const lapack_int *iwork_query) {
+  if (info != 0) return lapack_outcome(info);
+  void *work = nw->work, *iwork = nw->iwork;
+  int out = grow_block(nw->alloc, &work, &nw->lwork, (lapack_int)*work_query, sizeof(double));
+  nw->work = work;
+  if (out == 0 && iwork_query)
+    out = grow_block(nw->alloc, &iwork, &nw->liwork, *iwork_query, sizeof(lapack_int));
+  nw->iwork = iwork;
+  return out;
+}
+
+/* Q^T of the nr higher levels' columns (in rest) applied to the level's nl columns and res
+ * (in proj): the higher levels' range is the first *rank rows. 0, or as lapack_outcome. */
+static int project_out_higher(newton *nw, int rows, int nl, int nr, int *rank) {
+  double query = 0;
+  memset(nw->jpvt, 0, sizeof(lapack_int) * (size_t)nr);
+  int out = reserve_work(
+    nw,
+    LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, rows, nr, nw->rest, rows, nw->jpvt, nw->tau, &query, -1),
+    &query, NULL);
+  if (out == 0)
+    out = lapack_outcome(LAPACKE_dgeqp3_work(LAPACK_COL_MAJOR, rows, nr, nw->rest, rows, nw->jpvt,
+                                             nw->tau, nw->work, nw->lwork));
+  if (out != 0) return out;
+  *rank = 0;
+  for (int k = 0; k < rows && k < nr; k++)
+    if (fabs(nw->rest[k + (size_t)k * rows]) > 1e-12 * fabs(nw->rest[0])) *rank = k + 1;
+  if (*rank == 0) return 0;
+  out = reserve_work(nw,
+                     LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', rows, nl + 1, *rank, nw->rest,
+                                         rows, nw->tau, nw->proj, rows, &query, -1),
+                     &query, NULL);
+  if (out != 0) return out;
+  return lapack_outcome(LAPACKE_dormqr_work(LAPACK_COL_MAJOR, 'L', 'T', rows, nl + 1, *rank,
+                                            nw->rest, rows, nw->tau, nw->proj, rows, nw->work,
+                                            nw->lwork));
+}
+
 /* Moves the columns of one level as little as lets the columns of the higher levels meet
  * what remains of res: the part of res (and of the level's columns) outside the range of
- * the higher levels' columns is solved for minimum norm; res is updated. 0 on success. */
+ * the higher levels' columns is solved for minimum norm; res is updated. 0 on success,
+ * else as lapack_outcome. */
 static int level_step(newton *nw, int level) {
   int rows = nw->nrows, nl = 0, nr = 0;
   double jnorm = 0;
@@ -89,16 +159,9 @@ static int level_step(newton *nw, int level) {
   if (nl == 0) return 0;
   memcpy(nw->proj + (size_t)nl * rows, nw->res, sizeof(double) * (size_t)rows);
   int rank = 0;
-  if (nr > 0) { /* Q^T of the higher levels' columns: their range is the first `rank` rows */
-    memset(nw->jpvt, 0, sizeof(lapack_int) * (size_t)nr);
-    if (LAPACKE_dgeqp3(LAPACK_COL_MAJOR, rows, nr, nw->rest, rows, nw->jpvt, nw->tau) != 0)
-      return -1;
-    for (int k = 0; k < rows && k < nr; k++)
-      if (fabs(nw->rest[k + (size_t)k * rows]) > 1e-12 * fabs(nw->rest[0])) rank = k + 1;
-    if (rank > 0 &&
-        LAPACKE_dormqr(LAPACK_COL_MAJOR, 'L', 'T', rows, nl + 1, rank, nw->rest, rows, nw->tau,
-                       nw->proj, rows) != 0)
-      return -1;
+  if (nr > 0) {
+    int out = project_out_higher(nw, rows, nl, nr, &rank);
+    if (out != 0) return out;
   }
   int left = rows - rank, ld = left > nl ? left : nl;
   double pnorm = 0;
@@ -110,9 +173,17 @@ static int level_step(newton *nw, int level) {
   memcpy(nw->rhs, nw->proj + rank + (size_t)nl * rows, sizeof(double) * (size_t)left);
   lapack_int got = 0; /* singular values below 1e-12 of the unprojected columns' are zero */
   double rcond = fmin(0.5, fmax(1e-12, 1e-12 * jnorm / pnorm));
-  if (LAPACKE_dgelsd(LAPACK_COL_MAJOR, left, nl, 1, nw->proj + rank, rows, nw->rhs, ld, nw->sv,
-                     rcond, &got) != 0)
-    return -1;
+  double query = 0;
+  lapack_int iquery = 0;
+  int out = reserve_work(nw,
+                         LAPACKE_dgelsd_work(LAPACK_COL_MAJOR, left, nl, 1, nw->proj + rank, rows,
+                                             nw->rhs, ld, nw->sv, rcond, &got, &query, -1, &iquery),
+                         &query, &iquery);
+  if (out == 0)
+    out = lapack_outcome(LAPACKE_dgelsd_work(LAPACK_COL_MAJOR, left, nl, 1, nw->proj + rank, rows,
+                                             nw->rhs, ld, nw->sv, rcond, &got, nw->work, nw->lwork,
+                                             nw->iwork));
+  if (out != 0) return out;
   for (int k = 0; k < nl; k++) {
     int c = nw->picked[k];
     nw->dx[c] = nw->rhs[k];
@@ -142,6 +213,10 @@ static jyStatus newton_solve(newton *nw, double *q, double *v, double tol, int m
     memset(nw->dx, 0, sizeof(double) * (size_t)nw->ncols);
     int failed = 0;
     for (int level = 0; level < NUM_LEVELS && !failed; level++) failed = level_step(nw, level);
+    if (failed == JY_ERR_NOMEM) {
+      snprintf(e->error, sizeof e->error, "out of memory for the solver's workspace");
+      return JY_ERR_NOMEM;
+    }
     if (failed) break;
     for (int c = 0; c < nw->ncols; c++) x[nw->cols[c]] += nw->dx[c];
   }
@@ -163,10 +238,13 @@ static void newton_free(const jyAllocator *a, newton *nw) {
   jy_free(a, nw->tau);
   jy_free(a, nw->picked);
   jy_free(a, nw->jpvt);
+  jy_free(a, nw->work);
+  jy_free(a, nw->iwork);
 }
 
 static int newton_alloc(const jyAllocator *a, newton *nw, int n, int m) {
   size_t big = (size_t)(m > n ? m : n) + 1;
+  nw->alloc = a;
   nw->rows = jy_calloc(a, (size_t)m + 1, sizeof(int));
   nw->cols = jy_calloc(a, (size_t)n + 1, sizeof(int));
   nw->level = jy_calloc(a, (size_t)n + 1, 1);
@@ -186,7 +264,8 @@ static int newton_alloc(const jyAllocator *a, newton *nw, int n, int m) {
 
 /* Levels of the model's coordinates from the script's flags (set_q, set_v per coordinate);
  * reports the initial values given to eliminated coordinates, which follow their glue. */
-static void mark_set(jyModel *md, const jySystem *sys, unsigned char *q_set, unsigned char *v_set) {
+static jyStatus mark_set(jyModel *md, const jySystem *sys, unsigned char *q_set,
+                         unsigned char *v_set) {
   for (int i = 0; i < md->nparts; i++) {
     const jySysPart *sp = &sys->parts[i];
     for (int j = 0; j < sp->shape.ncoords; j++) {
@@ -197,15 +276,18 @@ static void mark_set(jyModel *md, const jySystem *sys, unsigned char *q_set, uns
       } else if (sp->q_set[j] || sp->v_set[j]) {
         const jyModelLink *link = &md->links[-1 - k];
         const jyModelPart *src = &md->parts[link->source];
-        jy_compile_report(md, "initial value of %s.%s ignored: it follows %s.%s through glue '%s'",
-                          sp->name, sp->shape.coord_names[j], src->inst.name,
-                          link->terminal < src->shape.nterminals
-                            ? src->shape.terminals[link->terminal].name
-                            : src->shape.coord_names[link->terminal - src->shape.nterminals],
-                          md->glues[link->glue].name);
+        jyStatus st = jy_compile_report(
+          md, "initial value of %s.%s ignored: it follows %s.%s through glue '%s'", sp->name,
+          sp->shape.coord_names[j], src->inst.name,
+          link->terminal < src->shape.nterminals
+            ? src->shape.terminals[link->terminal].name
+            : src->shape.coord_names[link->terminal - src->shape.nterminals],
+          md->glues[link->glue].name);
+        if (st != JY_OK) return st;
       }
     }
   }
+  return JY_OK;
 }
 
 /* Meets one stage's rows (positions, or velocities), moving first only the followers, then
@@ -267,12 +349,13 @@ static jyStatus record_moved(jyModel *md, const double *before, const double *af
     md->moved[md->nmoved++] =
       (jyMovedValue){j, velocity, set[j], !set[j] && follows[j], before[j], after[j]};
     if (md->nmoved > 20) continue;
-    jy_compile_report(md, "initial %s %s: %.9g -> %.9g (by %.3g)%s",
-                      velocity ? "velocity" : "value", md->coord_names[j], before[j], after[j],
-                      after[j] - before[j],
-                      set[j]         ? " [set by the script]"
-                        : follows[j] ? " [follows its glue]"
-                                     : "");
+    jyStatus st = jy_compile_report(md, "initial %s %s: %.9g -> %.9g (by %.3g)%s",
+                                    velocity ? "velocity" : "value", md->coord_names[j], before[j],
+                                    after[j], after[j] - before[j],
+                                    set[j]         ? " [set by the script]"
+                                      : follows[j] ? " [follows its glue]"
+                                                   : "");
+    if (st != JY_OK) return st;
   }
   return JY_OK;
 }
@@ -292,7 +375,8 @@ jyStatus jy_compile_initial_state(jyModel *md, jySystem *sys, jyEval *e) {
   jyStatus st = JY_ERR_NOMEM;
   if (!newton_alloc(a, &nw, n, m) || !q_set || !v_set || !follows || !q_before || !v_before)
     goto out;
-  mark_set(md, sys, q_set, v_set);
+  st = mark_set(md, sys, q_set, v_set);
+  if (st != JY_OK) goto out;
   mark_followers(md, follows);
   memcpy(q_before, md->q0, sizeof(double) * (size_t)n);
   memcpy(v_before, md->v0, sizeof(double) * (size_t)n);
@@ -305,8 +389,8 @@ jyStatus jy_compile_initial_state(jyModel *md, jySystem *sys, jyEval *e) {
   if (st != JY_OK) goto out;
   st = record_moved(md, q_before, md->q0, q_set, follows, 0, q_tol);
   if (st == JY_OK) st = record_moved(md, v_before, md->v0, v_set, follows, 1, v_tol);
-  if (md->nmoved > 20)
-    jy_compile_report(md, "... and %d more initial values moved", md->nmoved - 20);
+  if (st == JY_OK && md->nmoved > 20)
+    st = jy_compile_report(md, "... and %d more initial values moved", md->nmoved - 20);
 out:
   newton_free(a, &nw);
   jy_free(a, q_set);
@@ -337,7 +421,6 @@ jyStatus jy_compile_dependent_rows(jyModel *md, jyEval *e) {
     if (md->dependent_rows[i] && used + 1 < sizeof list)
       snprintf(list + used, sizeof list - used, "%s%s", listed++ ? ", " : "", md->row_names[i]);
   }
-  jy_compile_report(md, "redundant constraints: rank %d of %d rows; dependent rows: %s", m - count,
-                    m, list);
-  return JY_OK;
+  return jy_compile_report(md, "redundant constraints: rank %d of %d rows; dependent rows: %s",
+                           m - count, m, list);
 }

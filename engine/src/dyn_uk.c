@@ -179,14 +179,19 @@ static int factor_augmented(jyUkWork *w, const jyUkProblem *p, double alpha) {
   if (m > 0)
     cblas_dsyrk(CblasColMajor, CblasLower, CblasTrans, n, m, alpha, w->scaled_jac, m, 1.0,
                 w->factor, n);
-  double max_diag = 0;
-  for (int j = 0; j < n; j++) max_diag = fmax(max_diag, w->factor[j + (size_t)j * n]);
   if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, w->factor, n) != 0) return -1;
-  /* A pivot this small relative to the largest diagonal means a direction that is massless
-   * and unconstrained up to rounding: the acceleration along it is not determined. */
+  /* A pivot this small relative to its own column's diagonal means a direction that is
+   * massless and unconstrained up to rounding (the Schur complement lost all but rounding
+   * of that diagonal): the acceleration along it is not determined. Relative to its own
+   * diagonal, not the largest, so that the cut does not depend on units or on how light a
+   * part is next to another (a 1e-9 kg bob on a 1e9 kg pendulum has mass). */
   for (int j = 0; j < n; j++) {
-    double d = w->factor[j + (size_t)j * n];
-    if (!(d * d > 1e-13 * max_diag)) return -1;
+    double d = w->factor[j + (size_t)j * n], diag = p->mass[j + (size_t)j * n];
+    for (int i = 0; i < m; i++) {
+      double a = w->scaled_jac[i + (size_t)j * m];
+      diag += alpha * a * a;
+    }
+    if (!(d * d > 1e-13 * diag)) return -1;
   }
   return 0;
 }
@@ -264,6 +269,11 @@ jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *op
     return result->outcome;
   }
   scale_rows(w, p);
+  if (n == 0) { /* nothing moves: rows can only ask b = 0 (and LAPACK must not see n = 0) */
+    measure_residuals(w, p, acc, 1.0, result);
+    if (!(result->residual <= opt->consistency_tol)) result->outcome = JY_UK_INCONSISTENT;
+    return result->outcome;
+  }
   /* A diagonal, positive M (rigid bodies, point masses) is its own factor: L = M^1/2 with
    * no augmentation, which saves forming and factoring M_a. */
   int diagonal = m > 0 && diagonal_positive(p);
@@ -423,6 +433,24 @@ int jy_uk_multipliers(jyUkWork *w, const jyUkProblem *p, const double *acc, doub
   return 0;
 }
 
+/* Singular values (sv, n) and right singular vectors (vt, n x n) of the rows x n matrix
+ * `stack` (destroyed), with a workspace from the allocator (LAPACKE's would come from malloc
+ * and print on failure). 0, or -1. */
+static int right_singular(const jyAllocator *a, double *stack, int rows, int n, double *sv,
+                          double *vt) {
+  double query = 0;
+  if (LAPACKE_dgesvd_work(LAPACK_COL_MAJOR, 'N', 'A', rows, n, stack, rows, sv, NULL, 1, vt, n,
+                          &query, -1) != 0)
+    return -1;
+  lapack_int lwork = (lapack_int)query > 1 ? (lapack_int)query : 1;
+  double *work = jy_calloc(a, (size_t)lwork, sizeof(double));
+  int info = work ? LAPACKE_dgesvd_work(LAPACK_COL_MAJOR, 'N', 'A', rows, n, stack, rows, sv, NULL,
+                                        1, vt, n, work, lwork)
+                  : -1;
+  jy_free(a, work);
+  return info == 0 ? 0 : -1;
+}
+
 int jy_uk_free_directions(jyUkWork *w, const jyUkProblem *p, double rcond, int *free_dir) {
   int n = p->n, m = p->m, rows = n + m;
   for (int j = 0; j < n; j++) free_dir[j] = 0;
@@ -433,16 +461,18 @@ int jy_uk_free_directions(jyUkWork *w, const jyUkProblem *p, double rcond, int *
   double *stack = jy_calloc(&w->alloc, (size_t)rows * n, sizeof(double));
   double *sv = jy_calloc(&w->alloc, (size_t)n, sizeof(double));
   double *vt = jy_calloc(&w->alloc, (size_t)n * n, sizeof(double));
-  double *superb = jy_calloc(&w->alloc, (size_t)n, sizeof(double));
   int count = -1;
-  if (stack && sv && vt && superb) {
+  if (stack && sv && vt) {
     for (int j = 0; j < n; j++) {
       for (int i = 0; i < n; i++) stack[i + (size_t)j * rows] = p->mass[i + (size_t)j * n] / alpha;
       for (int i = 0; i < m; i++)
         stack[n + i + (size_t)j * rows] = w->scaled_jac[i + (size_t)j * m];
+      /* Columns to unit length: a light coordinate next to a heavy one is not free (only a
+       * zero column, or a combination that cancels, is). */
+      double norm = cblas_dnrm2(rows, stack + (size_t)j * rows, 1);
+      if (norm > 0) cblas_dscal(rows, 1.0 / norm, stack + (size_t)j * rows, 1);
     }
-    if (LAPACKE_dgesvd(LAPACK_COL_MAJOR, 'N', 'A', rows, n, stack, rows, sv, NULL, 1, vt, n,
-                       superb) == 0) {
+    if (right_singular(&w->alloc, stack, rows, n, sv, vt) == 0) {
       double cut = (rcond > 0 ? rcond : 1e-10) * fmax(sv[0], DBL_MIN);
       count = 0;
       for (int k = 0; k < n; k++) {
@@ -459,6 +489,5 @@ int jy_uk_free_directions(jyUkWork *w, const jyUkProblem *p, double rcond, int *
   jy_free(&w->alloc, stack);
   jy_free(&w->alloc, sv);
   jy_free(&w->alloc, vt);
-  jy_free(&w->alloc, superb);
   return count;
 }

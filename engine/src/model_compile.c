@@ -81,7 +81,7 @@ static jyStatus init_parts(jyModel *md, jySystem *sys) {
   return JY_OK;
 }
 
-void jy_compile_report(jyModel *md, const char *fmt, ...) {
+jyStatus jy_compile_report(jyModel *md, const char *fmt, ...) {
   char line[1024];
   va_list ap;
   va_start(ap, fmt);
@@ -89,13 +89,14 @@ void jy_compile_report(jyModel *md, const char *fmt, ...) {
   va_end(ap);
   size_t old = md->report ? strlen(md->report) : 0, add = strlen(line);
   char *grown = jy_alloc(&md->alloc, old + add + 2);
-  if (!grown) return;
+  if (!grown) return JY_ERR_NOMEM;
   if (old) memcpy(grown, md->report, old);
   memcpy(grown + old, line, add);
   grown[old + add] = '\n';
   grown[old + add + 1] = '\0';
   jy_free(&md->alloc, md->report);
   md->report = grown;
+  return JY_OK;
 }
 
 /* Names the first solver setting out of its range, or returns 0. */
@@ -143,6 +144,27 @@ static jyStatus check_user_channel_names(const jyModel *md, jySystem *sys) {
   return JY_OK;
 }
 
+/* A model with no coordinates has nothing to integrate (a ground alone, or nothing at all):
+ * said in the model's terms, before the acceleration's solver sees an empty matrix. */
+static jyStatus check_has_coordinates(const jyModel *md, jySystem *sys) {
+  if (md->n > 0) return JY_OK;
+  if (md->nparts == 0) {
+    jy_set_error(sys->error,
+                 "the system is empty: add parts (a mass, a pendulum, a body) "
+                 "before compiling or running it");
+    return JY_ERR_INVALID;
+  }
+  char names[256] = "";
+  for (int i = 0, used = 0; i < md->nparts && used + 1 < (int)sizeof names; i++)
+    used += snprintf(names + used, sizeof names - (size_t)used, "%s'%s' (%s)", i ? ", " : "",
+                     md->parts[i].inst.name, md->parts[i].inst.type->name);
+  jy_set_error(sys->error,
+               "the system has no coordinates to integrate: its parts %s have none that move "
+               "(a ground is fixed); add a part that moves, such as a mass or a pendulum",
+               names);
+  return JY_ERR_INVALID;
+}
+
 /* The acceleration at the initial state: a model that compiles can take its first step. */
 static jyStatus first_acceleration(jyModel *md, jySystem *sys, jyEval *e) {
   double *acc = jy_calloc(&md->alloc, (size_t)md->n + 1, sizeof(double));
@@ -153,16 +175,25 @@ static jyStatus first_acceleration(jyModel *md, jySystem *sys, jyEval *e) {
   return st;
 }
 
-/* The stages after the layout, on an evaluator of the model. */
-static jyStatus settle_initial_state(jyModel *md, jySystem *sys) {
+/* The stages after the layout, on an evaluator of the model; *stage names the one running. */
+static jyStatus settle_initial_state(jyModel *md, jySystem *sys, const char **stage) {
+  *stage = "the evaluator";
   jyEval *e = jy_eval_create(md);
   if (!e) return JY_ERR_NOMEM;
+  *stage = "the consistent initial state";
   jyStatus st = jy_compile_initial_state(md, sys, e);
+  /* After the initial state, whose Newton never reaches LAPACK without coordinates: rows
+   * between fixed parts that cannot hold (two grounds welded apart) are named first. */
+  if (st == JY_OK) st = check_has_coordinates(md, sys);
   if (st == JY_OK) {
+    *stage = "the dependent rows";
     st = jy_compile_dependent_rows(md, e);
     if (st == JY_ERR_PART) jy_set_error(sys->error, "%s", e->error);
   }
-  if (st == JY_OK) st = first_acceleration(md, sys, e);
+  if (st == JY_OK) {
+    *stage = "the first acceleration";
+    st = first_acceleration(md, sys, e);
+  }
   jy_eval_destroy(e);
   return st;
 }
@@ -175,15 +206,20 @@ jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) 
   if (!md) return JY_ERR_NOMEM;
   md->alloc = sys->env->alloc;
   md->solver = def ? *def : jy_default_solver_def();
+  const char *stage = "the layout (numbering and names)";
   jyStatus st = jy_compile_layout(md, sys);
   if (st == JY_OK) st = check_user_channel_names(md, sys);
   for (int i = 0; i < md->nparts && st == JY_OK; i++)
     if (md->parts[i].inst.type->nonideal_law && !(md->parts[i].shape.flags & JY_PART_NO_LAW))
       md->has_laws = 1;
-  if (st == JY_OK) st = init_parts(md, sys);
-  if (st == JY_OK) st = settle_initial_state(md, sys);
+  if (st == JY_OK) {
+    stage = "the parts' private data";
+    st = init_parts(md, sys);
+  }
+  if (st == JY_OK) st = settle_initial_state(md, sys, &stage);
   if (st != JY_OK) {
-    if (st == JY_ERR_NOMEM) jy_set_error(sys->error, "out of memory compiling the model");
+    if (st == JY_ERR_NOMEM)
+      jy_set_error(sys->error, "out of memory compiling the model, in %s", stage);
     jy_model_destroy(md);
     return st;
   }

@@ -443,11 +443,14 @@ static void check_constraints(Checker *c, const double *q, const double *v, doub
   }
 }
 
-/* Smallest eigenvalue of the symmetric n x n matrix M (upper triangle), via dsyev. */
+/* Smallest eigenvalue of the symmetric n x n matrix M (upper triangle), via dsyev with a
+ * workspace of its own (3n - 1 is dsyev's minimum): LAPACKE's would come from malloc, whose
+ * failure it prints on stdout and this check would report as an indefinite M. */
 static double min_eig(Checker *c, const double *M, int n) {
-  double *a = c->mat_eig, e[MAXN];
+  double *a = c->mat_eig, e[MAXN], work[3 * MAXN];
   memcpy(a, M, sizeof(double) * (size_t)(n * n));
-  if (LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', n, a, n, e) != 0) return -INFINITY;
+  if (LAPACKE_dsyev_work(LAPACK_COL_MAJOR, 'N', 'U', n, a, n, e, work, 3 * MAXN) != 0)
+    return -INFINITY;
   return e[0];
 }
 

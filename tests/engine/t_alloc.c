@@ -16,11 +16,14 @@
 typedef struct counting {
   long allocations, frees, live;
   long fail_after; /* < 0: never fail */
+  int fail_once;   /* 1: only allocation number fail_after fails, the later ones succeed */
+  long attempts;
 } counting;
 
 static void *count_alloc(void *ud, size_t size) {
   counting *c = ud;
-  if (c->fail_after >= 0 && c->allocations >= c->fail_after) return NULL;
+  long k = c->attempts++;
+  if (c->fail_after >= 0 && (c->fail_once ? k == c->fail_after : k >= c->fail_after)) return NULL;
   c->allocations++;
   c->live++;
   return RAW_MALLOC(size);
@@ -37,9 +40,11 @@ static void count_free(void *ud, void *p) {
   free(p);
 }
 
-/* The double pendulum of the examples: singular M, glue rows, gravity. */
-static jyModel *double_pendulum(jyEnv *env, char *why, size_t len) {
+/* The double pendulum of the examples: singular M, glue rows, gravity; p1.theta = 2 is held
+ * by the script. */
+static jySystem *double_pendulum_system(jyEnv *env, int *built) {
   jySystem *sys = jy_system_create(env);
+  *built = 0;
   if (!sys) return NULL;
   jy_system_set_gravity(sys, (double[3]){0, -9.81, 0});
   jyPartId g = jy_system_add_part(sys, "ground", "ground", (jyParamSetting[]){{"dim", 2}}, 1);
@@ -47,21 +52,128 @@ static jyModel *double_pendulum(jyEnv *env, char *why, size_t len) {
     jy_system_add_part(sys, "pendulum", "p1", (jyParamSetting[]){{"m", 1}, {"l", 1}}, 2);
   jyPartId p2 =
     jy_system_add_part(sys, "pendulum", "p2", (jyParamSetting[]){{"m", 0.5}, {"l", 0.7}}, 2);
-  jy_system_set_coord(sys, p1, "theta", 2.0);
-  jy_system_set_coord(sys, p2, "theta", -1.0);
-  jy_system_glue(sys, jy_system_terminal(sys, p1, "pivot"), jy_system_terminal(sys, g, "pos"),
-                 "hinge");
-  jy_system_glue(sys, jy_system_terminal(sys, p2, "pivot"), jy_system_terminal(sys, p1, "bob"),
-                 "elbow");
+  *built = g.index >= 0 && p1.index >= 0 && p2.index >= 0 &&
+    jy_system_set_coord(sys, p1, "theta", 2.0) == JY_OK &&
+    jy_system_set_coord(sys, p2, "theta", -1.0) == JY_OK &&
+    jy_system_glue(sys, jy_system_terminal(sys, p1, "pivot"), jy_system_terminal(sys, g, "pos"),
+                   "hinge") == JY_OK &&
+    jy_system_glue(sys, jy_system_terminal(sys, p2, "pivot"), jy_system_terminal(sys, p1, "bob"),
+                   "elbow") == JY_OK;
+  return sys;
+}
+
+/* Builds and compiles; *status is the compile's (JY_ERR_NOMEM too when building ran out). */
+static jyModel *double_pendulum_status(jyEnv *env, char *why, size_t len, jyStatus *status) {
+  int built = 0;
+  jySystem *sys = double_pendulum_system(env, &built);
   jyModel *model = NULL;
-  if (jy_model_compile(sys, NULL, &model) != JY_OK) snprintf(why, len, "%s", jy_system_error(sys));
+  *status = JY_ERR_NOMEM;
+  if (sys && built) *status = jy_model_compile(sys, NULL, &model);
+  snprintf(why, len, "%s", sys ? jy_system_error(sys) : "no system");
   jy_system_destroy(sys);
   return model;
 }
 
+static jyModel *double_pendulum(jyEnv *env, char *why, size_t len) {
+  jyStatus st;
+  return double_pendulum_status(env, why, len, &st);
+}
+
+/* A model compiled under failing allocations is the model compiled without: the held
+ * p1.theta exactly 2 and the same report (a lost line or a half-done Newton step is not). */
+static int same_model(const jyModel *got, const jyModel *want) {
+  int k = jy_model_find_coord(want, "p1.theta");
+  return jy_model_find_coord(got, "p1.theta") == k && k >= 0 &&
+    jy_model_initial_q(got)[k] == jy_model_initial_q(want)[k] &&
+    strcmp(jy_model_report(got), jy_model_report(want)) == 0;
+}
+
+/* Fails the Nth allocation of the process (what LAPACKE's own workspaces would come from:
+ * compile gives LAPACK workspaces from the environment) while the double pendulum compiles:
+ * JY_ERR_NOMEM naming the stage, or the same model; counts the other outcomes. */
+static int compile_under_failing_malloc(jyEnv *env, const jyModel *want, long *points) {
+  int wrong = 0;
+  for (long fail = 0; fail < 1000; fail++) {
+    int built = 0;
+    jySystem *sys = double_pendulum_system(env, &built);
+    jyModel *got = NULL;
+    long before = process_allocations;
+    process_fail_after = before + fail;
+    jyStatus st = jy_model_compile(sys, NULL, &got);
+    process_fail_after = -1;
+    int fine = st == JY_OK ? same_model(got, want)
+                           : st == JY_ERR_NOMEM && strstr(jy_system_error(sys), "out of memory") &&
+        strstr(jy_system_error(sys), ", in ");
+    if (!fine) {
+      wrong++;
+      diag("failing malloc %ld of compile: %s, %s", fail, jy_status_text(st),
+           st == JY_OK ? "a different model" : jy_system_error(sys));
+    }
+    jy_model_destroy(got);
+    jy_system_destroy(sys);
+    *points = fail;
+    if (process_allocations - before < fail) break; /* no allocation failed */
+  }
+  return wrong;
+}
+
+typedef struct failing_outcome {
+  long points;
+  int leaks, wrong;
+} failing_outcome;
+
+/* One environment whose allocation number `fail` fails (and the later ones too unless
+ * once): registering, compiling, creating and advancing a simulation each return JY_OK or
+ * JY_ERR_NOMEM, a compiled model is the reference model, and nothing leaks. */
+static int fail_one_point(long fail, int once, const jyModel *reference, const jySimDef *def,
+                          counting *f) {
+  *f = (counting){0, 0, 0, fail, once, 0};
+  jyAllocator fa = {count_alloc, count_realloc, count_free, f};
+  jyEnv *env = jy_env_create(&fa);
+  int wrong = 0;
+  char why[1024] = "";
+  jyStatus st = env ? jy_components_register(env) : JY_ERR_NOMEM;
+  jyModel *model = NULL;
+  if (st == JY_OK) model = double_pendulum_status(env, why, sizeof why, &st);
+  if (st == JY_OK && !same_model(model, reference)) {
+    wrong = 1;
+    diag("failing allocation %ld%s: compiled, but p1.theta = %.17g and the report is '%s'", fail,
+         once ? " alone" : "", jy_model_initial_q(model)[jy_model_find_coord(model, "p1.theta")],
+         jy_model_report(model));
+  }
+  if (st == JY_OK) {
+    jySim *sim = jy_sim_create(model, def, &st);
+    if (st == JY_OK) st = jy_sim_advance(sim, 0.1);
+    jy_sim_destroy(sim);
+  }
+  if (st != JY_OK && st != JY_ERR_NOMEM) {
+    wrong = 1;
+    diag("failing allocation %ld%s: %s (%s)", fail, once ? " alone" : "", jy_status_text(st), why);
+  }
+  jy_model_destroy(model);
+  jy_env_destroy(env);
+  return wrong;
+}
+
+static failing_outcome fail_every_allocation(int once, const jyModel *reference,
+                                             const jySimDef *def) {
+  failing_outcome out = {0, 0, 0};
+  for (long fail = 0; fail < 1000; fail++) {
+    counting f;
+    out.wrong += fail_one_point(fail, once, reference, def, &f);
+    if (f.live != 0) {
+      out.leaks++;
+      diag("failing allocation %ld%s leaves %ld blocks", fail, once ? " alone" : "", f.live);
+    }
+    out.points = f.attempts;
+    if (f.attempts <= fail) break; /* allocation number `fail` never came: all points covered */
+  }
+  return out;
+}
+
 int main(void) {
-  plan(9);
-  counting c = {0, 0, 0, -1};
+  plan(14);
+  counting c = {0, 0, 0, -1, 0, 0};
   jyAllocator alloc = {count_alloc, count_realloc, count_free, &c};
   jyEnv *env = jy_env_create(&alloc);
   jy_components_register(env);
@@ -69,6 +181,8 @@ int main(void) {
   jyModel *model = double_pendulum(env, why, sizeof why);
   ok(model != NULL, "double pendulum compiles with a counting allocator %s", why);
   if (!model) return done() || 1;
+  ok(jy_model_report(model)[0] != '\0', "the double pendulum's compile report: %s",
+     jy_model_report(model));
 
   int n = jy_model_num_coords(model);
   double q[64], v[64], acc[64];
@@ -88,6 +202,17 @@ int main(void) {
      process_allocations - proc_before,
      WRAP_MALLOC ? "" : " # SKIP malloc belongs to the sanitizer");
   jy_eval_destroy(eval);
+
+  if (WRAP_MALLOC) {
+    long points = 0;
+    int wrong = compile_under_failing_malloc(env, model, &points);
+    ok(wrong == 0,
+       "failing the Nth malloc of the process while compiling, for every N: out of memory "
+       "or the same model (%ld points, %d otherwise)",
+       points, wrong);
+  } else {
+    ok(1, "# SKIP malloc belongs to the sanitizer");
+  }
 
   /* The Cartesian pendulum: the rod's glues are eliminated, so its evaluation goes through
    * the mapped path (source terminals evaluated every time). */
@@ -190,31 +315,21 @@ int main(void) {
   jy_env_destroy(env);
   ok(c.live == 0, "everything taken from the allocator was given back (%ld live)", c.live);
 
-  /* Out of memory at every possible point of building, compiling and running: an error
-   * each time, never a crash or a leak. */
-  int crashes = 0;
-  long total = 0;
-  for (long fail = 0; fail < 400; fail += 1) {
-    counting f = {0, 0, 0, fail};
-    jyAllocator fa = {count_alloc, count_realloc, count_free, &f};
-    jyEnv *e2 = jy_env_create(&fa);
-    if (e2 && jy_components_register(e2) == JY_OK) {
-      jyModel *m2 = double_pendulum(e2, why, sizeof why);
-      if (m2) {
-        jySim *s2 = jy_sim_create(m2, &def, NULL);
-        if (s2) jy_sim_advance(s2, 0.1);
-        jy_sim_destroy(s2);
-      }
-      jy_model_destroy(m2);
-    }
-    jy_env_destroy(e2);
-    if (f.live != 0) {
-      crashes++;
-      diag("failing allocation %ld leaves %ld blocks", fail, f.live);
-    }
-    total = f.allocations;
-    if (f.allocations < fail) break; /* no allocation failed: all points covered */
+  /* Out of memory at every possible point of building, compiling and running (every
+   * allocation from the Nth on, and the Nth alone): an error each time, never a crash, a
+   * leak or a model that silently differs. */
+  jyEnv *ref_env = jy_env_create(NULL);
+  jy_components_register(ref_env);
+  jyModel *reference = double_pendulum(ref_env, why, sizeof why);
+  for (int once = 0; once < 2; once++) {
+    failing_outcome out = fail_every_allocation(once, reference, &def);
+    const char *which = once ? "the Nth allocation alone" : "every allocation from the Nth on";
+    ok(out.leaks == 0, "failing %s, for every N: nothing leaks (%ld points)", which, out.points);
+    ok(out.wrong == 0,
+       "... every status is JY_OK (then the same model, whole report included) or "
+       "JY_ERR_NOMEM");
   }
-  ok(crashes == 0, "failing the Nth allocation for every N leaks nothing (%ld points)", total);
+  jy_model_destroy(reference);
+  jy_env_destroy(ref_env);
   return done();
 }

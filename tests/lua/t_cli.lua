@@ -37,10 +37,15 @@ print(arg[0], arg[1], arg[2], select("#", ...), (...), type(j.system))
 code, out = joinery(quote(args_script) .. " one two")
 tap.ok(code == 0 and out:find(args_script .. "\tone\ttwo\t2\tone\tfunction", 1, true),
   "SCRIPT ARGS: arg table, ... and require 'joinery'")
-local failing = write("failing.lua", "local x = 1\nerror('boom')\n")
+local failing = write("failing.lua", "local function f()\n  error('boom')\nend\nf()\n")
 code, out, err = joinery(quote(failing))
-tap.ok(code == 1 and err:find(failing .. ":2: boom", 1, true) and err:find("traceback", 1, true),
-  "a failing script: file:line, traceback, status 1")
+tap.ok(code == 1 and err == "joinery: " .. failing .. ":2: boom\n",
+  "a failing script: 'file:line: message' alone (no traceback), status 1")
+tap.diag(err)
+code, out, err = joinery("--traceback " .. quote(failing))
+tap.ok(code == 1 and err:find(failing .. ":2: boom", 1, true)
+  and err:find("stack traceback:", 1, true) and err:find(failing .. ":4: in main chunk", 1, true),
+  "--traceback SCRIPT: the message and the Lua stack traceback")
 tap.diag(err)
 
 -- ---- run -------------------------------------------------------------------------------
@@ -63,7 +68,10 @@ tap.ok(code == 0 and exists(tmp .. "/pendulum.csv"),
   "default output: the script's name with .csv, here")
 
 for _, case in ipairs {
-  { "--bogus 1", "--bogus" },
+  { "--bogus 1", "unknown option '--bogus'" },
+  { "--t-edn 1", "unknown option '--t-edn' (did you mean --t-end?)" },
+  { "--dtout=0.1", "unknown option '--dtout' (did you mean --dt-out?)" },
+  { "--tracebak", "did you mean --traceback?" },
   { "--t-end", "--t-end" },
   { "--rtol abc", "--rtol" },
   { "--out --t-end 1", "--out" },
@@ -75,6 +83,12 @@ for _, case in ipairs {
 end
 code, out, err = joinery("run")
 tap.ok(code == 2 and err:find("SCRIPT", 1, true), "run without a script: status 2")
+code, out, err = joinery("--hlep")
+tap.ok(code == 2 and err:find("unknown option '--hlep' (did you mean --help?)", 1, true),
+  "an unknown command option: status 2, did you mean")
+code, out, err = joinery("--t-end 1 " .. quote(pendulum))
+tap.ok(code == 2 and err:find("--t-end is an option of run: joinery run SCRIPT --t-end", 1, true),
+  "a run option before the command: says where it goes")
 
 local nothing = write("nothing.lua", "local x = 1\n")
 local nocsv = tmp .. "/nothing.csv"
@@ -101,8 +115,29 @@ tap.diag(err)
 local broken = write("broken.lua",
   "local j = require 'joinery'\nlocal s = j.system()\ns:add('mas', 'x')\nreturn s\n")
 code, out, err = joinery("run " .. quote(broken))
-tap.ok(code == 1 and err:find(broken .. ":3: unknown part type 'mas'", 1, true),
-  "an API error in a run script: status 1, file:line")
+tap.ok(code == 1 and err:find(broken .. ":3: unknown part type 'mas'", 1, true)
+  and not err:find("traceback", 1, true), "an API error in a run script: status 1, file:line")
+code, out, err = joinery("run " .. quote(broken) .. " --traceback")
+tap.ok(code == 1 and err:find(broken .. ":3: unknown part type 'mas'", 1, true)
+  and err:find("stack traceback:", 1, true), "run SCRIPT --traceback: the traceback too")
+code, out, err = joinery("--traceback run " .. quote(broken))
+tap.ok(code == 1 and err:find("stack traceback:", 1, true), "--traceback run SCRIPT: the same")
+code, out, err = joinery("--help")
+tap.ok(out:find("--traceback", 1, true), "--help names --traceback")
+
+-- Nothing to integrate: the model's terms on stderr, nothing from LAPACK on stdout.
+for _, case in ipairs {
+  { "empty", "", "the system is empty" },
+  { "ground", "s:add('ground', 'g', { dim = 2 })\n", "no coordinates to integrate" },
+} do
+  local script = write(case[1] .. ".lua",
+    "local j = require 'joinery'\nlocal s = j.system()\n" .. case[2] .. "return s\n")
+  code, out, err = joinery("run " .. quote(script) .. " --out " .. quote(tmp .. "/none.csv"))
+  tap.ok(code == 1 and err:find(case[3], 1, true) and not out:find("DPOTRF", 1, true)
+    and not err:find("DPOTRF", 1, true), "run of a system with nothing to integrate (" .. case[1]
+    .. "): '" .. case[3] .. "', nothing from LAPACK")
+  tap.diag(out .. err)
+end
 
 os.execute("rm -rf " .. quote(tmp))
 tap.done()
