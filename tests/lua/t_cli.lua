@@ -6,13 +6,7 @@ local cmd = tap.command()
 local quote, sh, joinery = cmd.quote, cmd.sh, cmd.run
 local exe, root, tmp = cmd.exe, cmd.root, cmd.tmp
 
-local function write(name, text)
-  local path = tmp .. "/" .. name
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-  return path
-end
+local write = cmd.write
 
 local exists = tap.exists
 

@@ -77,7 +77,8 @@ end
 -- The joinery command running this test, for tests that run it in child processes:
 -- { exe = its absolute path, root = the working directory, tmp = a fresh temporary directory,
 --   quote = shell quoting, sh = function(command) -> exit code, stdout, stderr,
---   run = function(args): sh of the joinery command with these arguments }.
+--   run = function(args): sh of the joinery command with these arguments,
+--   write = function(name, text) -> the path of tmp/name holding text }.
 function tap.command()
   local c = {}
   function c.quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
@@ -96,6 +97,14 @@ function tap.command()
     return code, out, err
   end
   function c.run(args) return c.sh(c.quote(c.exe) .. " " .. args) end
+  -- Writes text to tmp/name; returns the path.
+  function c.write(name, text)
+    local path = c.tmp .. "/" .. name
+    local f = assert(io.open(path, "w"))
+    f:write(text)
+    f:close()
+    return path
+  end
   return c
 end
 
