@@ -13,11 +13,15 @@
  *                                  A failed run writes no F: its message (on stderr) says
  *                                  why and where the rows before the failure went
  *                                  (<stem>.incomplete.csv, first line "# incomplete: ...").
+ *                                  The rows stream to F (memory stays flat); SIGINT or
+ *                                  SIGTERM stops the run at its next row as a failure,
+ *                                  exit status 128 + the signal's number.
  *   joinery types                  lists the registered part types
  *   joinery doc TYPE               parameters, terminals and coordinates of a part type
  *   joinery --help | --version
  *
- * Exit status: 0 success, 1 error ("joinery: <message>" on stderr), 2 usage error.
+ * Exit status: 0 success, 1 error ("joinery: <message>" on stderr), 2 usage error, 130/143
+ * a run interrupted by SIGINT/SIGTERM.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L

@@ -16,7 +16,12 @@
  * Sim (joinery.Sim; __gc/__close/sim:close()): sim:advance(t_out), sim:time(),
  *   sim:state() -> q, v, sim:set_state(t, q, v), sim:channels() -> {name = value},
  *   sim:stats(). A sim keeps its model alive; closing the model while sims are open
- *   defers the release until the last sim is gone.
+ *   defers the release until the last sim is gone. A Lua part or channel function that
+ *   reaches the sim running it may not close, advance, set or evaluate it during that
+ *   step: an error names the call (it would free or re-enter the integrator under it).
+ *
+ * joinery run (jylRunOpts.streamed) keeps only the rows it prints, the first three and the
+ * last, whatever the run's length, and stops at the next row when a signal arrives.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L

@@ -336,8 +336,11 @@ JY_API jyStatus jy_sim_run(jySim *sim, jyRowSink sink, void *ud);
 
 /* Runs and writes every output row as CSV with a header, handing each row to `also` too
  * (may be NULL; a non-zero return stops the run). The file is written under a temporary
- * name and renamed into place only when the run succeeded, so a failed run never leaves a
- * file that looks complete. A run that fails keeps the rows it computed in
+ * name of this run's own ("<path>.<pid>-<n>.partial", created exclusively beside it) and
+ * renamed into place only when the run succeeded, so a failed run never leaves a file that
+ * looks complete and two runs with one path never mix their rows. A path that exists and
+ * is not a regular file (a pipe, /dev/stdout) is written in place. A write error is
+ * JY_ERR_IO naming the file and the system's reason. A run that fails keeps the rows it computed in
  * "<stem>.incomplete.csv" ("<path>.incomplete.csv" when path does not end in .csv), whose
  * first line is the comment "# incomplete: <the error message on one line>", then the
  * header and rows; it removes a file at path an earlier run left, and the error message
