@@ -13,6 +13,7 @@
 
 #include <lauxlib.h>
 #include <lua.h>
+#include <signal.h>
 
 #include "joinery/joinery.h"
 
@@ -56,6 +57,7 @@ typedef struct LModel {
 /* user value 1 = model userdata */
 typedef struct LSim {
   jySim *sim;
+  int busy; /* inside sim:advance: the functions it calls may not close or step it */
 } LSim;
 
 /* ---- lua/module.c: helpers --------------------------------------------------------------- */
@@ -105,9 +107,19 @@ void jyl_open_model(lua_State *L);
 
 /* Pushes a Sim of the model at model_idx (raises with the engine's message). */
 LSim *jyl_new_sim(lua_State *L, int model_idx, const jySimDef *def);
-/* Runs a fresh simulation of the model at model_idx and pushes the result table (out: the CSV
- * file to write, or NULL). */
-int jyl_run_simulation(lua_State *L, int model_idx, const jySimDef *def, const char *out);
+/* How a run hands out its rows. */
+typedef struct jylRunOpts {
+  const char *out; /* the CSV file to write, or NULL */
+  /* 0: the result's channel arrays hold every row; 1 (joinery run): only rows 1..3 and the
+   * last (res.streamed = true), so memory stays flat however many rows go to `out`. */
+  int streamed;
+  /* Non-NULL: a run stops at the next output row once *stop is non-zero (the number of the
+   * signal a handler caught) with the error "interrupted by SIGINT ...". */
+  const volatile sig_atomic_t *stop;
+} jylRunOpts;
+
+/* Runs a fresh simulation of the model at model_idx and pushes the result table. */
+int jyl_run_simulation(lua_State *L, int model_idx, const jySimDef *def, const jylRunOpts *opts);
 /* The metatables of Sim and of the row buffer of a run. */
 void jyl_open_simulation(lua_State *L);
 

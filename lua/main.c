@@ -18,19 +18,23 @@
  *   A script runs in the sandbox (lua/sandbox.c): text only, no programs, no native code,
  *   no file writes but run's output file; --trust (before the script, or among run's
  *   options) gives it the full Lua library.
+ *   joinery run: the rows stream to F (memory stays flat); SIGINT or SIGTERM stops the run
+ *   at its next row as a failure, exit status 128 + the signal's number.
  *   joinery types                  lists the registered part types
  *   joinery doc TYPE               parameters, terminals and coordinates of a part type
  *   joinery --help | --version
  *   --traceback (before SCRIPT or run, or among run's options) adds the Lua stack traceback
  *   to a script's error, for those debugging the script's own functions.
  *
- * Exit status: 0 success, 1 error ("joinery: <message>" on stderr), 2 usage error.
+ * Exit status: 0 success, 1 error ("joinery: <message>" on stderr), 2 usage error, 130/143
+ * a run interrupted by SIGINT/SIGTERM.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
 
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +45,7 @@
 #include <lualib.h>
 
 #include "binding.h"
+#include "binding_private.h"
 #include "joinery/joinery.h"
 #include "lua_call.h"
 #include "sandbox.h"
@@ -358,10 +363,15 @@ static int simulate_system(lua_State *L) {
   fflush(stdout);
   warn_moved(L, 3);
 
-  lua_getfield(L, 3, "simulate");
-  lua_pushvalue(L, 3);
-  lua_pushvalue(L, 2);
-  lua_call(L, 2, 1); /* 4: result */
+  /* Streamed: the rows go to the file, the result keeps only those print_summary shows. */
+  jySimDef def = jyl_check_model(L, 3)->def;
+  const char *out = NULL;
+  jyl_read_settings(L, 2, &def, NULL, &out);
+  jylRunOpts opts = {out, 1, (const volatile sig_atomic_t *)lua_touserdata(L, lua_upvalueindex(1))};
+  lua_settop(L, 3);
+  jyl_run_simulation(L, 3, &def, &opts); /* leaves the sim and the row buffer below */
+  lua_replace(L, 4);                     /* 4: result */
+  lua_settop(L, 4);
   print_summary(L, 4);
   lua_getfield(L, 4, "seconds");
   double seconds = lua_tonumber(L, -1);
@@ -478,6 +488,24 @@ static void default_out(lua_State *L, int settings, const char *script) {
   lua_pop(L, 1);
 }
 
+/* The signal that interrupted joinery run (0: none). Process-wide by necessity: a signal
+ * handler can reach nothing else. The run's row sink polls it (jylRunOpts.stop). */
+static volatile sig_atomic_t caught_signal;
+
+static void on_signal(int signo) { caught_signal = signo; }
+
+/* SIGINT and SIGTERM stop the run at its next output row, so that its temporary file is
+ * removed and the rows so far kept as <stem>.incomplete.csv; a second one kills at once. */
+static void catch_interrupts(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
 /* joinery run SCRIPT [options] [-- args]; argv[at] is the word after "run". Settings go
  * into a table on the stack. */
 static int cmd_run(lua_State *L, Cli *cli, int at) {
@@ -499,13 +527,15 @@ static int cmd_run(lua_State *L, Cli *cli, int at) {
             ra.script, lua_isnil(L, -1) ? "nothing" : luaL_typename(L, -1));
     return 1;
   }
-  lua_pushcfunction(L, simulate_system);
+  lua_pushlightuserdata(L, (void *)&caught_signal);
+  lua_pushcclosure(L, simulate_system, 1);
   lua_insert(L, -2);
   lua_pushvalue(L, settings);
+  catch_interrupts();
   if (docall(L, 2, 0, cli->traceback) != LUA_OK) {
     fflush(stdout);
     print_error(lua_tostring(L, -1));
-    return 1;
+    return caught_signal ? 128 + caught_signal : 1; /* as a shell reports a signal */
   }
   return 0;
 }

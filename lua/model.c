@@ -211,7 +211,8 @@ static int model_simulate(lua_State *L) {
   const char *out = NULL;
   if (!lua_isnoneornil(L, 2)) jyl_read_settings(L, 2, &d, NULL, &out);
   lua_settop(L, 2);
-  return jyl_run_simulation(L, 1, &d, out);
+  jylRunOpts opts = {out, 0, NULL};
+  return jyl_run_simulation(L, 1, &d, &opts);
 }
 
 /* model:sim([opts]) */

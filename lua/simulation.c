@@ -16,12 +16,18 @@
  * Sim (joinery.Sim; __gc/__close/sim:close()): sim:advance(t_out), sim:time(),
  *   sim:state() -> q, v, sim:set_state(t, q, v), sim:channels() -> {name = value},
  *   sim:stats(). A sim keeps its model alive; closing the model while sims are open
- *   defers the release until the last sim is gone.
+ *   defers the release until the last sim is gone. A Lua part or channel function that
+ *   reaches the sim running it may not close, advance, set or evaluate it during that
+ *   step: an error names the call (it would free or re-enter the integrator under it).
+ *
+ * joinery run (jylRunOpts.streamed) keeps only the rows it prints, the first three and the
+ * last, whatever the run's length, and stops at the next row when a signal arrives.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,12 +42,17 @@
 #include "binding_private.h"
 #include "joinery/joinery.h"
 
-/* Output rows collected by the row sink (malloc'ed; freed by __gc or at once). */
+/* Output rows collected by the row sink (malloc'ed; freed by __gc or at once). Streamed:
+ * only the first STREAM_HEAD rows and the last are kept. */
+#define STREAM_HEAD 3
 typedef struct LRows {
   double *data;
   size_t n, cap; /* doubles */
+  size_t nrows;  /* rows seen */
   int nch;
-  int failed;             /* 1: out of memory, 2: row width differs from the model's */
+  int streamed;
+  const volatile sig_atomic_t *stop;
+  int failed;             /* 1: out of memory, 2: row width differs from the model's, 3: stopped */
   int progress, reported; /* show the simulated time on a terminal during long runs */
   double t0, t_end, next_report;
 } LRows;
@@ -52,9 +63,21 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The functions a step calls (Lua parts, sys:channel functions) may reach the sim through
+ * an upvalue; closing or stepping it there would free or re-enter the integrator under the
+ * running step. */
+static void refuse_if_busy(lua_State *L, const LSim *sm, const char *what) {
+  if (sm->busy)
+    luaL_error(L,
+               "%s called on a simulation from inside its own step (a part or channel "
+               "function running during sim:advance); call it after sim:advance returns",
+               what);
+}
+
 static int sim_gc(lua_State *L) {
   LSim *sm = (LSim *)luaL_checkudata(L, 1, JYL_SIM);
   if (!sm->sim) return 0;
+  refuse_if_busy(L, sm, "sim:close()");
   jy_sim_destroy(sm->sim);
   sm->sim = NULL;
   lua_getiuservalue(L, 1, 1);
@@ -77,6 +100,7 @@ LSim *jyl_new_sim(lua_State *L, int model_idx, const jySimDef *def) {
   LModel *m = jyl_check_model(L, model_idx);
   LSim *sm = (LSim *)lua_newuserdatauv(L, sizeof *sm, 1);
   sm->sim = NULL;
+  sm->busy = 0;
   luaL_setmetatable(L, JYL_SIM);
   lua_pushvalue(L, model_idx);
   lua_setiuservalue(L, -2, 1);
@@ -102,6 +126,14 @@ static int rows_gc(lua_State *L) {
 
 /* Room for w more doubles; 0 on success, else r->failed = 1. */
 static int rows_reserve(LRows *r, size_t w) {
+  if (r->streamed) { /* the head and one slot for the latest row, allocated once */
+    size_t slot = r->nrows < STREAM_HEAD ? r->nrows : STREAM_HEAD;
+    r->n = slot * (size_t)r->nch;
+    if (r->data) return 0;
+    r->cap = (STREAM_HEAD + 1) * (size_t)r->nch;
+    r->data = (double *)malloc(r->cap * sizeof *r->data);
+    return r->data ? 0 : (r->failed = 1);
+  }
   if (r->cap - r->n >= w) return 0;
   size_t cap = r->cap ? r->cap : 256 * (size_t)(r->nch > 0 ? r->nch : 1);
   while (cap - r->n < w) {
@@ -118,10 +150,12 @@ static int rows_reserve(LRows *r, size_t w) {
 /* The row sink: copies the row; never calls Lua. */
 static int rows_sink(void *ud, const double *row, int nchannels) {
   LRows *r = (LRows *)ud;
+  if (r->stop && *r->stop) return r->failed = 3;
   if (nchannels != r->nch) return r->failed = 2;
   if (rows_reserve(r, (size_t)nchannels)) return 1;
   memcpy(r->data + r->n, row, (size_t)nchannels * sizeof *row);
   r->n += (size_t)nchannels;
+  r->nrows++;
   if (r->progress) {
     double now = now_seconds();
     if (now >= r->next_report) {
@@ -153,10 +187,12 @@ static void push_stats(lua_State *L, const jySim *sim) {
 }
 
 /* Pushes the row buffer of a run of nch channels to t_end, started at t0 (wall time). */
-static LRows *new_rows(lua_State *L, int nch, double t_end, double t0) {
+static LRows *new_rows(lua_State *L, int nch, double t_end, double t0, const jylRunOpts *opts) {
   LRows *r = (LRows *)lua_newuserdatauv(L, sizeof *r, 0);
   memset(r, 0, sizeof *r);
   r->nch = nch;
+  r->streamed = opts->streamed;
+  r->stop = opts->stop;
   luaL_setmetatable(L, JYL_ROWS);
   r->t0 = t0;
   r->t_end = t_end;
@@ -165,18 +201,19 @@ static LRows *new_rows(lua_State *L, int nch, double t_end, double t0) {
   return r;
 }
 
-/* Sets res[<channel>] to the array of that channel's values in the collected rows, and
- * res.channels and res.rows; frees the rows. */
+/* Sets res[<channel>] to the array of that channel's values in the collected rows (streamed:
+ * rows 1..3 and the last, at their row numbers), and res.channels and res.rows; frees the
+ * rows. */
 static void set_channel_columns(lua_State *L, int res, const jyModel *model, LRows *r) {
   int nch = r->nch;
   jyl_push_names(L, model, nch, jy_model_channel_name);
   lua_setfield(L, res, "channels");
-  size_t nrows = r->n / (size_t)nch;
+  size_t nrows = r->nrows, kept = r->n / (size_t)nch;
   for (int c = 0; c < nch; c++) {
-    lua_createtable(L, (int)nrows, 0);
-    for (size_t i = 0; i < nrows; i++) {
+    lua_createtable(L, (int)kept, 0);
+    for (size_t i = 0; i < kept; i++) {
       lua_pushnumber(L, r->data[i * (size_t)nch + (size_t)c]);
-      lua_rawseti(L, -2, (lua_Integer)i + 1);
+      lua_rawseti(L, -2, r->streamed && i == STREAM_HEAD ? (lua_Integer)nrows : (lua_Integer)i + 1);
     }
     lua_setfield(L, res, jy_model_channel_name(model, c));
   }
@@ -184,6 +221,8 @@ static void set_channel_columns(lua_State *L, int res, const jyModel *model, LRo
   r->data = NULL;
   lua_pushinteger(L, (lua_Integer)nrows);
   lua_setfield(L, res, "rows");
+  lua_pushboolean(L, r->streamed);
+  lua_setfield(L, res, "streamed");
 }
 
 /* Pushes the result table of a finished run of the sim at sim_idx (model at model_idx). */
@@ -208,19 +247,23 @@ static void push_result(lua_State *L, int model_idx, int sim_idx, LRows *r, cons
   lua_setfield(L, res, "model");
 }
 
-int jyl_run_simulation(lua_State *L, int model_idx, const jySimDef *def, const char *out) {
+int jyl_run_simulation(lua_State *L, int model_idx, const jySimDef *def, const jylRunOpts *opts) {
   model_idx = lua_absindex(L, model_idx);
   LModel *m = jyl_check_model(L, model_idx);
   LSim *sm = jyl_new_sim(L, model_idx, def);
   int sim_idx = lua_gettop(L);
   double t0 = now_seconds();
-  LRows *r = new_rows(L, jy_model_num_channels(m->model), def->t_end, t0);
+  LRows *r = new_rows(L, jy_model_num_channels(m->model), def->t_end, t0, opts);
+  const char *out = opts->out;
   jyStatus st =
     out ? jy_sim_write_csv(sm->sim, out, rows_sink, r) : jy_sim_run(sm->sim, rows_sink, r);
   double seconds = now_seconds() - t0;
   if (r->reported) fprintf(stderr, "\r%40s\r", "");
   if (r->failed == 1) return luaL_error(L, "out of memory collecting the output rows");
   if (r->failed == 2) return luaL_error(L, "the engine gave rows of the wrong width");
+  if (r->failed == 3)
+    return luaL_error(L, "interrupted by %s: %s", *r->stop == SIGTERM ? "SIGTERM" : "SIGINT",
+                      jy_sim_error(sm->sim));
   if (st != JY_OK) return luaL_error(L, "%s", jyl_msg_or(jy_sim_error(sm->sim), st));
   push_result(L, model_idx, sim_idx, r, out, seconds);
   /* Release the integrator now rather than at the next collection. */
@@ -239,7 +282,10 @@ static LModel *sim_model(lua_State *L, int idx) {
 static int sim_advance(lua_State *L) {
   LSim *sm = check_sim(L, 1);
   double t = luaL_checknumber(L, 2);
+  refuse_if_busy(L, sm, "sim:advance");
+  sm->busy = 1; /* no Lua error can escape the engine: part calls are protected */
   jyStatus st = jy_sim_advance(sm->sim, t);
+  sm->busy = 0;
   if (st != JY_OK) return luaL_error(L, "%s", jyl_msg_or(jy_sim_error(sm->sim), st));
   lua_pushnumber(L, jy_sim_time(sm->sim));
   return 1;
@@ -260,6 +306,7 @@ static int sim_state(lua_State *L) {
 
 static int sim_set_state(lua_State *L) {
   LSim *sm = check_sim(L, 1);
+  refuse_if_busy(L, sm, "sim:set_state");
   double t = luaL_checknumber(L, 2);
   lua_settop(L, 4);
   int n = jy_model_num_coords(sim_model(L, 1)->model);
@@ -273,9 +320,12 @@ static int sim_set_state(lua_State *L) {
 
 static int sim_channels(lua_State *L) {
   LSim *sm = check_sim(L, 1);
+  refuse_if_busy(L, sm, "sim:channels");
   LModel *m = sim_model(L, 1);
   double *buf = jyl_scratch(L, (size_t)jy_model_num_channels(m->model));
+  sm->busy = 1; /* sys:channel functions run in here */
   jyStatus st = jy_sim_channels(sm->sim, buf);
+  sm->busy = 0;
   if (st != JY_OK) return luaL_error(L, "%s", jyl_msg_or(jy_sim_error(sm->sim), st));
   jyl_push_channel_table(L, m->model, buf);
   return 1;

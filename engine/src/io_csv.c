@@ -1,28 +1,48 @@
 /* CSV output: a header of channel names, then one row per output time. Written under a
- * temporary name and renamed into place only after a successful run. A run that fails
- * keeps its rows in "<stem>.incomplete.csv" instead, whose first line is a comment
+ * temporary name of its own ("<path>.<pid>-<n>.partial", created exclusively beside the
+ * output, so two runs with the same output never share it and the final rename stays
+ * atomic) and renamed into place only after a successful run. A run that fails keeps its
+ * rows in "<stem>.incomplete.csv" instead, whose first line is a comment
  * "# incomplete: <why>"; the complete name is then never left behind (an earlier file of
  * that name is removed, so it cannot pass for this run's), and a success removes an
- * incomplete file an earlier run left. */
+ * incomplete file an earlier run left. An output that exists and is not a regular file (a
+ * pipe, /dev/stdout, /dev/full) is written directly: it cannot be renamed onto. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "sim.h"
 
 typedef struct csv_sink {
   FILE *file;
   int failed;
+  int write_errno; /* errno of the first failed write (later calls may change errno) */
   long rows;
   jyRowSink also;
   void *ud;
 } csv_sink;
 
+static void note_write(csv_sink *s, int bad) {
+  if (bad && !s->failed) {
+    s->failed = 1;
+    s->write_errno = errno;
+  }
+}
+
 static int write_row(void *ud, const double *row, int nchannels) {
   csv_sink *s = ud;
-  for (int i = 0; i < nchannels; i++)
-    if (fprintf(s->file, i ? ",%.17g" : "%.17g", row[i]) < 0) s->failed = 1;
-  if (fputc('\n', s->file) == EOF) s->failed = 1;
+  for (int i = 0; i < nchannels && !s->failed; i++)
+    note_write(s, fprintf(s->file, i ? ",%.17g" : "%.17g", row[i]) < 0);
+  if (!s->failed) note_write(s, fputc('\n', s->file) == EOF);
   if (!s->failed) s->rows++;
   if (!s->failed && s->also && s->also(s->ud, row, nchannels) != 0) return 1;
   return s->failed;
@@ -93,30 +113,83 @@ static void after_failure(jySim *sim, const char *path, const char *tmp, const c
   sim->error[used + need] = '\0';
 }
 
+/* Creates "<path>.<pid>-<n>.partial" exclusively (mode 0666 less the umask, as a plain
+ * fopen would) and opens it; NULL with errno set when it cannot. */
+static FILE *open_temp(const jySim *sim, const char *path, char *tmp, size_t len) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  unsigned n = (unsigned)((uintptr_t)sim >> 4) ^ (unsigned)ts.tv_nsec;
+  for (int attempt = 0; attempt < 100; attempt++, n = n * 1103515245u + 12345u) {
+    if (snprintf(tmp, len, "%s.%ld-%08x.partial", path, (long)getpid(), n) >= (int)len) {
+      errno = ENAMETOOLONG;
+      return NULL;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == EEXIST) continue;
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+      int e = errno;
+      close(fd);
+      remove(tmp);
+      errno = e;
+    }
+    return f;
+  }
+  errno = EEXIST;
+  return NULL;
+}
+
+/* An output that exists and is not a regular file (a pipe, a terminal, /dev/full): written
+ * in place, without a temporary name, and never removed. */
+static int is_special_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+/* The header line; the sink's write error is noted. */
+static void write_header(csv_sink *sink, const jyModel *m) {
+  for (int i = 0; i < m->nchannels && !sink->failed; i++)
+    note_write(sink, fprintf(sink->file, i ? ",%s" : "%s", m->channel_names[i]) < 0);
+  if (!sink->failed) note_write(sink, fputc('\n', sink->file) == EOF);
+}
+
+/* Runs into the open sink and closes it; a write or close error is JY_ERR_IO naming the
+ * file, the time reached and the system's reason. */
+static jyStatus run_into(jySim *sim, csv_sink *sink, const char *path) {
+  write_header(sink, sim->model);
+  jyStatus st = sink->failed ? JY_ERR_IO : jy_sim_run(sim, write_row, sink);
+  if (fflush(sink->file) != 0) note_write(sink, 1);
+  if (fclose(sink->file) != 0) note_write(sink, 1);
+  if (sink->failed) {
+    jy_set_error(sim->error, "cannot write output file '%s' (at t = %.9g, after %ld rows): %s",
+                 path, sim->t, sink->rows, strerror(sink->write_errno));
+    st = JY_ERR_IO;
+  }
+  return st;
+}
+
 jyStatus jy_sim_write_csv(jySim *sim, const char *path, jyRowSink also, void *ud) {
   if (!sim || !path || !*path) return JY_ERR_INVALID;
-  const jyModel *m = sim->model;
-  char tmp[4096];
-  if (snprintf(tmp, sizeof tmp, "%s.partial", path) >= (int)sizeof tmp) {
-    jy_set_error(sim->error, "output path too long: %s", path);
-    return JY_ERR_IO;
+  jyStatus st = jy_sim_check_output_rows(sim);
+  if (st != JY_OK) return st;
+  csv_sink sink = {NULL, 0, 0, 0, also, ud};
+  if (is_special_file(path)) {
+    sink.file = fopen(path, "w");
+    if (!sink.file) {
+      jy_set_error(sim->error, "cannot write output file '%s': %s", path, strerror(errno));
+      return JY_ERR_IO;
+    }
+    return run_into(sim, &sink, path);
   }
-  csv_sink sink = {fopen(tmp, "w"), 0, 0, also, ud};
+  char tmp[4096];
+  sink.file = open_temp(sim, path, tmp, sizeof tmp);
   if (!sink.file) {
     jy_set_error(sim->error, "cannot write output file '%s': %s", path, strerror(errno));
     return JY_ERR_IO;
   }
-  for (int i = 0; i < m->nchannels; i++)
-    if (fprintf(sink.file, i ? ",%s" : "%s", m->channel_names[i]) < 0) sink.failed = 1;
-  fputc('\n', sink.file);
-  jyStatus st = sink.failed ? JY_ERR_IO : jy_sim_run(sim, write_row, &sink);
-  int close_failed = fclose(sink.file) != 0;
-  if ((st == JY_OK || sink.failed) && (sink.failed || close_failed)) {
-    jy_set_error(sim->error, "error writing output file '%s': %s", path, strerror(errno));
-    st = JY_ERR_IO;
-  } else if (st != JY_OK) {
-    after_failure(sim, path, tmp, &sink);
-  }
+  st = run_into(sim, &sink, path);
+  if (st != JY_OK && !sink.failed) after_failure(sim, path, tmp, &sink);
   if (st == JY_OK && rename(tmp, path) != 0) {
     jy_set_error(sim->error, "cannot move '%s' to '%s': %s", tmp, path, strerror(errno));
     st = JY_ERR_IO;

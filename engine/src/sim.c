@@ -489,10 +489,25 @@ jyStatus jy_sim_channels(jySim *sim, double *out) {
   return st;
 }
 
+jyStatus jy_sim_check_output_rows(jySim *sim) {
+  const jySimDef *d = &sim->def;
+  double rows = ceil((d->t_end - d->t_start) / d->dt_out - 1e-9) + 1;
+  if (rows <= JY_MAX_OUTPUT_ROWS) return JY_OK;
+  jy_set_error(sim->error,
+               "t_end = %.9g with dt_out = %.9g would give %.3g output rows, more than the "
+               "limit of %.0e; make dt_out larger than %.3g s (or t_end shorter)",
+               d->t_end, d->dt_out, rows, JY_MAX_OUTPUT_ROWS,
+               (d->t_end - d->t_start) / (JY_MAX_OUTPUT_ROWS - 1));
+  return JY_ERR_INVALID;
+}
+
 jyStatus jy_sim_run(jySim *sim, jyRowSink sink, void *ud) {
   if (!sim || !sim->ready) return JY_ERR_INVALID;
+  jyStatus rows_ok = jy_sim_check_output_rows(sim);
+  if (rows_ok != JY_OK) return rows_ok;
   const jySimDef *d = &sim->def;
-  /* Output times t_start + k dt_out; the last one is t_end itself. */
+  /* Output times t_start + k dt_out; the last one is t_end itself. The count fits a long:
+   * jy_sim_check_output_rows bounds it. */
   double span = d->t_end - d->t_start;
   long count = (long)ceil(span / d->dt_out - 1e-9);
   for (long k = 0; k <= count; k++) {

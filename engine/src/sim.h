@@ -98,6 +98,10 @@ int jy_sim_check_step(jySim *sim, double t, N_Vector y);
  * sets the sticky failure and its message; returns -1 for the integrator. */
 int jy_sim_stop_at_branch(jySim *sim);
 
+/* JY_OK, or JY_ERR_INVALID with the estimate in sim->error when t_end and dt_out would
+ * give more than JY_MAX_OUTPUT_ROWS output rows (checked before a run writes anything). */
+jyStatus jy_sim_check_output_rows(jySim *sim);
+
 /* Adds the integrator counters of `more` to `sum` (a stepper's runs before a restart). */
 void jy_stats_add(jySimStats *sum, const jySimStats *more);
 

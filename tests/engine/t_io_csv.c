@@ -6,13 +6,20 @@
  *   - `also` sees each row as it is written;
  *   - a run stopped by `also` leaves no file at the path (an earlier one is removed) and keeps
  *     its rows in "<stem>.incomplete.csv" after a "# incomplete: <why>" line, and says where;
- *     the next successful run removes that file; no "<path>.partial" is ever left;
+ *     the next successful run removes that file; no temporary "*.partial" is ever left;
+ *   - a dt_out that would give more than JY_MAX_OUTPUT_ROWS rows: JY_ERR_INVALID with the
+ *     estimate before anything is written (1e-300 once overflowed the row count: "0 rows");
  *   - an unwritable path: JY_ERR_IO naming the path and the system's reason; an empty one:
  *     JY_ERR_INVALID.
  * Tolerance: x against the closed form within 1e-9: BDF at its default rtol 1e-11 over 1 s on
  * values of order 2 accumulates a global error measured at 6e-11 (no BLAS kernel enters a
  * one-coordinate solve), so 1e-9 is a margin of 16; a wrong column or time is off by 0.1 or
  * more. Every other comparison is exact. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -39,14 +46,28 @@ static jyModel *falling_mass(jyEnv *env) {
   return md;
 }
 
-static jySim *new_sim(const jyModel *md) {
+static jySim *new_sim_every(const jyModel *md, double dt_out) {
   jySimDef def = jy_default_sim_def();
   def.t_end = 1;
-  def.dt_out = 0.25;
+  def.dt_out = dt_out;
   jyStatus st;
   jySim *sim = jy_sim_create(md, &def, &st);
   if (sim && st != JY_OK) diag("sim: %s", jy_sim_error(sim));
   return sim && st == JY_OK ? sim : (jy_sim_destroy(sim), NULL);
+}
+
+static jySim *new_sim(const jyModel *md) { return new_sim_every(md, 0.25); }
+
+/* Files in dir whose name ends in ".partial" (a run's temporary file). */
+static int partial_files(const char *dir) {
+  DIR *d = opendir(dir);
+  int count = 0;
+  for (struct dirent *e; d && (e = readdir(d));) {
+    size_t n = strlen(e->d_name);
+    count += n > 8 && strcmp(e->d_name + n - 8, ".partial") == 0;
+  }
+  if (d) closedir(d);
+  return count;
 }
 
 /* Rows a sink saw, and after how many it asks to stop (0: never). */
@@ -163,6 +184,17 @@ static void check_stopped(const jyModel *md, const char *path, const char *kept)
      "%s: '# incomplete: ...', the header, 2 rows", kept);
 }
 
+/* More rows than a run writes: refused before anything is written. */
+static void check_too_many_rows(const jyModel *md, const char *dir, const char *path) {
+  jySim *sim = new_sim_every(md, 1e-300);
+  jyStatus st = sim ? jy_sim_write_csv(sim, path, NULL, NULL) : JY_ERR_NOMEM;
+  ok(st == JY_ERR_INVALID && !exists(path) && partial_files(dir) == 0,
+     "dt_out = 1e-300: JY_ERR_INVALID, nothing written");
+  SAYS(sim ? jy_sim_error(sim) : NULL, "... with the estimate and the limit",
+       "would give 1e+300 output rows", "more than the limit of 1e+08", "dt_out larger than");
+  jy_sim_destroy(sim);
+}
+
 static void check_bad_paths(const jyModel *md, const char *dir) {
   char path[4096];
   snprintf(path, sizeof path, "%s/no/such/dir/out.csv", dir);
@@ -178,7 +210,7 @@ static void check_bad_paths(const jyModel *md, const char *dir) {
 }
 
 int main(void) {
-  plan(21);
+  plan(23);
   jyEnv *env = stage_env();
   jyModel *md = env ? falling_mass(env) : NULL;
   char dir[] = "/tmp/joinery-t_io_csv-XXXXXX";
@@ -186,14 +218,13 @@ int main(void) {
     ok(0, "a model and a temporary directory");
     return done();
   }
-  char path[256], kept[256], partial[256], other[256], other_kept[256];
+  char path[256], kept[256], other[256], other_kept[256];
   snprintf(path, sizeof path, "%s/out.csv", dir);
   snprintf(kept, sizeof kept, "%s/out.incomplete.csv", dir);
-  snprintf(partial, sizeof partial, "%s/out.csv.partial", dir);
   check_complete(md, path);
   check_stopped(md, path, kept);
   check_complete(md, path);
-  ok(exists(path) && !exists(kept) && !exists(partial),
+  ok(exists(path) && !exists(kept) && partial_files(dir) == 0,
      "a successful run removes the stale incomplete file; no .partial is left");
   /* A name without .csv keeps its rows in "<path>.incomplete.csv". */
   snprintf(other, sizeof other, "%s/out.dat", dir);
@@ -206,6 +237,7 @@ int main(void) {
   jy_sim_destroy(sim);
   check_bad_paths(md, dir);
   remove(path);
+  check_too_many_rows(md, dir, path);
   remove(other_kept);
   rmdir(dir);
   jy_model_destroy(md);

@@ -342,6 +342,14 @@ JY_API jyStatus jy_sim_advance(jySim *sim, double t_out);
 /* The output channels at the current state (jy_model_num_channels values). */
 JY_API jyStatus jy_sim_channels(jySim *sim, double *out);
 
+/* The most output rows a run (jy_sim_run, jy_sim_write_csv) produces: a t_end and dt_out
+ * that would give more are refused before the run starts, with the estimate and the
+ * smallest dt_out that fits (JY_ERR_INVALID). 1e8 rows of even a one-coordinate model are
+ * a CSV of several GB and hours of interpolation: beyond it a setting is a mistake (a
+ * dt_out of 1e-300, or a t_end of 1e9 s at the default dt_out) that would otherwise run
+ * until the disk is full. Stepping with jy_sim_advance has no such limit. */
+#define JY_MAX_OUTPUT_ROWS 1e8
+
 /* Called with each output row (t_start, t_start + dt_out, ..., t_end). Return non-zero to
  * stop early (jy_sim_run then returns JY_ERR_IO with the callback's reason "stopped"). */
 typedef int (*jyRowSink)(void *ud, const double *row, int nchannels);
@@ -349,8 +357,11 @@ JY_API jyStatus jy_sim_run(jySim *sim, jyRowSink sink, void *ud);
 
 /* Runs and writes every output row as CSV with a header, handing each row to `also` too
  * (may be NULL; a non-zero return stops the run). The file is written under a temporary
- * name and renamed into place only when the run succeeded, so a failed run never leaves a
- * file that looks complete. A run that fails keeps the rows it computed in
+ * name of this run's own ("<path>.<pid>-<n>.partial", created exclusively beside it) and
+ * renamed into place only when the run succeeded, so a failed run never leaves a file that
+ * looks complete and two runs with one path never mix their rows. A path that exists and
+ * is not a regular file (a pipe, /dev/stdout) is written in place. A write error is
+ * JY_ERR_IO naming the file and the system's reason. A run that fails keeps the rows it computed in
  * "<stem>.incomplete.csv" ("<path>.incomplete.csv" when path does not end in .csv), whose
  * first line is the comment "# incomplete: <the error message on one line>", then the
  * header and rows; it removes a file at path an earlier run left, and the error message
