@@ -8,6 +8,22 @@
  * library stay valid until the next mutating call on the object that returned them.
  * Errors are values: a jyStatus, plus a message on the object (jy_*_error) that names the
  * part, glue, parameter or coordinate involved and, while simulating, the time.
+ *
+ * Threads: the library keeps no global mutable state, so objects that share nothing never
+ * interfere. An environment, a system, a simulation and an evaluator are each used
+ * by one thread at a time (the caller serializes, or keeps each in its own thread). A
+ * compiled model is read-only after jy_model_compile: any number of threads may create,
+ * run and destroy simulations and evaluators of one model at once, each thread its own
+ * jySim/jyEval, and each gets bit for bit what it would get alone (tests/engine/t_threads.c,
+ * also under ThreadSanitizer) — provided its part types allow it. The built-in parts do,
+ * and so must a C plugin's (joinery/part.h: part functions read only their arguments, the
+ * instance and the type). A model with parts written in Lua does not: those parts call
+ * into the one lua_State that defined them, so its simulations run one at a time, on the
+ * thread that owns that state. What the caller hands in is shared too: the allocator (jyAllocator) is called
+ * from every thread that creates or destroys a simulation, and a user channel
+ * (jy_system_add_channel's fn) from every thread that runs one, so both must be safe to call
+ * concurrently (malloc/free, the default, is). Destroying a model waits for nothing: its
+ * simulations must all be destroyed first, the environment after the model.
  */
 #ifndef JOINERY_JOINERY_H
 #define JOINERY_JOINERY_H
