@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, checks the C sources' formatting, builds joinery twice (plain,
-# and with AddressSanitizer + UndefinedBehaviorSanitizer), and runs the whole suite through prove in both, then the
-# plain one again under the Haswell and Prescott OpenBLAS kernels; each prove's closing
+# and with AddressSanitizer + UndefinedBehaviorSanitizer), and runs the whole suite through prove in both, the
+# threads test under ThreadSanitizer (a third build of that one target), then the
+# plain suite again under the Haswell and Prescott OpenBLAS kernels; each prove's closing
 # line says whether everything passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,14 @@ for dir in build build-asan; do
   echo "== tests in $dir"
   suite "$dir" || status=1
 done
+# The thread contract (joinery.h) under ThreadSanitizer: only t_threads is built there, the
+# rest of the suite being single-threaded. OPENBLAS_NUM_THREADS=1 (above): OpenBLAS's own
+# worker threads are not instrumented, so TSan would see their memory pool race.
+echo "== t_threads in build-tsan (ThreadSanitizer)"
+if [ -d build-tsan ]; then meson setup --reconfigure build-tsan -Db_sanitize=thread -Dbuildtype=debug >/dev/null
+else meson setup build-tsan -Db_sanitize=thread -Dbuildtype=debug >/dev/null; fi
+meson compile -C build-tsan t_threads >/dev/null
+TSAN_OPTIONS=halt_on_error=1 prove --exec tests/tap-exec build-tsan/tests/t_threads || status=1
 # The plain suite again under other OpenBLAS kernels: their rounding differs, so a bound
 # without margin over the method's error fails here rather than on a user's machine.
 # Haswell needs AVX2; Prescott (SSE3) runs on any x86-64.
