@@ -100,8 +100,8 @@ static jyStatus attach_linear_solver(jySim *sim, CvodeStepper *cs) {
   }
   cs->jac = SUNDenseMatrix(n2 > 0 ? n2 : 1, n2 > 0 ? n2 : 1, sim->ctx);
   cs->ls = cs->jac ? SUNLinSol_Dense(sim->y, cs->jac, sim->ctx) : NULL;
-  cs->jac_weights = N_VClone(sim->y);
-  cs->jac_column = N_VClone(sim->y);
+  cs->jac_weights = jy_sim_new_vector(sim);
+  cs->jac_column = jy_sim_new_vector(sim);
   if (!cs->ls || !cs->jac_weights || !cs->jac_column) return JY_ERR_NOMEM;
   int flag = CVodeSetLinearSolver(cs->cvode, cs->ls, cs->jac);
   if (flag == CVLS_MEM_FAIL) return JY_ERR_NOMEM;
@@ -145,7 +145,7 @@ static jyStatus setup_adams(jySim *sim) {
   jyStatus st = setup(sim, CV_ADAMS);
   if (st != JY_OK || !sim->project) return st;
   CvodeStepper *cs = sim->stepper_data;
-  cs->step_end = N_VClone(sim->y);
+  cs->step_end = jy_sim_new_vector(sim);
   return cs->step_end ? JY_OK : JY_ERR_NOMEM;
 }
 

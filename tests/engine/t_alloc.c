@@ -313,6 +313,7 @@ static jyStatus run_check(const jyModel *model, const reference *ref, int *same)
   jyStatus st = JY_ERR_NOMEM;
   jySim *sim = jy_sim_create(model, &ref->def, &st);
   if (sim && st == JY_OK) st = jy_sim_advance(sim, T_CHECK);
+  if (st != JY_OK && st != JY_ERR_NOMEM) diag("%s", sim ? jy_sim_error(sim) : "no simulation");
   *same = st == JY_OK && memcmp(jy_sim_q(sim), ref->q, sizeof(double) * (size_t)ref->n) == 0 &&
     memcmp(jy_sim_v(sim), ref->v, sizeof(double) * (size_t)ref->n) == 0;
   jy_sim_destroy(sim);
