@@ -50,10 +50,40 @@ static jyStatus setup(jySim *sim) {
   return JY_OK;
 }
 
+/* ERKStepGetReturnFlagName mallocs its answer and writes into it unchecked: out of memory,
+ * naming a failure would crash. The flags a step or an interpolation returns: */
+static const char *flag_name(int flag) {
+#define NAME(f) \
+  case f:       \
+    return #f
+  switch (flag) {
+    NAME(ARK_TOO_MUCH_WORK);
+    NAME(ARK_TOO_MUCH_ACC);
+    NAME(ARK_ERR_FAILURE);
+    NAME(ARK_RHSFUNC_FAIL);
+    NAME(ARK_FIRST_RHSFUNC_ERR);
+    NAME(ARK_REPTD_RHSFUNC_ERR);
+    NAME(ARK_UNREC_RHSFUNC_ERR);
+    NAME(ARK_POSTPROCESS_STEP_FAIL);
+    NAME(ARK_MEM_FAIL);
+    NAME(ARK_ILL_INPUT);
+    NAME(ARK_BAD_K);
+    NAME(ARK_BAD_T);
+    NAME(ARK_BAD_DKY);
+    NAME(ARK_TOO_CLOSE);
+    NAME(ARK_INTERP_FAIL);
+  default:
+    return NULL;
+  }
+#undef NAME
+}
+
 static void record_flag(jySim *sim, int flag) {
-  char *name = ERKStepGetReturnFlagName(flag);
-  snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s", name ? name : "?");
-  free(name);
+  const char *name = flag_name(flag);
+  if (name)
+    snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s", name);
+  else
+    snprintf(sim->solver_flag, sizeof sim->solver_flag, "ARKODE flag %d", flag);
 }
 
 static double current_time(const ArkodeStepper *as) {
@@ -76,7 +106,7 @@ static jyStatus advance(jySim *sim, double t_out, N_Vector y_out) {
     int flag = ERKStepEvolve(as->arkode, sim->def.t_end, y_out, &t_reached, ARK_ONE_STEP);
     if (flag < 0) {
       record_flag(sim, flag);
-      return JY_ERR_INTEGRATOR;
+      return flag == ARK_MEM_FAIL ? JY_ERR_NOMEM : JY_ERR_INTEGRATOR;
     }
     if (jy_sim_check_step(sim, t_reached, y_out) < 0) return sim->failure;
   }

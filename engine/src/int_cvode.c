@@ -82,6 +82,11 @@ static int dense_jacobian(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix jac,
 }
 
 /* A linear solver for BDF's Newton iteration. */
+/* A failed call: out of memory inside CVODE is JY_ERR_NOMEM like everywhere else. */
+static jyStatus step_status(int flag) {
+  return flag == CV_MEM_FAIL ? JY_ERR_NOMEM : JY_ERR_INTEGRATOR;
+}
+
 static jyStatus attach_linear_solver(jySim *sim, CvodeStepper *cs) {
   int n2 = 2 * sim->nq;
   if (n2 > 200) {
@@ -89,17 +94,18 @@ static jyStatus attach_linear_solver(jySim *sim, CvodeStepper *cs) {
      * and an O(n^3) factorization; Newton–Krylov (GMRES, Jacobian-vector products by
      * difference quotients) needs a few right-hand sides per iteration instead. */
     cs->ls = SUNLinSol_SPGMR(sim->y, SUN_PREC_NONE, 0, sim->ctx);
-    if (!cs->ls || CVodeSetLinearSolver(cs->cvode, cs->ls, NULL) != CV_SUCCESS)
-      return JY_ERR_INTEGRATOR;
-    return JY_OK;
+    if (!cs->ls) return JY_ERR_NOMEM;
+    int flag = CVodeSetLinearSolver(cs->cvode, cs->ls, NULL);
+    return flag == CVLS_SUCCESS ? JY_OK : flag == CVLS_MEM_FAIL ? JY_ERR_NOMEM : JY_ERR_INTEGRATOR;
   }
   cs->jac = SUNDenseMatrix(n2 > 0 ? n2 : 1, n2 > 0 ? n2 : 1, sim->ctx);
   cs->ls = cs->jac ? SUNLinSol_Dense(sim->y, cs->jac, sim->ctx) : NULL;
-  cs->jac_weights = N_VClone(sim->y);
-  cs->jac_column = N_VClone(sim->y);
+  cs->jac_weights = jy_sim_new_vector(sim);
+  cs->jac_column = jy_sim_new_vector(sim);
   if (!cs->ls || !cs->jac_weights || !cs->jac_column) return JY_ERR_NOMEM;
-  if (CVodeSetLinearSolver(cs->cvode, cs->ls, cs->jac) != CV_SUCCESS ||
-      CVodeSetJacFn(cs->cvode, dense_jacobian) != CV_SUCCESS)
+  int flag = CVodeSetLinearSolver(cs->cvode, cs->ls, cs->jac);
+  if (flag == CVLS_MEM_FAIL) return JY_ERR_NOMEM;
+  if (flag != CVLS_SUCCESS || CVodeSetJacFn(cs->cvode, dense_jacobian) != CV_SUCCESS)
     return JY_ERR_INTEGRATOR;
   return JY_OK;
 }
@@ -110,9 +116,9 @@ static jyStatus setup(jySim *sim, int lmm) {
   sim->stepper_data = cs;
   cs->cvode = CVodeCreate(lmm, sim->ctx);
   if (!cs->cvode) return JY_ERR_NOMEM;
-  if (CVodeSetErrHandlerFn(cs->cvode, on_cvode_error, sim) != CV_SUCCESS ||
-      CVodeInit(cs->cvode, jy_sim_rhs, sim->t, sim->y) != CV_SUCCESS)
-    return JY_ERR_INTEGRATOR;
+  if (CVodeSetErrHandlerFn(cs->cvode, on_cvode_error, sim) != CV_SUCCESS) return JY_ERR_INTEGRATOR;
+  int flag = CVodeInit(cs->cvode, jy_sim_rhs, sim->t, sim->y);
+  if (flag != CV_SUCCESS) return step_status(flag);
   CVodeSetUserData(cs->cvode, sim);
   CVodeSVtolerances(cs->cvode, sim->def.rtol, sim->abstol);
   CVodeSetMaxNumSteps(cs->cvode, sim->def.max_steps);
@@ -120,14 +126,14 @@ static jyStatus setup(jySim *sim, int lmm) {
   CVodeSetStopTime(cs->cvode, sim->def.t_end);
   if (lmm == CV_ADAMS) {
     cs->nls = SUNNonlinSol_FixedPoint(sim->y, 0, sim->ctx);
-    if (!cs->nls || CVodeSetNonlinearSolver(cs->cvode, cs->nls) != CV_SUCCESS)
-      return JY_ERR_INTEGRATOR;
-    return JY_OK;
+    if (!cs->nls) return JY_ERR_NOMEM;
+    flag = CVodeSetNonlinearSolver(cs->cvode, cs->nls);
+    return flag == CV_SUCCESS ? JY_OK : step_status(flag);
   }
   jyStatus st = attach_linear_solver(sim, cs);
-  if (st == JY_OK && sim->project && CVodeSetProjFn(cs->cvode, project) != CV_SUCCESS)
-    st = JY_ERR_INTEGRATOR;
-  return st;
+  if (st != JY_OK || !sim->project) return st;
+  flag = CVodeSetProjFn(cs->cvode, project); /* allocates CVODE's projection memory */
+  return flag == CV_SUCCESS ? JY_OK : step_status(flag);
 }
 
 static jyStatus setup_bdf(jySim *sim) { return setup(sim, CV_BDF); }
@@ -139,14 +145,51 @@ static jyStatus setup_adams(jySim *sim) {
   jyStatus st = setup(sim, CV_ADAMS);
   if (st != JY_OK || !sim->project) return st;
   CvodeStepper *cs = sim->stepper_data;
-  cs->step_end = N_VClone(sim->y);
+  cs->step_end = jy_sim_new_vector(sim);
   return cs->step_end ? JY_OK : JY_ERR_NOMEM;
 }
 
+/* CVodeGetReturnFlagName mallocs its answer and writes into it unchecked: out of memory,
+ * naming a failure would crash. The flags a step or an interpolation returns: */
+static const char *flag_name(int flag) {
+#define NAME(f) \
+  case f:       \
+    return #f
+  switch (flag) {
+    NAME(CV_TOO_MUCH_WORK);
+    NAME(CV_TOO_MUCH_ACC);
+    NAME(CV_ERR_FAILURE);
+    NAME(CV_CONV_FAILURE);
+    NAME(CV_LINIT_FAIL);
+    NAME(CV_LSETUP_FAIL);
+    NAME(CV_LSOLVE_FAIL);
+    NAME(CV_RHSFUNC_FAIL);
+    NAME(CV_FIRST_RHSFUNC_ERR);
+    NAME(CV_REPTD_RHSFUNC_ERR);
+    NAME(CV_UNREC_RHSFUNC_ERR);
+    NAME(CV_NLS_INIT_FAIL);
+    NAME(CV_NLS_SETUP_FAIL);
+    NAME(CV_NLS_FAIL);
+    NAME(CV_MEM_FAIL);
+    NAME(CV_ILL_INPUT);
+    NAME(CV_BAD_K);
+    NAME(CV_BAD_T);
+    NAME(CV_BAD_DKY);
+    NAME(CV_TOO_CLOSE);
+    NAME(CV_PROJFUNC_FAIL);
+    NAME(CV_REPTD_PROJFUNC_ERR);
+  default:
+    return NULL;
+  }
+#undef NAME
+}
+
 static void record_flag(jySim *sim, int flag) {
-  char *name = CVodeGetReturnFlagName(flag); /* malloc'ed in SUNDIALS 6 */
-  snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s", name ? name : "?");
-  free(name);
+  const char *name = flag_name(flag);
+  if (name)
+    snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s", name);
+  else
+    snprintf(sim->solver_flag, sizeof sim->solver_flag, "CVODE flag %d", flag);
 }
 
 /* One internal step; a failure is recorded. */
@@ -181,8 +224,10 @@ static double current_time(const CvodeStepper *cs) {
 static jyStatus advance_bdf(jySim *sim, double t_out, N_Vector y_out) {
   CvodeStepper *cs = sim->stepper_data;
   long steps = 0;
-  while (current_time(cs) < t_out)
-    if (one_step(sim, cs, y_out, &steps) < 0) return JY_ERR_INTEGRATOR;
+  while (current_time(cs) < t_out) {
+    int flag = one_step(sim, cs, y_out, &steps);
+    if (flag < 0) return step_status(flag);
+  }
   return interpolate(sim, cs, t_out, y_out);
 }
 
@@ -248,7 +293,8 @@ static jyStatus advance_adams(jySim *sim, double t_out, N_Vector y_out) {
       cs->restart_pending = 0;
       if (restart_at(cs, current_time(cs), cs->step_end) != JY_OK) return JY_ERR_INTEGRATOR;
     }
-    if (one_step(sim, cs, y_out, &steps) < 0) return JY_ERR_INTEGRATOR;
+    int flag = one_step(sim, cs, y_out, &steps);
+    if (flag < 0) return step_status(flag);
     if (!sim->project) continue;
     jyStatus st = hold_manifold(sim, cs);
     if (st != JY_OK) return st;

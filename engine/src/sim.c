@@ -75,10 +75,14 @@ int jy_sim_rhs(double t, N_Vector y, N_Vector ydot, void *ud) {
   return rhs_outcome(sim, st, jy_np_error(sim->np));
 }
 
+N_Vector jy_sim_new_vector(const jySim *sim) {
+  return N_VNew_Serial(N_VGetLength(sim->y), sim->ctx);
+}
+
 /* The absolute tolerance of each state component: atol on the coordinates (and N–P's
  * multipliers), atol_velocity (default 10 atol) on their rates. */
 static jyStatus setup_tolerances(jySim *sim) {
-  sim->abstol = N_VClone(sim->y);
+  sim->abstol = jy_sim_new_vector(sim);
   if (!sim->abstol) return JY_ERR_NOMEM;
   double *a = N_VGetArrayPointer(sim->abstol);
   double vel = sim->def.atol_velocity > 0 ? sim->def.atol_velocity : 10 * sim->def.atol;
@@ -419,7 +423,7 @@ jyStatus jy_sim_set_state(jySim *sim, double t, const double *q, const double *v
 static jyStatus integrator_failure(jySim *sim) {
   double t = sim->t, h = NAN;
   sim->stepper->position(sim, &t, &h);
-  N_Vector weights = N_VClone(sim->y), errors = N_VClone(sim->y);
+  N_Vector weights = jy_sim_new_vector(sim), errors = jy_sim_new_vector(sim);
   int have = weights && errors && sim->stepper->error_estimates(sim, weights, errors) == JY_OK;
   jyFailure why = {sim->solver_flag[0] ? sim->solver_flag : "?",
                    sim->solver_message,
@@ -474,6 +478,11 @@ jyStatus jy_sim_advance(jySim *sim, double t_out) {
   sim->solver_flag[0] = '\0';
   jyStatus st = sim->stepper->advance(sim, t_out, sim->y);
   if (sim->failure != JY_OK) return sim->failure; /* message already in sim->error */
+  if (st == JY_ERR_NOMEM) {
+    jy_set_error(sim->error, "out of memory in the integrator (%s, %s)", sim->stepper->name,
+                 sim->solver_flag[0] ? sim->solver_flag : "setting up");
+    return sim->failure = JY_ERR_NOMEM;
+  }
   if (st != JY_OK) return integrator_failure(sim);
   project_for_report(sim, t_out);
   if (sim->failure != JY_OK) return sim->failure;

@@ -77,6 +77,9 @@ struct jySim {
 /* The right-hand side y' = f(t, y) for SUNDIALS (UK or N–P by sim->np): 0, 1 (recoverable:
  * the integrator retries smaller) or -1 (fatal, reason in sim->error, sticky). */
 int jy_sim_rhs(double t, N_Vector y, N_Vector ydot, void *sim);
+/* A vector the length of the state, or NULL when memory ran out. Not N_VClone: SUNDIALS 6.4's
+ * N_VClone writes into the clone unchecked and crashes when malloc fails. */
+N_Vector jy_sim_new_vector(const jySim *sim);
 
 /* Projects y = [q, v] (UK) in place onto the position and velocity manifolds, converged to
  * eps in the weighted RMS norm of `weights`; the correction's components across the

@@ -338,6 +338,9 @@ typedef struct jySim jySim;
  * settings (JY_ERR_INVALID on *status). Returns NULL only when model is NULL or memory ran
  * out; otherwise a simulation, which, when *status != JY_OK, is unusable except for
  * jy_sim_error (naming the bad setting) and jy_sim_destroy. */
+/* Out of memory is JY_ERR_NOMEM here and in jy_sim_advance, except inside a few of
+ * SUNDIALS 6.4's own setup allocations, which it uses unchecked (a crash joinery cannot
+ * prevent; docs/numerics.md, "Out of memory", lists them). */
 JY_API jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status);
 JY_API void jy_sim_destroy(jySim *sim);
 JY_API const char *jy_sim_error(const jySim *sim);
