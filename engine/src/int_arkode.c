@@ -79,11 +79,7 @@ static const char *flag_name(int flag) {
 }
 
 static void record_flag(jySim *sim, int flag) {
-  const char *name = flag_name(flag);
-  if (name)
-    snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s", name);
-  else
-    snprintf(sim->solver_flag, sizeof sim->solver_flag, "ARKODE flag %d", flag);
+  jy_sim_record_flag(sim, flag_name(flag), "ARKODE", flag);
 }
 
 static double current_time(const ArkodeStepper *as) {

@@ -185,11 +185,7 @@ static const char *flag_name(int flag) {
 }
 
 static void record_flag(jySim *sim, int flag) {
-  const char *name = flag_name(flag);
-  if (name)
-    snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s", name);
-  else
-    snprintf(sim->solver_flag, sizeof sim->solver_flag, "CVODE flag %d", flag);
+  jy_sim_record_flag(sim, flag_name(flag), "CVODE", flag);
 }
 
 /* One internal step; a failure is recorded. */

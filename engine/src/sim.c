@@ -548,3 +548,10 @@ jySimStats jy_sim_stats(const jySim *sim) {
   s.projections_skipped = sim->projections_skipped;
   return s;
 }
+
+void jy_sim_record_flag(jySim *sim, const char *name, const char *integrator, int flag) {
+  if (name)
+    snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s", name);
+  else
+    snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s flag %d", integrator, flag);
+}

@@ -104,6 +104,9 @@ int jy_sim_stop_at_branch(jySim *sim);
 /* JY_OK, or JY_ERR_INVALID with the estimate in sim->error when t_end and dt_out would
  * give more than JY_MAX_OUTPUT_ROWS output rows (checked before a run writes anything). */
 jyStatus jy_sim_check_output_rows(jySim *sim);
+/* Records a failed integrator call's flag in sim->solver_flag: its name (from the stepper's
+ * own table: SUNDIALS' *GetReturnFlagName mallocs unchecked), or "<integrator> flag N". */
+void jy_sim_record_flag(jySim *sim, const char *name, const char *integrator, int flag);
 
 /* Adds the integrator counters of `more` to `sum` (a stepper's runs before a restart). */
 void jy_stats_add(jySimStats *sum, const jySimStats *more);
