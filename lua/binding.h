@@ -5,6 +5,8 @@
 #ifndef JOINERY_LUA_BINDING_H
 #define JOINERY_LUA_BINDING_H
 
+#include <signal.h>
+
 #include <lua.h>
 
 /* Metatable names (luaL_checkudata / luaL_testudata). */
@@ -39,6 +41,13 @@ JYL_EXPORT int luaopen_joinery(lua_State *L);
  * and it limits neither CPU time nor memory. Returns 0. */
 JYL_EXPORT int jyl_sandbox(lua_State *L, const char *const *writable, int nwritable,
                            const char *hint);
+
+/* lua/simulation.c: every run of this state that writes a file (sys:simulate{out = ...},
+ * model:simulate, joinery run) stops at its next output row once *flag is non-zero (a
+ * host's signal handler sets it to the signal's number): the temporary file is removed and
+ * the run raises "interrupted by SIGINT ..." (or SIGTERM). NULL removes it. The flag must
+ * outlive the state. */
+JYL_EXPORT void jyl_set_stop_flag(lua_State *L, const volatile sig_atomic_t *flag);
 
 /* lua/ad.c: registers the joinery.Hyper metatable and sets field "math" (hyper-dual numbers
  * and the elementary functions on them) in the table on the top of the stack. */

@@ -367,7 +367,7 @@ static int simulate_system(lua_State *L) {
   jySimDef def = jyl_check_model(L, 3)->def;
   const char *out = NULL;
   jyl_read_settings(L, 2, &def, NULL, &out);
-  jylRunOpts opts = {out, 1, (const volatile sig_atomic_t *)lua_touserdata(L, lua_upvalueindex(1))};
+  jylRunOpts opts = {out, 1, NULL}; /* stopped by the flag dispatch set (jyl_set_stop_flag) */
   lua_settop(L, 3);
   jyl_run_simulation(L, 3, &def, &opts); /* leaves the sim and the row buffer below */
   lua_replace(L, 4);                     /* 4: result */
@@ -494,9 +494,12 @@ static volatile sig_atomic_t caught_signal;
 
 static void on_signal(int signo) { caught_signal = signo; }
 
-/* SIGINT and SIGTERM stop the run at its next output row, so that its temporary file is
- * removed and the rows so far kept as <stem>.incomplete.csv; a second one kills at once. */
-static void catch_interrupts(void) {
+/* SIGINT and SIGTERM stop a run that writes a file at its next output row, so that its
+ * temporary file is removed (joinery run also keeps the rows so far as
+ * <stem>.incomplete.csv). A second one kills at once: a script busy elsewhere than in
+ * such a run notices the first only at its next run. */
+static void catch_interrupts(lua_State *L) {
+  jyl_set_stop_flag(L, &caught_signal);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
@@ -527,11 +530,10 @@ static int cmd_run(lua_State *L, Cli *cli, int at) {
             ra.script, lua_isnil(L, -1) ? "nothing" : luaL_typename(L, -1));
     return 1;
   }
-  lua_pushlightuserdata(L, (void *)&caught_signal);
-  lua_pushcclosure(L, simulate_system, 1);
+  lua_pushcfunction(L, simulate_system);
   lua_insert(L, -2);
   lua_pushvalue(L, settings);
-  catch_interrupts();
+  catch_interrupts(L);
   if (docall(L, 2, 0, cli->traceback) != LUA_OK) {
     fflush(stdout);
     print_error(lua_tostring(L, -1));
@@ -679,7 +681,10 @@ static int dispatch(lua_State *L, Cli *cli) {
   if (cmd[0] == '-') return unknown_option(cmd, strlen(cmd), 0);
   set_arg_table(L, argv, at, at, at + 1, cli->argc - at - 1);
   enter_sandbox(L, cli, NULL);
-  return run_script(L, cmd, argv, at + 1, cli->argc - at - 1, 0, cli->traceback);
+  catch_interrupts(L);
+  if (run_script(L, cmd, argv, at + 1, cli->argc - at - 1, 0, cli->traceback) != 0)
+    return caught_signal ? 128 + caught_signal : 1;
+  return 0;
 }
 
 /* Everything that may raise a Lua error runs in here, under lua_pcall. */

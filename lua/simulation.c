@@ -186,13 +186,28 @@ static void push_stats(lua_State *L, const jySim *sim) {
   }
 }
 
+/* The registry key of the host's stop flag (jyl_set_stop_flag): its address is unique. */
+static const char stop_flag_key = 's';
+
+void jyl_set_stop_flag(lua_State *L, const volatile sig_atomic_t *flag) {
+  lua_pushlightuserdata(L, (void *)(uintptr_t)flag);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &stop_flag_key);
+}
+
+static const volatile sig_atomic_t *host_stop_flag(lua_State *L) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &stop_flag_key);
+  const volatile sig_atomic_t *flag = (const volatile sig_atomic_t *)lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return flag;
+}
+
 /* Pushes the row buffer of a run of nch channels to t_end, started at t0 (wall time). */
 static LRows *new_rows(lua_State *L, int nch, double t_end, double t0, const jylRunOpts *opts) {
   LRows *r = (LRows *)lua_newuserdatauv(L, sizeof *r, 0);
   memset(r, 0, sizeof *r);
   r->nch = nch;
   r->streamed = opts->streamed;
-  r->stop = opts->stop;
+  r->stop = opts->stop ? opts->stop : opts->out ? host_stop_flag(L) : NULL;
   luaL_setmetatable(L, JYL_ROWS);
   r->t0 = t0;
   r->t_end = t_end;

@@ -6,7 +6,7 @@
 --   - a t_end and dt_out that would give more than 1e8 output rows are refused before the
 --     run with the estimate (--dt-out 1e-300 and 1e-18 "wrote 0 rows" and exited 0);
 --   - two runs with the same --out each write a whole file (they shared "<out>.partial");
---   - SIGINT / SIGTERM stop `joinery run` with status 130 / 143, naming the signal, keep the
+--   - SIGINT / SIGTERM stop `joinery run` (and a `joinery SCRIPT` run writing a file) with status 130 / 143, naming the signal, keep the
 --     rows so far in <stem>.incomplete.csv and leave no temporary file;
 --   - joinery run streams its rows: 1e6 rows raise the peak memory by less than 50 MB
 --     (it kept every row: 94 MB at the last of 1e6 rows of 10 channels, before the Lua
@@ -159,6 +159,26 @@ for _, sig in ipairs { { "INT", 130 }, { "TERM", 143 } } do
     and kept:find("\nt,m.x,", 1, true),
     "SIG" .. sig[1] .. ": no output file, no temporary file, the rows so far in sig.incomplete.csv")
   os.remove(tmp .. "/sig.incomplete.csv")
+end
+
+-- `joinery --trust SCRIPT`: a script's own sys:simulate{out = ...} stops the same way.
+do
+  local script = write("sig_script.lua", string.format([[
+local sys = dofile(%q)
+sys:simulate { out = %q, t_end = 1, dt_out = 1e-6 }
+]], free, tmp .. "/sigs.csv"))
+  local command = string.format("(%s --trust %s >/dev/null & pid=$!; "
+    .. "i=0; while [ $i -lt 1200 ] && ! ls %s/ | grep -q 'sigs\\.csv\\..*\\.partial$'; do "
+    .. "sleep 0.05; i=$((i+1)); done; sleep 0.2; kill -TERM $pid; wait $pid; echo $?)",
+    quote(cmd.exe), quote(script), quote(tmp))
+  local _, status, err = sh(command)
+  tap.ok(tonumber(status) == 143 and err:find("interrupted by SIGTERM", 1, true),
+    "joinery SCRIPT, SIGTERM inside sys:simulate{out}: exit status 143, the signal named")
+  tap.diag(err)
+  tap.ok(not exists(tmp .. "/sigs.csv") and partial_files() == ""
+    and (read(tmp .. "/sigs.incomplete.csv") or ""):find("^# incomplete: "),
+    "joinery SCRIPT: no output file, no temporary file, the rows so far kept")
+  os.remove(tmp .. "/sigs.incomplete.csv")
 end
 
 -- ---- 5. joinery run streams its rows --------------------------------------------------------
