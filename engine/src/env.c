@@ -56,6 +56,7 @@ jyStatus jy_env_register(jyEnv *env, const jyPartType *type) {
     jy_set_error(env->error, "part type '%s' has no shape function", type->name);
     return JY_ERR_INVALID;
   }
+  if (jy_param_names_check(type, env->error, sizeof env->error) != 0) return JY_ERR_INVALID;
   if (jy_env_find_type(env, type->name)) {
     jy_set_error(env->error, "a part type named '%s' is already registered", type->name);
     return JY_ERR_INVALID;

@@ -25,6 +25,9 @@ int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *sha
 /* The parameter door's helpers (params.c). */
 int jy_param_in_domain(jyParamDomain domain, double value);
 int jy_param_index(const jyPartType *type, const char *name); /* -1: no such parameter */
+/* Whether the type's parameter names can all be set: named, listed once, not init/vel/guess,
+ * not a terminal's name at the default parameters. 0, or -1 with the reason in error. */
+int jy_param_names_check(const jyPartType *type, char *error, size_t len);
 /* Writes " (did you mean 'x'?)" for the nearest candidate within reach, else the list. */
 void jy_suggest(char *out, size_t len, const char *name, const char *const *candidates, int count);
 

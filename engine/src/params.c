@@ -116,6 +116,45 @@ static void unknown_name(const jyPartType *type, const char *name, char *error, 
   snprintf(error, len, "unknown parameter '%s'%s", name, hint);
 }
 
+int jy_param_names_check(const jyPartType *type, char *error, size_t len) {
+  /* sys:add (and any host reading one table per part) takes these keys, and the terminals'
+   * names, from the same table as the parameters. */
+  static const char *const reserved[] = {"init", "vel", "guess"};
+  if (type->nparams < 0 || type->nparams > JY_MAX_PARAMS || (type->nparams > 0 && !type->params)) {
+    snprintf(error, len, "part type '%s' declares %d parameters; 0 to %d are supported", type->name,
+             type->nparams, JY_MAX_PARAMS);
+    return -1;
+  }
+  for (int i = 0; i < type->nparams; i++) {
+    const char *name = type->params[i].name;
+    if (!name || !name[0]) {
+      snprintf(error, len, "part type '%s': parameter %d has no name", type->name, i + 1);
+      return -1;
+    }
+    for (size_t r = 0; r < sizeof reserved / sizeof reserved[0]; r++)
+      if (strcmp(name, reserved[r]) == 0) {
+        snprintf(error, len,
+                 "part type '%s': '%s' cannot be a parameter name: it is reserved (a part's "
+                 "init, vel and guess tables set its initial values)",
+                 type->name, name);
+        return -1;
+      }
+    if (jy_param_index(type, name) != i) {
+      snprintf(error, len, "part type '%s': parameter '%s' is listed twice", type->name, name);
+      return -1;
+    }
+    const char *kind = other_kind_of_name(type, name);
+    if (kind && strcmp(kind, "terminal") == 0) {
+      snprintf(error, len,
+               "part type '%s': '%s' names both a parameter and a terminal; rename one (a "
+               "script gives both in one table: a number sets the parameter, a terminal glues)",
+               type->name, name);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 jyStatus jy_params_fill(const jyPartType *type, const char *part, const jyParamSetting *settings,
                         int nsettings, double *params, char *error, size_t error_len) {
   char scratch[8];

@@ -90,7 +90,9 @@ JY_API void jy_env_destroy(jyEnv *env);
 /* Registers a part type (kept by pointer; it must outlive the environment). Fails with
  * JY_ERR_PROTOCOL when type->version is outside JY_PART_PROTOCOL_OLDEST ..
  * JY_PART_PROTOCOL_VERSION (joinery/part.h), JY_ERR_INVALID when a type of that name
- * exists. */
+ * exists or a parameter could not be set: nameless, listed twice, named init, vel or guess
+ * (the initial-value tables) or like a terminal at the default parameters, or more than
+ * JY_MAX_PARAMS of them. */
 JY_API jyStatus jy_env_register(jyEnv *env, const jyPartType *type);
 JY_API const jyPartType *jy_env_find_type(const jyEnv *env, const char *name);
 JY_API int jy_env_num_types(const jyEnv *env);
