@@ -282,8 +282,9 @@ static void apply_extras(lua_State *L, LSystem *s, jySystem *sys, jyPartId id, c
 }
 
 /* sys:add's pass 1 over the params table at 4: checks the value types (numbers, init/vel/
- * guess tables, terminals of this system at 1) and returns the count of numeric parameters. */
-static int count_params(lua_State *L, const char *name, const char *type) {
+ * guess tables, terminals of this system at 1) and returns the count of numeric parameters;
+ * *bad_key: the first key whose value is none of these (NULL: none). */
+static int count_params(lua_State *L, const char *name, const char *type, const char **bad_key) {
   int n = 0;
   lua_pushnil(L);
   while (lua_next(L, 4)) {
@@ -304,13 +305,28 @@ static int count_params(lua_State *L, const char *name, const char *type) {
       if (!same)
         luaL_error(L, "part '%s' (%s): the terminal given for '%s' belongs to another system", name,
                    type, key);
-    } else {
-      luaL_error(L, "part '%s' (%s): parameter '%s' must be a number, got %s", name, type, key,
-                 luaL_typename(L, -1));
+    } else if (!*bad_key) {
+      *bad_key = key; /* judged once the part's terminals are known (try_part) */
     }
     lua_pop(L, 1);
   }
   return n;
+}
+
+/* A value of the wrong type at key in the params table at 4: said as what the key names for
+ * the part id of sys (a terminal wants a terminal, anything else a number). */
+static void refuse_bad_value(lua_State *L, jySystem *sys, jyPartId id, const char *name,
+                             const char *type, const char *key) {
+  const jyPartShape *shape = jy_system_part_shape(sys, id);
+  lua_getfield(L, 4, key);
+  const char *got = luaL_typename(L, -1);
+  for (int t = 0; shape && t < shape->nterminals; t++)
+    if (strcmp(shape->terminals[t].name, key) == 0)
+      luaL_error(L,
+                 "part '%s' (%s): terminal '%s' must be given a terminal of this system to glue "
+                 "to (%s = other_part.terminal), got %s",
+                 name, type, key, key, got);
+  luaL_error(L, "part '%s' (%s): parameter '%s' must be a number, got %s", name, type, key, got);
 }
 
 /* sys:add's pass 2: the n numeric parameters of the table at 4, sorted by name so that the
@@ -335,7 +351,7 @@ static jyParamSetting *collect_params(lua_State *L, int n) {
 /* Tries the part in a scratch system first, so that a bad init, vel or terminal key fails
  * before the real system at 1 changes. */
 static void try_part(lua_State *L, LSystem *s, const char *type, const char *name,
-                     const jyParamSetting *set, int n) {
+                     const jyParamSetting *set, int n, const char *bad_key) {
   LScratch *trial = (LScratch *)lua_newuserdatauv(L, sizeof *trial, 0);
   trial->sys = NULL;
   luaL_setmetatable(L, JYL_SCRATCH);
@@ -345,6 +361,7 @@ static void try_part(lua_State *L, LSystem *s, const char *type, const char *nam
   if (!trial->sys) luaL_error(L, "out of memory creating a system");
   jyPartId tid = jy_system_add_part(trial->sys, type, name, set, n);
   if (tid.index < 0) luaL_error(L, "%s", jyl_msg_or(jy_system_error(trial->sys), JY_ERR_INVALID));
+  if (bad_key) refuse_bad_value(L, trial->sys, tid, name, type, bad_key);
   apply_extras(L, s, trial->sys, tid, type, 0);
   jy_system_destroy(trial->sys);
   trial->sys = NULL;
@@ -362,9 +379,10 @@ static int sys_add(lua_State *L) {
   }
   luaL_checktype(L, 4, LUA_TTABLE);
   lua_settop(L, 4);
-  int n = count_params(L, name, type);
+  const char *bad_key = NULL;
+  int n = count_params(L, name, type, &bad_key);
   jyParamSetting *set = collect_params(L, n); /* 5 */
-  try_part(L, s, type, name, set, n);
+  try_part(L, s, type, name, set, n, bad_key);
 
   jyPartId id = jy_system_add_part(s->sys, type, name, set, n);
   if (id.index < 0) return luaL_error(L, "%s", jyl_msg_or(jy_system_error(s->sys), JY_ERR_INVALID));

@@ -70,6 +70,13 @@ tap.raises(function() sys:add("rod", "r", { a = 1, b = sys:part("g").pos }) end,
 tap.raises(function() sys:add("mass", "b", { x = 0.5 }) end,
   { "part 'b' (mass)", "'x' is a coordinate of mass", "init = {x = ...}" },
   "sys:add: a number given for a coordinate points to init")
+tap.raises(function() sys:add("rod", "r", { a = "g.pos", b = sys:part("g").pos }) end,
+  { "part 'r' (rod)", "terminal 'a' must be given a terminal of this system",
+    "a = other_part.terminal", "got string" },
+  "sys:add: a string for a terminal is called a terminal, not a parameter")
+tap.raises(function() sys:add("mass", "b", { m = "1" .. "kg" }) end,
+  { "part 'b' (mass)", "parameter 'm' must be a number, got string" },
+  "sys:add: a string for a parameter is still a parameter's error")
 tap.ok(sys:part("b") == nil and sys:part("r") == nil, "... and the system is unchanged")
 
 -- 4. joinery.part_type refuses parameter names that sys:add reads itself.
