@@ -224,8 +224,8 @@ static void set_up_instance(Eval *e, const double *params) {
   lua_State *L = e->L;
   jyPartShape *sh = (jyPartShape *)lua_newuserdatauv(L, sizeof *sh, 0);
   memset(sh, 0, sizeof *sh);
-  if (e->type->shape(e->type, params, sh, e->err, sizeof e->err) != 0)
-    luaL_error(L, "eval_part: shape: %s", e->err);
+  if (jy_part_shape_checked(e->type, params, sh, e->err, sizeof e->err) != 0)
+    luaL_error(L, "eval_part: part type '%s': %s", e->type->name, e->err);
   double *data = (double *)lua_newuserdatauv(L, sh->instance_size + sizeof(double), 0);
   memset(data, 0, sh->instance_size + sizeof(double));
   e->sh = sh;

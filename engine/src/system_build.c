@@ -83,15 +83,39 @@ int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *sha
   return rc;
 }
 
-static int shape_in_limits(const jyPartShape *s) {
-  if (s->ncoords < 0 || s->ncoords > JY_PART_MAX_COORDS) return 0;
-  if (s->nterminals < 0 || s->nterminals > JY_PART_MAX_TERMINALS) return 0;
-  if (s->nrows < 0 || s->nrows > JY_PART_MAX_ROWS) return 0;
-  if (s->noutputs < 0 || s->noutputs > JY_PART_MAX_OUTPUTS) return 0;
-  if (s->noutputs < 32 && (s->angle_outputs >> s->noutputs) != 0) return 0;
+/* Which of the protocol's limits the shape exceeds, or NULL. */
+static const char *shape_beyond_limits(const jyPartShape *s) {
+  if (s->ncoords < 0 || s->ncoords > JY_PART_MAX_COORDS) return "coordinates";
+  if (s->nterminals < 0 || s->nterminals > JY_PART_MAX_TERMINALS) return "terminals";
+  if (s->nrows < 0 || s->nrows > JY_PART_MAX_ROWS) return "constraint rows";
+  if (s->noutputs < 0 || s->noutputs > JY_PART_MAX_OUTPUTS) return "outputs";
+  if (s->noutputs < 32 && (s->angle_outputs >> s->noutputs) != 0) return "angle outputs";
   for (int i = 0; i < s->nterminals; i++)
-    if (s->terminals[i].dim < 1 || s->terminals[i].dim > JY_TERMINAL_MAX_DIM) return 0;
-  return 1;
+    if (s->terminals[i].dim < 1 || s->terminals[i].dim > JY_TERMINAL_MAX_DIM)
+      return "terminal dimension";
+  return NULL;
+}
+
+int jy_part_shape_checked(const jyPartType *type, const double *params, jyPartShape *shape,
+                          char *error, size_t error_len) {
+  char why[512] = "";
+  memset(shape, 0, sizeof *shape);
+  if (jy_part_shape(type, params, shape, why, sizeof why) != 0) {
+    snprintf(error, error_len, "%s", why[0] ? why : "the type's shape function failed");
+    return -1;
+  }
+  const char *beyond = shape_beyond_limits(shape);
+  if (beyond) {
+    snprintf(error, error_len,
+             "its shape has %d coordinates, %d terminals, %d rows and %d outputs: the %s exceed "
+             "the part protocol's limits (%d coordinates, %d terminals, %d rows, %d outputs, "
+             "terminals of 1 to %d)",
+             shape->ncoords, shape->nterminals, shape->nrows, shape->noutputs, beyond,
+             JY_PART_MAX_COORDS, JY_PART_MAX_TERMINALS, JY_PART_MAX_ROWS, JY_PART_MAX_OUTPUTS,
+             JY_TERMINAL_MAX_DIM);
+    return -1;
+  }
+  return 0;
 }
 
 /* The registered type of that name, or NULL with a message suggesting the nearest. */
@@ -157,14 +181,9 @@ jyPartId jy_system_add_part(jySystem *sys, const char *type_name, const char *na
   if (jy_params_fill(type, name, settings, nsettings, params, sys->error, JY_ERROR_LEN) != JY_OK)
     return bad;
   jySysPart part = {0};
-  char why[512] = "";
-  if (jy_part_shape(type, params, &part.shape, why, sizeof why) != 0) {
-    jy_set_error(sys->error, "part '%s' (%s): %s", name, type->name, why[0] ? why : "bad shape");
-    return bad;
-  }
-  if (!shape_in_limits(&part.shape)) {
-    jy_set_error(sys->error, "part '%s' (%s): shape exceeds the protocol's limits", name,
-                 type->name);
+  char why[768] = "";
+  if (jy_part_shape_checked(type, params, &part.shape, why, sizeof why) != 0) {
+    jy_set_error(sys->error, "part '%s' (%s): %s", name, type->name, why);
     return bad;
   }
   if (grow(a, (void **)&sys->parts, &sys->parts_cap, sys->nparts, sizeof *sys->parts) != 0)

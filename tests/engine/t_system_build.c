@@ -154,7 +154,7 @@ static void check_bad_parts(jySystem *sys) {
        "mode 1 makes no part");
   jy_system_add_part(sys, "odd", "o2", SETTINGS({"mode", 2}));
   SAYS(jy_system_error(sys), "too many coordinates: the protocol's limits", "part 'o2' (odd)",
-       "shape exceeds the protocol's limits");
+       "coordinates exceed the part protocol's limits");
   jy_system_add_part(sys, "odd", "o3", SETTINGS({"mode", 3}));
   SAYS(jy_system_error(sys), "an angle flag beyond the outputs: the protocol's limits",
        "part 'o3' (odd)", "limits");

@@ -157,6 +157,20 @@ tap.raises(function() joinery.load_plugin(bad_dir .. "/bad_version.so") end,
 tap.ok(not find(joinery.types(), "stale_part") and #joinery.types() == ntypes + 1,
   "a refused plugin registers nothing")
 
+-- ---- a plugin whose shape exceeds the protocol's limits ---------------------------------
+do
+  joinery.load_plugin(bad_dir .. "/oversized.so")
+  local sys = joinery.system()
+  tap.ok(pcall(sys.add, sys, "oversized", "fine", { n = 64 }), "64 coordinates: at the limit, taken")
+  for _, door in ipairs {
+    { "sys:add", function() sys:add("oversized", "big", { n = 65 }) end },
+    { "eval_part", function() joinery.eval_part { type = "oversized", params = { n = 65 } } end },
+  } do
+    tap.raises(door[2], { "oversized", "65 coordinates", "coordinates exceed the part protocol's limits",
+      "64 coordinates" }, door[1] .. ": a shape of 65 coordinates is refused with the limit")
+  end
+end
+
 -- ---- a plugin built for the previous protocol version (1, before angle_outputs) ------------
 do
   local v1 = joinery.load_plugin(bad_dir .. "/protocol1.so")

@@ -135,6 +135,12 @@ JY_API jyStatus jy_params_fill(const jyPartType *type, const char *part,
                                const jyParamSetting *settings, int nsettings, double *params,
                                char *error, size_t error_len);
 
+/* A part's shape for these (filled) parameters, through the type's shape function as its
+ * protocol version defines it, checked against the protocol's limits (joinery/part.h):
+ * 0, or -1 with the reason in error (the function's own, or which limit is exceeded). */
+JY_API int jy_part_shape_checked(const jyPartType *type, const double *params, jyPartShape *shape,
+                                 char *error, size_t error_len);
+
 /* One value against its parameter's domain (jyParamDomain): 0, or -1 with why ("m = -1 kg
  * must be > 0"; why may be NULL). */
 JY_API int jy_param_check(const jyParamSpec *spec, double value, char *why, size_t why_len);
