@@ -33,7 +33,8 @@ JYL_EXPORT int luaopen_joinery(lua_State *L);
  * itself (luaopen_joinery, or require "joinery" from lua5.4) gets the full Lua library unless
  * it calls this, after luaL_openlibs and before it loads the script. In place, in L's own
  * tables: load, loadfile, dofile and require load text only (no bytecode); os.execute,
- * io.popen, io.tmpfile, package.loadlib, os.remove, os.rename, os.exit, os.tmpname, C
+ * io.popen, io.tmpfile, package.loadlib, os.remove, os.rename, os.exit, os.tmpname,
+ * os.setlocale, C
  * modules (require's C searchers) and joinery.load_plugin are refused; io.open, io.output
  * and a run's "out" setting may write only the nwritable files in writable; debug keeps
  * traceback and getinfo. Reading files stays possible. A refusal says "<what> is disabled

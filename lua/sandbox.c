@@ -337,8 +337,16 @@ int jyl_sandbox(lua_State *L, const char *const *writable, int nwritable, const 
   lua_setfield(L, LUA_REGISTRYINDEX, JYL_SANDBOX);
 
   static const char *const refusals[][2] = {
-    {"os", "execute"}, {"os", "remove"}, {"os", "rename"},  {"os", "exit"},
-    {"os", "tmpname"}, {"io", "popen"},  {"io", "tmpfile"}, {"package", "loadlib"},
+    {"os", "execute"},
+    {"os", "remove"},
+    {"os", "rename"},
+    {"os", "exit"},
+    {"os", "tmpname"},
+    {"io", "popen"},
+    {"io", "tmpfile"},
+    {"package", "loadlib"},
+    /* process-wide: LC_NUMERIC "de_DE" would write the CSV's numbers with decimal commas */
+    {"os", "setlocale"},
   };
   for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++)
     refuse_field(L, refusals[i][0], refusals[i][1]);

@@ -32,6 +32,7 @@ local refusals = {
   { "os.exit", "os.exit(3)" },
   { "os.tmpname", "os.tmpname()" },
   { "io.tmpfile", "io.tmpfile()" },
+  { "os.setlocale", "os.setlocale('C.UTF-8', 'numeric')" },
   { "io.open: writing", "io.open('" .. marker .. "', 'w')", marker },
   { "io.open: writing", "io.open('" .. victim .. "', 'a'):write('x')" },
   { "io.open: writing", "io.open('" .. victim .. "', 'r+'):write('x')" },
