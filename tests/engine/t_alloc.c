@@ -19,6 +19,7 @@
 #include "tap.h"
 
 #include "count_malloc.h"
+#include "fail_in_child.h"
 
 typedef struct counting {
   long allocations, frees, live;
@@ -348,17 +349,10 @@ static int fail_one_point(long fail, int once, const reference *ref, counting *f
   return wrong;
 }
 
-enum { MAX_SITES = 16 };
 typedef struct failing_outcome {
   long points;
   int leaks, wrong;
 } failing_outcome;
-
-/* Crashes inside SUNDIALS after one of its own allocations failed, each site once. */
-typedef struct crash_sites {
-  int n;
-  char site[MAX_SITES][256];
-} crash_sites;
 
 static void fail_every_allocation(int once, const reference *ref, failing_outcome *out) {
   for (long fail = 0;; fail++) {
@@ -374,56 +368,11 @@ static void fail_every_allocation(int once, const reference *ref, failing_outcom
   }
 }
 
-/* The function (nearest exported symbol) and library holding code address pc. */
-static int code_site(void *pc, char *site, size_t len) {
-  Dl_info info;
-  if (!pc || !dladdr(pc, &info) || !info.dli_fname) return snprintf(site, len, "?"), 0;
-  const char *file =
-    strrchr(info.dli_fname, '/') ? strrchr(info.dli_fname, '/') + 1 : info.dli_fname;
-  snprintf(site, len, "%s in %s", info.dli_sname ? info.dli_sname : "a static function", file);
-  return strstr(file, "libsundials") != NULL;
-}
-
-/* Records a crash inside SUNDIALS after an allocation failed (SUNDIALS 6.4 does not check
- * every result of malloc: joinery cannot catch that), each site once; 0 when the crash was
- * not in SUNDIALS's code. */
-static int sundials_crash_site(void *const where[2], crash_sites *out) {
-  char crash[96], alloc[96], site[256];
-  if (!code_site(where[0], crash, sizeof crash)) return 0;
-  code_site(where[1], alloc, sizeof alloc);
-  snprintf(site, sizeof site, "%s (the failed malloc: %s)", crash, alloc);
-  for (int k = 0; k < out->n; k++)
-    if (strcmp(out->site[k], site) == 0) return 1;
-  if (out->n < MAX_SITES) snprintf(out->site[out->n++], sizeof out->site[0], "%s", site);
-  return 1;
-}
-
-enum { POINT_FINE, POINT_WRONG, POINT_NOT_REACHED };
-
-/* In the child: the crashing instruction's address goes to the pipe after malloc's caller. */
-static int crash_fd = -1; /* the child's own, set once before it runs */
-static void report_crash(int sig, siginfo_t *info, void *context) {
-  void *pc = NULL;
-#if defined(__x86_64__)
-  pc = (void *)((ucontext_t *)context)->uc_mcontext.gregs[REG_RIP];
-#else
-  (void)context;
-#endif
-  (void)info;
-  ssize_t put = write(crash_fd, &pc, sizeof pc);
-  (void)put;
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
-static void child_point(long fail, const reference *ref, int fd) {
+/* The child's run: the simulation with every malloc failing from `fail` on. */
+static int child_point(long fail, void *ctx) {
+  const reference *ref = ctx;
   long before = process_allocations;
   int same = 1;
-  crash_fd = fd;
-  struct sigaction sa = {.sa_sigaction = report_crash, .sa_flags = SA_SIGINFO};
-  sigaction(SIGSEGV, &sa, NULL);
-  sigaction(SIGBUS, &sa, NULL);
-  process_fail_fd = fd;
   process_fail_after = before + fail;
   jyStatus st = run_check(ref->model, ref, &same);
   process_fail_after = -1;
@@ -431,31 +380,7 @@ static void child_point(long fail, const reference *ref, int fd) {
   if (!fine)
     diag("%s %s, failing malloc %ld on: %s%s", ref->mc->name, method_name(ref->def.method), fail,
          jy_status_text(st), st == JY_OK ? ", a different state" : "");
-  fflush(stdout);
-  _exit(process_allocations - before < fail ? POINT_NOT_REACHED : fine ? POINT_FINE : POINT_WRONG);
-}
-
-/* One failing point in a child process, so that a crash is counted rather than fatal;
- * where[0] is the crashing instruction, where[1] the failed malloc's caller. */
-static int fail_malloc_in_child(long fail, const reference *ref, void *where[2]) {
-  int fds[2];
-  where[0] = where[1] = NULL;
-  if (pipe(fds) != 0) return POINT_WRONG;
-  fflush(stdout);
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    child_point(fail, ref, fds[1]);
-  }
-  close(fds[1]);
-  int wstatus = 0;
-  if (pid < 0 || waitpid(pid, &wstatus, 0) != pid) wstatus = POINT_WRONG << 8;
-  void *got[2] = {NULL, NULL};
-  ssize_t n = read(fds[0], got, sizeof got);
-  if (n >= (ssize_t)sizeof got[0]) where[1] = got[0];
-  if (n == (ssize_t)sizeof got) where[0] = got[1];
-  close(fds[0]);
-  return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -WTERMSIG(wstatus);
+  return process_allocations - before < fail ? POINT_NOT_REACHED : fine ? POINT_FINE : POINT_WRONG;
 }
 
 /* Fails every malloc of the process from the Nth on (SUNDIALS's own vectors and matrices
@@ -465,7 +390,7 @@ static void sim_under_failing_malloc(const reference *ref, failing_outcome *out,
                                      crash_sites *sites) {
   for (long fail = 0;; fail++) {
     void *where[2];
-    int got = fail_malloc_in_child(fail, ref, where);
+    int got = fail_malloc_in_child(fail, child_point, (void *)ref, where);
     if (got == POINT_NOT_REACHED) break;
     out->points++;
     if (got == POINT_FINE || (got < 0 && sundials_crash_site(where, sites))) continue;
