@@ -39,32 +39,65 @@ void jy_compile_sparse_destroy(jyCompileSparse *s) {
   jy_free(s->alloc, s);
 }
 
-/* The assembled constraint matrix A[rows, cols] in compressed-column form, each row
- * scaled by row_scale (NULL: 1). The one place that reads the evaluator's A: today from
- * the dense e->jac; with a compressed-column A in the evaluator, a copy of its columns. */
+/* The assembled constraint matrix A (m x n) in compressed-column form: the one place that
+ * reads the evaluator's A. Today from the dense e->jac (O(m n)); with a compressed-column A
+ * kept by the evaluator, a copy of it (O(nnz)). */
+static cholmod_sparse *assembled_constraints(jyCompileSparse *s, const jyEval *e) {
+  int m = e->model->m, n = e->model->n;
+  size_t nnz = 0;
+  for (size_t k = 0; k < (size_t)m * (size_t)n; k++) nnz += e->jac[k] != 0;
+  cholmod_sparse *a =
+    cholmod_allocate_sparse((size_t)m, (size_t)n, nnz ? nnz : 1, 1, 1, 0, CHOLMOD_REAL, &s->common);
+  if (!a) return NULL;
+  int *cp = a->p, *ri = a->i;
+  double *x = a->x;
+  size_t at = 0;
+  for (int j = 0; j < n; j++) {
+    cp[j] = (int)at;
+    for (int i = 0; i < m; i++)
+      if (e->jac[i + (size_t)j * m] != 0) {
+        ri[at] = i;
+        x[at++] = e->jac[i + (size_t)j * m];
+      }
+  }
+  cp[n] = (int)at;
+  return a;
+}
+
+/* A[rows, cols] with each row k scaled by row_scale[k] (NULL: 1), in O(nnz + m + n). */
 static cholmod_sparse *constraint_block(jyCompileSparse *s, const jyEval *e, const int *rows,
                                         int nrows, const int *cols, int ncols,
                                         const double *row_scale) {
   int m = e->model->m;
+  cholmod_sparse *a = assembled_constraints(s, e), *block = NULL;
+  int *row_at = jy_calloc(s->alloc, (size_t)m + 1, sizeof(int));
+  if (!a || !row_at) goto done;
+  for (int i = 0; i < m; i++) row_at[i] = -1;
+  for (int k = 0; k < nrows; k++) row_at[rows[k]] = k;
+  const int *ap = a->p, *ai = a->i;
+  const double *ax = a->x;
   size_t nnz = 0;
   for (int c = 0; c < ncols; c++)
-    for (int k = 0; k < nrows; k++) nnz += e->jac[rows[k] + (size_t)cols[c] * m] != 0;
-  cholmod_sparse *block = cholmod_allocate_sparse((size_t)nrows, (size_t)ncols, nnz ? nnz : 1, 1, 1,
-                                                  0, CHOLMOD_REAL, &s->common);
-  if (!block) return NULL;
+    for (int k = ap[cols[c]]; k < ap[cols[c] + 1]; k++) nnz += row_at[ai[k]] >= 0;
+  block = cholmod_allocate_sparse((size_t)nrows, (size_t)ncols, nnz ? nnz : 1, 0, 1, 0,
+                                  CHOLMOD_REAL, &s->common);
+  if (!block) goto done;
   int *cp = block->p, *ri = block->i;
   double *x = block->x;
   size_t at = 0;
   for (int c = 0; c < ncols; c++) {
     cp[c] = (int)at;
-    const double *col = e->jac + (size_t)cols[c] * m;
-    for (int k = 0; k < nrows; k++)
-      if (col[rows[k]] != 0) {
-        ri[at] = k;
-        x[at++] = col[rows[k]] * (row_scale ? row_scale[k] : 1.0);
-      }
+    for (int k = ap[cols[c]]; k < ap[cols[c] + 1]; k++) {
+      int r = row_at[ai[k]];
+      if (r < 0) continue;
+      ri[at] = r;
+      x[at++] = ax[k] * (row_scale ? row_scale[r] : 1.0);
+    }
   }
   cp[ncols] = (int)at;
+done:
+  cholmod_free_sparse(&a, &s->common);
+  jy_free(s->alloc, row_at);
   return block;
 }
 
@@ -133,29 +166,27 @@ done:
 int jy_compile_sparse_no_dependent_rows(jyCompileSparse *s, const jyEval *e, int *rows, int *cols) {
   const jyModel *md = e->model;
   int m = md->m, n = md->n;
-  double *scale = jy_calloc(s->alloc, (size_t)m + 1, sizeof(double));
-  if (!scale) return JY_ERR_NOMEM;
   for (int i = 0; i < m; i++) rows[i] = i;
   for (int j = 0; j < n; j++) cols[j] = j;
-  for (int j = 0; j < n; j++)
-    for (int i = 0; i < m; i++) {
-      double a = e->jac[i + (size_t)j * m];
-      scale[i] += a * a;
-    }
-  int out = 0;
-  for (int i = 0; i < m; i++) {
-    if (!(scale[i] > 0)) goto done; /* an empty row: the dense path names it */
-    scale[i] = 1 / sqrt(scale[i]);
-  }
-  cholmod_sparse *a = constraint_block(s, e, rows, m, cols, n, scale);
-  out = JY_ERR_NOMEM;
-  if (!a) goto done;
+  cholmod_sparse *a = constraint_block(s, e, rows, m, cols, n, NULL);
+  if (!a) return JY_ERR_NOMEM;
+  /* unit rows, as the dense decision scales them */
+  double *norm = jy_calloc(s->alloc, (size_t)m + 1, sizeof(double));
+  int out = JY_ERR_NOMEM;
+  if (!norm) goto done;
+  const int *cp = a->p, *ri = a->i;
+  double *x = a->x;
+  for (int k = 0; k < cp[n]; k++) norm[ri[k]] += x[k] * x[k];
+  out = 0;
+  for (int i = 0; i < m; i++)
+    if (!(norm[i] > 0)) goto done; /* an empty row: the dense path names it */
+  for (int k = 0; k < cp[n]; k++) x[k] /= sqrt(norm[ri[k]]);
   int rank_loss = 0;
   cholmod_factor *l = factor_rows(s, a, &rank_loss);
   out = l ? 1 : rank_loss ? 0 : JY_ERR_NOMEM;
   cholmod_free_factor(&l, &s->common);
-  cholmod_free_sparse(&a, &s->common);
 done:
-  jy_free(s->alloc, scale);
+  jy_free(s->alloc, norm);
+  cholmod_free_sparse(&a, &s->common);
   return out;
 }
