@@ -388,13 +388,16 @@ static jyStatus meet_stage(jyModel *md, jySystem *sys, newton *nw, const unsigne
 static jyStatus record_moved(jyModel *md, const double *before, const double *after,
                              const unsigned char *set, const unsigned char *follows, int velocity,
                              double tol) {
+  int count = 0; /* counted first: the list grows once per stage, not once per value */
+  for (int j = 0; j < md->n; j++) count += fabs(after[j] - before[j]) > tol;
+  if (count == 0) return JY_OK;
+  jyMovedValue *grown = jy_alloc(&md->alloc, sizeof *grown * (size_t)(md->nmoved + count));
+  if (!grown) return JY_ERR_NOMEM;
+  if (md->nmoved) memcpy(grown, md->moved, sizeof *grown * (size_t)md->nmoved);
+  jy_free(&md->alloc, md->moved);
+  md->moved = grown;
   for (int j = 0; j < md->n; j++) {
     if (!(fabs(after[j] - before[j]) > tol)) continue;
-    jyMovedValue *grown = jy_alloc(&md->alloc, sizeof *grown * (size_t)(md->nmoved + 1));
-    if (!grown) return JY_ERR_NOMEM;
-    if (md->nmoved) memcpy(grown, md->moved, sizeof *grown * (size_t)md->nmoved);
-    jy_free(&md->alloc, md->moved);
-    md->moved = grown;
     md->moved[md->nmoved++] =
       (jyMovedValue){j, velocity, set[j], !set[j] && follows[j], before[j], after[j]};
     if (md->nmoved > 20) continue;

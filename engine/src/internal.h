@@ -134,7 +134,8 @@ struct jyModel {
   unsigned char *dependent_rows;
   int ndependent;
   char *report;
-  jyMovedValue *moved; /* nmoved: initial values moved beyond the assembly tolerance */
+  size_t report_len, report_cap; /* grown geometrically: a report of N lines costs O(N) */
+  jyMovedValue *moved;           /* nmoved: initial values moved beyond the assembly tolerance */
   int nmoved;
   jySolverDef solver;
   int max_part_coords, max_part_rows;
