@@ -194,12 +194,18 @@ static int level_step(newton *nw, int level) {
   return 0;
 }
 
+/* The dense step's limit: three m x n arrays of 32 MB and a pivoted QR of some seconds a
+ * Newton step. Above it a step the sparse path cannot take (the rows lose rank there) is an
+ * error saying so, not hours of dense work. */
+enum { DENSE_STEP_MAX_ENTRIES = 1 << 22, DENSE_STEP_TOO_LARGE = -2 };
+
 /* The dense arrays of the lexicographic step (m x n each), had when first needed: a large
  * model whose steps the sparse path takes never allocates them. */
 static int dense_reserve(newton *nw) {
   if (nw->mat) return 0;
   const jyModel *md = nw->e->model;
   size_t m = (size_t)md->m, n = (size_t)md->n;
+  if (m * n > DENSE_STEP_MAX_ENTRIES) return DENSE_STEP_TOO_LARGE;
   nw->mat = jy_calloc(nw->alloc, m * n + 1, sizeof(double));
   nw->rest = jy_calloc(nw->alloc, m * n + 1, sizeof(double));
   nw->proj = jy_calloc(nw->alloc, m * (n + 1) + 1, sizeof(double));
@@ -208,7 +214,8 @@ static int dense_reserve(newton *nw) {
 
 /* One lexicographic step on the dense J[rows, cols], level by level. */
 static int dense_step(newton *nw) {
-  if (dense_reserve(nw) != 0) return JY_ERR_NOMEM;
+  int reserved = dense_reserve(nw);
+  if (reserved != 0) return reserved;
   const jyEval *e = nw->e;
   int rows = nw->nrows, m = e->model->m;
   for (int c = 0; c < nw->ncols; c++)
@@ -265,6 +272,15 @@ static jyStatus newton_solve(newton *nw, double *q, double *v, double tol, int m
     if (failed == JY_ERR_NOMEM) {
       snprintf(e->error, sizeof e->error, "out of memory for the solver's workspace");
       return JY_ERR_NOMEM;
+    }
+    if (failed == DENSE_STEP_TOO_LARGE) {
+      snprintf(e->error, sizeof e->error,
+               "the %s rows lose rank at this state (redundant rows, or a singular "
+               "configuration), which only the dense rank-revealing step decides, and this "
+               "model (%d rows, %d coordinates) is above its limit of %d entries: start "
+               "from a configuration that meets the rows, or leave out the redundant ones",
+               nw->position ? "position" : "velocity", md->m, md->n, DENSE_STEP_MAX_ENTRIES);
+      return JY_ERR_INVALID;
     }
     if (failed) break;
     for (int c = 0; c < nw->ncols; c++) x[nw->cols[c]] += nw->dx[c];
