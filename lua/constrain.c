@@ -38,6 +38,7 @@
 #include <lua.h>
 
 #include "joinery/part.h"
+#include "luapart.h"
 
 /* sys:constrain(spec); upvalue 1 = the Lua half, impl(sys, spec, on, dims, part_type, env). */
 static int sys_constrain(lua_State *L) {
@@ -88,8 +89,12 @@ static int sys_constrain(lua_State *L) {
       return luaL_error(L, "sys:constrain: on must be a list of terminals (no other keys)");
   }
   if (total > JY_PART_MAX_COORDS)
-    return luaL_error(L, "sys:constrain: the terminals in on have %d components (at most %d)",
-                      total, JY_PART_MAX_COORDS);
+    return luaL_error(
+      L,
+      "sys:constrain: the terminals in on have %d components (at most %d: the "
+      "constraint is a part whose coordinates are their components, and " JYL_PART_LIMIT_WHY
+      "; split it into constraints on fewer terminals)",
+      total, JY_PART_MAX_COORDS);
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_pushvalue(L, 1);
   lua_pushvalue(L, 2);

@@ -19,6 +19,14 @@
 
 #include "joinery/part.h"
 
+/* Why a part has at most JY_PART_MAX_COORDS coordinates and JY_PART_MAX_ROWS rows, for the
+ * messages that enforce it: each part's block is dense (its mass matrix, Jacobians and
+ * derivatives cover all its coordinates at once, so its work grows as their square or
+ * cube), and the part protocol's jyPartShape holds them in fixed tables. */
+#define JYL_PART_LIMIT_WHY                                                                \
+  "a part's coordinates and rows form one dense block, whose work grows as their square " \
+  "or cube, held in the part protocol's fixed tables"
+
 /* ---- Jets (lua/jet.c) ------------------------------------------------------------------ */
 
 /* A forward-mode number: the value, the gradient over the evaluation's N variables, R rows

@@ -330,7 +330,10 @@ static void parse_coords(lua_State *L, LpType *lt) {
                luaL_typename(L, -1));
   int idx = lua_gettop(L), n = (int)lua_rawlen(L, idx);
   if (n < 1 || n > JY_PART_MAX_COORDS)
-    luaL_error(L, "part type '%s': coords must list 1 to %d names", lt->name, JY_PART_MAX_COORDS);
+    luaL_error(L,
+               "part type '%s': coords must list 1 to %d names, got %d (" JYL_PART_LIMIT_WHY
+               "; build a larger mechanism from several parts glued together)",
+               lt->name, JY_PART_MAX_COORDS, n);
   lt->coord_names = (char **)calloc((size_t)n, sizeof *lt->coord_names);
   lt->coord_defaults = (double *)calloc((size_t)n, sizeof *lt->coord_defaults);
   if (!lt->coord_names || !lt->coord_defaults)
@@ -465,14 +468,19 @@ static int entry_rows(lua_State *L, LpType *lt, int e, const char *name, int *nu
     int isint = 0;
     lua_Integer k = lua_tointegerx(L, -1, &isint);
     if (!isint || k < 1 || k > JY_PART_MAX_ROWS)
-      luaL_error(L, "part type '%s': constraint '%s': rows must be a whole number from 1 to %d",
-                 lt->name, name, JY_PART_MAX_ROWS);
+      luaL_error(L,
+                 "part type '%s': constraint '%s': rows must be a whole number from 1 to %d (a "
+                 "part's rows are at most %d: " JYL_PART_LIMIT_WHY ")",
+                 lt->name, name, JY_PART_MAX_ROWS, JY_PART_MAX_ROWS);
     count = (int)k;
     *numbered = 1;
   }
   lua_pop(L, 1);
   if (lt->nrows + count > JY_PART_MAX_ROWS)
-    luaL_error(L, "part type '%s': at most %d constraint rows", lt->name, JY_PART_MAX_ROWS);
+    luaL_error(L,
+               "part type '%s': at most %d constraint rows, got %d (" JYL_PART_LIMIT_WHY
+               "; give the rows to several parts glued together)",
+               lt->name, JY_PART_MAX_ROWS, lt->nrows + count);
   return count;
 }
 

@@ -14,6 +14,7 @@
  *   read_only(what)   a __newindex raising "<what> is read-only inside a part function"
  *   quaternion_maps   lua/loads.c
  *   constrain_impl    set by constrain.lua; installed as sys:constrain's Lua half
+ *   max_part_rows, part_limit_why   JY_PART_MAX_ROWS and why (luapart.h), for messages
  */
 #include "prelude.h"
 
@@ -82,6 +83,10 @@ static void push_host(lua_State *L, int module_idx) {
   luaL_newlib(L, functions);
   lua_pushvalue(L, module_idx);
   lua_setfield(L, -2, "module");
+  lua_pushinteger(L, JY_PART_MAX_ROWS);
+  lua_setfield(L, -2, "max_part_rows");
+  lua_pushstring(L, JYL_PART_LIMIT_WHY);
+  lua_setfield(L, -2, "part_limit_why");
   luaL_getmetatable(L, JYL_SYSTEM);
   lua_getfield(L, -1, "__index");
   lua_setfield(L, -3, "system_methods");

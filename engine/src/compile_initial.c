@@ -57,6 +57,8 @@ typedef struct newton {
   double *res, *dx, *rhs, *sv, *tau;
   int *picked;
   lapack_int *jpvt;
+  jyCompileSparse *sparse; /* large models: the sparse step first (NULL: dense only) */
+  int *top_cols;           /* the sparse step's columns (model numbering) */
   /* LAPACK's workspace, from the model's allocator and grown to what each call's query
    * asks: LAPACKE's own would come from malloc and print to stdout when it fails. */
   const jyAllocator *alloc;
@@ -192,6 +194,63 @@ static int level_step(newton *nw, int level) {
   return 0;
 }
 
+/* The dense step's limit: three m x n arrays of 32 MB and a pivoted QR of some seconds a
+ * Newton step. Above it a step the sparse path cannot take (the rows lose rank there) is an
+ * error saying so, not hours of dense work. */
+enum { DENSE_STEP_MAX_ENTRIES = 1 << 22, DENSE_STEP_TOO_LARGE = -2 };
+
+/* The dense arrays of the lexicographic step (m x n each), had when first needed: a large
+ * model whose steps the sparse path takes never allocates them. */
+static int dense_reserve(newton *nw) {
+  if (nw->mat) return 0;
+  const jyModel *md = nw->e->model;
+  size_t m = (size_t)md->m, n = (size_t)md->n;
+  if (m * n > DENSE_STEP_MAX_ENTRIES) return DENSE_STEP_TOO_LARGE;
+  nw->mat = jy_calloc(nw->alloc, m * n + 1, sizeof(double));
+  nw->rest = jy_calloc(nw->alloc, m * n + 1, sizeof(double));
+  nw->proj = jy_calloc(nw->alloc, m * (n + 1) + 1, sizeof(double));
+  return nw->mat && nw->rest && nw->proj ? 0 : JY_ERR_NOMEM;
+}
+
+/* One lexicographic step on the dense J[rows, cols], level by level. */
+static int dense_step(newton *nw) {
+  int reserved = dense_reserve(nw);
+  if (reserved != 0) return reserved;
+  const jyEval *e = nw->e;
+  int rows = nw->nrows, m = e->model->m;
+  for (int c = 0; c < nw->ncols; c++)
+    for (int k = 0; k < rows; k++)
+      nw->mat[k + (size_t)c * rows] = e->jac[nw->rows[k] + (size_t)nw->cols[c] * m];
+  int failed = 0;
+  for (int level = 0; level < NUM_LEVELS && !failed; level++) failed = level_step(nw, level);
+  return failed;
+}
+
+/* The lexicographic step when the columns of the highest level present have full row rank
+ * (by a wide margin): every lower level holds, since the highest one can meet any residual,
+ * and the step is the highest level's minimum-norm one, as level_step would find it. 0, 1
+ * when the dense step must decide, or JY_ERR_NOMEM. */
+static int sparse_step(newton *nw) {
+  int top = -1, ntop = 0;
+  for (int c = 0; c < nw->ncols; c++) top = nw->level[c] > top ? nw->level[c] : top;
+  for (int c = 0; c < nw->ncols; c++)
+    if (nw->level[c] == top) {
+      nw->picked[ntop] = c;
+      nw->top_cols[ntop++] = nw->cols[c];
+    }
+  int out = jy_compile_sparse_step(nw->sparse, nw->e, nw->rows, nw->nrows, nw->top_cols, ntop,
+                                   nw->res, nw->rhs);
+  if (out == 0)
+    for (int k = 0; k < ntop; k++) nw->dx[nw->picked[k]] = nw->rhs[k];
+  return out;
+}
+
+/* Large models meet their rows and decide their dependent rows through sparse
+ * factorizations first: the same solver setting as the acceleration's sparse path. */
+static int compiles_sparse(const jyModel *md) {
+  return md->solver.sparse_min_coords > 0 && md->n >= md->solver.sparse_min_coords;
+}
+
 static jyStatus newton_solve(newton *nw, double *q, double *v, double tol, int max_iter,
                              double *final_residual) {
   jyEval *e = nw->e;
@@ -205,17 +264,23 @@ static jyStatus newton_solve(newton *nw, double *q, double *v, double tol, int m
     for (int k = 0; k < nw->nrows; k++)
       worst = fmax(worst, fabs(stage_residual(md, e, nw->position, nw->rows[k])));
     if (worst <= tol || it == max_iter || nw->ncols == 0) break;
-    int rows = nw->nrows;
-    for (int c = 0; c < nw->ncols; c++)
-      for (int k = 0; k < rows; k++)
-        nw->mat[k + (size_t)c * rows] = e->jac[nw->rows[k] + (size_t)nw->cols[c] * md->m];
-    for (int k = 0; k < rows; k++) nw->res[k] = -stage_residual(md, e, nw->position, nw->rows[k]);
+    for (int k = 0; k < nw->nrows; k++)
+      nw->res[k] = -stage_residual(md, e, nw->position, nw->rows[k]);
     memset(nw->dx, 0, sizeof(double) * (size_t)nw->ncols);
-    int failed = 0;
-    for (int level = 0; level < NUM_LEVELS && !failed; level++) failed = level_step(nw, level);
+    int failed = nw->sparse ? sparse_step(nw) : 1;
+    if (failed == 1) failed = dense_step(nw);
     if (failed == JY_ERR_NOMEM) {
       snprintf(e->error, sizeof e->error, "out of memory for the solver's workspace");
       return JY_ERR_NOMEM;
+    }
+    if (failed == DENSE_STEP_TOO_LARGE) {
+      snprintf(e->error, sizeof e->error,
+               "the %s rows lose rank at this state (redundant rows, or a singular "
+               "configuration), which only the dense rank-revealing step decides, and this "
+               "model (%d rows, %d coordinates) is above its limit of %d entries: start "
+               "from a configuration that meets the rows, or leave out the redundant ones",
+               nw->position ? "position" : "velocity", md->m, md->n, DENSE_STEP_MAX_ENTRIES);
+      return JY_ERR_INVALID;
     }
     if (failed) break;
     for (int c = 0; c < nw->ncols; c++) x[nw->cols[c]] += nw->dx[c];
@@ -240,6 +305,8 @@ static void newton_free(const jyAllocator *a, newton *nw) {
   jy_free(a, nw->jpvt);
   jy_free(a, nw->work);
   jy_free(a, nw->iwork);
+  jy_free(a, nw->top_cols);
+  jy_compile_sparse_destroy(nw->sparse);
 }
 
 static int newton_alloc(const jyAllocator *a, newton *nw, int n, int m) {
@@ -248,9 +315,7 @@ static int newton_alloc(const jyAllocator *a, newton *nw, int n, int m) {
   nw->rows = jy_calloc(a, (size_t)m + 1, sizeof(int));
   nw->cols = jy_calloc(a, (size_t)n + 1, sizeof(int));
   nw->level = jy_calloc(a, (size_t)n + 1, 1);
-  nw->mat = jy_calloc(a, (size_t)m * n + 1, sizeof(double));
-  nw->rest = jy_calloc(a, (size_t)m * n + 1, sizeof(double));
-  nw->proj = jy_calloc(a, (size_t)m * (n + 1) + 1, sizeof(double));
+  nw->top_cols = jy_calloc(a, (size_t)n + 1, sizeof(int));
   nw->res = jy_calloc(a, (size_t)m + 1, sizeof(double));
   nw->dx = jy_calloc(a, (size_t)n + 1, sizeof(double));
   nw->rhs = jy_calloc(a, big, sizeof(double));
@@ -258,8 +323,8 @@ static int newton_alloc(const jyAllocator *a, newton *nw, int n, int m) {
   nw->tau = jy_calloc(a, big, sizeof(double));
   nw->picked = jy_calloc(a, (size_t)n + 1, sizeof(int));
   nw->jpvt = jy_calloc(a, (size_t)n + 1, sizeof(lapack_int));
-  return nw->rows && nw->cols && nw->level && nw->mat && nw->rest && nw->proj && nw->res &&
-    nw->dx && nw->rhs && nw->sv && nw->tau && nw->picked && nw->jpvt;
+  return nw->rows && nw->cols && nw->level && nw->top_cols && nw->res && nw->dx && nw->rhs &&
+    nw->sv && nw->tau && nw->picked && nw->jpvt;
 }
 
 /* Levels of the model's coordinates from the script's flags (set_q, set_v per coordinate);
@@ -339,13 +404,16 @@ static jyStatus meet_stage(jyModel *md, jySystem *sys, newton *nw, const unsigne
 static jyStatus record_moved(jyModel *md, const double *before, const double *after,
                              const unsigned char *set, const unsigned char *follows, int velocity,
                              double tol) {
+  int count = 0; /* counted first: the list grows once per stage, not once per value */
+  for (int j = 0; j < md->n; j++) count += fabs(after[j] - before[j]) > tol;
+  if (count == 0) return JY_OK;
+  jyMovedValue *grown = jy_alloc(&md->alloc, sizeof *grown * (size_t)(md->nmoved + count));
+  if (!grown) return JY_ERR_NOMEM;
+  if (md->nmoved) memcpy(grown, md->moved, sizeof *grown * (size_t)md->nmoved);
+  jy_free(&md->alloc, md->moved);
+  md->moved = grown;
   for (int j = 0; j < md->n; j++) {
     if (!(fabs(after[j] - before[j]) > tol)) continue;
-    jyMovedValue *grown = jy_alloc(&md->alloc, sizeof *grown * (size_t)(md->nmoved + 1));
-    if (!grown) return JY_ERR_NOMEM;
-    if (md->nmoved) memcpy(grown, md->moved, sizeof *grown * (size_t)md->nmoved);
-    jy_free(&md->alloc, md->moved);
-    md->moved = grown;
     md->moved[md->nmoved++] =
       (jyMovedValue){j, velocity, set[j], !set[j] && follows[j], before[j], after[j]};
     if (md->nmoved > 20) continue;
@@ -375,6 +443,7 @@ jyStatus jy_compile_initial_state(jyModel *md, jySystem *sys, jyEval *e) {
   jyStatus st = JY_ERR_NOMEM;
   if (!newton_alloc(a, &nw, n, m) || !q_set || !v_set || !follows || !q_before || !v_before)
     goto out;
+  if (compiles_sparse(md) && !(nw.sparse = jy_compile_sparse_create(a))) goto out;
   st = mark_set(md, sys, q_set, v_set);
   if (st != JY_OK) goto out;
   mark_followers(md, follows);
@@ -401,6 +470,21 @@ out:
   return st;
 }
 
+/* 1 when the assembled A has full row rank by a wide margin (no dependent rows, no dense
+ * decision needed), 0 when the dense decision must be made, or JY_ERR_NOMEM. */
+static int sparse_full_rank(const jyModel *md, const jyEval *e) {
+  const jyAllocator *a = &md->alloc;
+  jyCompileSparse *s = jy_compile_sparse_create(a);
+  int *rows = jy_calloc(a, (size_t)md->m + 1, sizeof(int));
+  int *cols = jy_calloc(a, (size_t)md->n + 1, sizeof(int));
+  int out =
+    s && rows && cols ? jy_compile_sparse_no_dependent_rows(s, e, rows, cols) : JY_ERR_NOMEM;
+  jy_compile_sparse_destroy(s);
+  jy_free(a, rows);
+  jy_free(a, cols);
+  return out;
+}
+
 /* Decides the rows that depend on the others at the consistent initial state (QR with
  * column pivoting of the row-scaled A^T), keeps them in the model, so that every evaluator
  * leaves them out of its solves, and names them in the report. */
@@ -409,6 +493,10 @@ jyStatus jy_compile_dependent_rows(jyModel *md, jyEval *e) {
   if (m == 0 || md->n == 0) return JY_OK;
   jyStatus st = jy_assemble(e, md->q0, md->v0, 0, JY_ASM_CONSTRAINTS);
   if (st != JY_OK) return st;
+  if (compiles_sparse(md)) {
+    int full_rank = sparse_full_rank(md, e);
+    if (full_rank != 0) return full_rank == 1 ? JY_OK : JY_ERR_NOMEM;
+  }
   int count = jy_eval_decide_dependent(e);
   if (count <= 0) return JY_OK;
   md->dependent_rows = jy_calloc(&md->alloc, (size_t)m, 1);

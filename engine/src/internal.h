@@ -60,8 +60,16 @@ typedef struct jyUserChannel {
   void *ud;
 } jyUserChannel;
 
+/* Names to indices (open addressing; slot k holds index + 1, 0 empty), so that adding the
+ * N-th part or glue checks its name in O(1), not against every earlier one. */
+typedef struct jyNameIndex {
+  int *slots;
+  int cap; /* a power of two, at least twice the names held; 0 before the first */
+} jyNameIndex;
+
 struct jySystem {
   jyEnv *env;
+  jyNameIndex part_names, glue_names;
   jyUserChannel *channels;
   int nchannels, channels_cap;
   jySysPart *parts;
@@ -129,7 +137,8 @@ struct jyModel {
   unsigned char *dependent_rows;
   int ndependent;
   char *report;
-  jyMovedValue *moved; /* nmoved: initial values moved beyond the assembly tolerance */
+  size_t report_len, report_cap; /* grown geometrically: a report of N lines costs O(N) */
+  jyMovedValue *moved;           /* nmoved: initial values moved beyond the assembly tolerance */
   int nmoved;
   jySolverDef solver;
   int max_part_coords, max_part_rows;

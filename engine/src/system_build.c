@@ -12,6 +12,54 @@ static void free_shape_names(const jyAllocator *a, jyPartShape *s) {
   for (int i = 0; i < s->noutputs; i++) jy_free(a, (char *)s->output_names[i]);
 }
 
+static unsigned name_hash(const char *name) {
+  unsigned h = 2166136261u; /* FNV-1a */
+  for (const unsigned char *c = (const unsigned char *)name; *c; c++) h = (h ^ *c) * 16777619u;
+  return h;
+}
+
+/* The names an index holds: the parts' or the glues'. */
+typedef struct named {
+  const void *base; /* the array of parts or glues; each begins with its name */
+  size_t stride;
+} named;
+
+static const char *name_at(named items, int i) {
+  return *(char *const *)((const char *)items.base + items.stride * (size_t)i);
+}
+
+static named part_items(const jySystem *sys) { return (named){sys->parts, sizeof *sys->parts}; }
+static named glue_items(const jySystem *sys) { return (named){sys->glues, sizeof *sys->glues}; }
+
+/* The slot of name, holding it or empty where it would go. */
+static int index_slot(const jyNameIndex *idx, named items, const char *name) {
+  unsigned mask = (unsigned)idx->cap - 1, k = name_hash(name) & mask;
+  while (idx->slots[k] && strcmp(name_at(items, idx->slots[k] - 1), name) != 0) k = (k + 1) & mask;
+  return (int)k;
+}
+
+static int index_find(const jyNameIndex *idx, named items, const char *name) {
+  return idx->cap ? idx->slots[index_slot(idx, items, name)] - 1 : -1;
+}
+
+/* Room for count + 1 names (the count held and one more), so that index_add cannot fail:
+ * 0, or -1 out of memory. */
+static int index_reserve(const jyAllocator *a, jyNameIndex *idx, named items, int count) {
+  if (2 * (count + 1) <= idx->cap) return 0;
+  jyNameIndex grown = {NULL, idx->cap ? 2 * idx->cap : 16};
+  grown.slots = jy_calloc(a, (size_t)grown.cap, sizeof(int));
+  if (!grown.slots) return -1;
+  for (int i = 0; i < count; i++) grown.slots[index_slot(&grown, items, name_at(items, i))] = i + 1;
+  jy_free(a, idx->slots);
+  *idx = grown;
+  return 0;
+}
+
+/* Adds item i (its name in items, not yet held). */
+static void index_add(jyNameIndex *idx, named items, int i) {
+  idx->slots[index_slot(idx, items, name_at(items, i))] = i + 1;
+}
+
 static void free_part(const jyAllocator *a, jySysPart *p) {
   jy_free(a, p->name);
   jy_free(a, p->params);
@@ -38,6 +86,8 @@ void jy_system_destroy(jySystem *sys) {
   jy_free(a, sys->channels);
   jy_free(a, sys->parts);
   jy_free(a, sys->glues);
+  jy_free(a, sys->part_names.slots);
+  jy_free(a, sys->glue_names.slots);
   jy_free(a, sys);
 }
 
@@ -186,20 +236,19 @@ jyPartId jy_system_add_part(jySystem *sys, const char *type_name, const char *na
     jy_set_error(sys->error, "part '%s' (%s): %s", name, type->name, why);
     return bad;
   }
-  if (grow(a, (void **)&sys->parts, &sys->parts_cap, sys->nparts, sizeof *sys->parts) != 0)
-    return bad;
-  if (own_part(a, &part, type, name, params) != 0) {
+  if (grow(a, (void **)&sys->parts, &sys->parts_cap, sys->nparts, sizeof *sys->parts) != 0 ||
+      index_reserve(a, &sys->part_names, part_items(sys), sys->nparts) != 0 ||
+      own_part(a, &part, type, name, params) != 0) {
     jy_set_error(sys->error, "out of memory adding part '%s'", name);
     return bad;
   }
   sys->parts[sys->nparts] = part;
+  index_add(&sys->part_names, part_items(sys), sys->nparts);
   return (jyPartId){sys->nparts++};
 }
 
 jyPartId jy_system_find_part(const jySystem *sys, const char *name) {
-  if (sys && name)
-    for (int i = 0; i < sys->nparts; i++)
-      if (strcmp(sys->parts[i].name, name) == 0) return (jyPartId){i};
+  if (sys && name) return (jyPartId){index_find(&sys->part_names, part_items(sys), name)};
   return (jyPartId){-1};
 }
 
@@ -322,17 +371,18 @@ jyStatus jy_system_glue(jySystem *sys, jyTerminalId a, jyTerminalId b, const cha
                  name);
     return JY_ERR_INVALID;
   }
-  for (int i = 0; i < sys->nglues; i++)
-    if (strcmp(sys->glues[i].name, name) == 0) {
-      jy_set_error(sys->error, "a glue named '%s' exists already", name);
-      return JY_ERR_INVALID;
-    }
+  if (index_find(&sys->glue_names, glue_items(sys), name) >= 0) {
+    jy_set_error(sys->error, "a glue named '%s' exists already", name);
+    return JY_ERR_INVALID;
+  }
   const jyAllocator *al = &sys->env->alloc;
-  if (grow(al, (void **)&sys->glues, &sys->glues_cap, sys->nglues, sizeof *sys->glues) != 0)
+  if (grow(al, (void **)&sys->glues, &sys->glues_cap, sys->nglues, sizeof *sys->glues) != 0 ||
+      index_reserve(al, &sys->glue_names, glue_items(sys), sys->nglues) != 0)
     return JY_ERR_NOMEM;
   char *owned = jy_strdup(al, name);
   if (!owned) return JY_ERR_NOMEM;
-  sys->glues[sys->nglues++] = (jySysGlue){owned, a, b, ta->dim};
+  sys->glues[sys->nglues] = (jySysGlue){owned, a, b, ta->dim};
+  index_add(&sys->glue_names, glue_items(sys), sys->nglues++);
   return JY_OK;
 }
 

@@ -143,8 +143,10 @@ host.constrain_impl = function(sys, spec, on, dims, part_type, env)
   end
   local rows = spec.rows
   if rows == nil then rows = 1 end
-  if math.type(rows) ~= 'integer' or rows < 1 or rows > 64 then
-    bad('rows must be a whole number from 1 to 64, got %s', tostring(rows))
+  if math.type(rows) ~= 'integer' or rows < 1 or rows > host.max_part_rows then
+    bad('rows must be a whole number from 1 to %d, got %s (the constraint is a part, and %s; '
+      .. 'split it into several constraints)', host.max_part_rows, tostring(rows),
+      host.part_limit_why)
   end
   if spec.nonideal ~= nil and type(spec.nonideal) ~= 'function' then
     bad('nonideal must be a function(x, xd, t, lambda, xdd) returning C, got %s',

@@ -52,6 +52,17 @@ tap.raises(function() sys:constrain { on = { pend.theta }, phi = phi } end,
   { "needs name = an identifier" }, "no name")
 tap.raises(function() sys:constrain { name = "c", on = { pend.theta }, phi = phi, rows = 0 } end,
   { "rows must be a whole number" }, "rows = 0")
+-- The limits of a part (64 rows, 64 coordinates) say what they are, why and what to do.
+tap.raises(function() sys:constrain { name = "c", on = { pend.theta }, phi = phi, rows = 65 } end,
+  { "constraint 'c'", "from 1 to 64, got 65", "one dense block", "split it into several constraints" },
+  "rows = 65: the limit, the reason and the way round it")
+do
+  local frames = {}
+  for i = 1, 10 do frames[i] = sys:add("body3d", "limit_b" .. i, {}).frame end
+  tap.raises(function() sys:constrain { name = "c", on = frames, phi = phi } end,
+    { "70 components (at most 64", "one dense block", "split it into constraints on fewer terminals" },
+    "ten 3-D frames (70 components): the limit, the reason and the way round it")
+end
 tap.raises(function() sys:constrain { name = "c", on = { pend.theta }, phi = phi, nonideal = 1 } end,
   { "nonideal must be a function" }, "nonideal not a function")
 tap.raises(function() sys:constrain { name = "c", on = { pend.theta }, phi = phi, Phi = phi } end,

@@ -115,6 +115,13 @@ tap.raises(function() joinery.part_type { name = "bad_e", coords = { "x" }, cons
   { "exactly one of phi" }, "a constraint with phi and psi")
 tap.raises(function() joinery.part_type { name = "bad_f", lagrangian = neg } end,
   { "coords must be a list" }, "no coordinates")
+do
+  local coords = {}
+  for i = 1, 65 do coords[i] = "q" .. i end
+  tap.raises(function() joinery.part_type { name = "big", coords = coords } end,
+    { "part type 'big'", "1 to 64 names, got 65", "one dense block", "several parts glued together" },
+    "65 coordinates: the limit, the reason and the way round it")
+end
 tap.raises(function() joinery.part_type { name = "bad_g", coords = { "x", "x" } } end,
   { "coordinate 'x' is listed twice" }, "a coordinate twice")
 tap.raises(function() joinery.part_type { name = "bad_h", coords = { "x" }, params = { { name = "k", default = -1, unit = "N/m", domain = "positive" } } } end,
