@@ -307,13 +307,17 @@ static lua_Integer int_field(lua_State *L, int idx, const char *key) {
   return v;
 }
 
+/* A large model may move thousands of values: the first few say what happened. */
+#define MAX_MOVED_WARNINGS 20
+
 /* One warning line on stderr per initial value of the model at idx that had to move (set
- * by the script, or unset and not just following its glue). */
+ * by the script, or unset and not just following its glue), the first MAX_MOVED_WARNINGS
+ * of them, then how many more. */
 static void warn_moved(lua_State *L, int idx) {
   lua_getfield(L, idx, "moved");
   lua_pushvalue(L, idx);
   lua_call(L, 1, 1);
-  lua_Integer count = luaL_len(L, -1);
+  lua_Integer count = luaL_len(L, -1), warned = 0;
   for (lua_Integer i = 1; i <= count; i++) {
     lua_geti(L, -1, i);
     lua_getfield(L, -1, "warn");
@@ -321,12 +325,15 @@ static void warn_moved(lua_State *L, int idx) {
     lua_getfield(L, -3, "name");
     lua_getfield(L, -4, "from");
     lua_getfield(L, -5, "to");
-    if (lua_toboolean(L, -5))
+    if (lua_toboolean(L, -5) && ++warned <= MAX_MOVED_WARNINGS)
       fprintf(stderr, "warning: initial %s moved from %.9g to %.9g to meet the constraints%s\n",
               lua_tostring(L, -3), lua_tonumber(L, -2), lua_tonumber(L, -1),
               lua_toboolean(L, -4) ? " (it was set by the script)" : "");
     lua_pop(L, 6);
   }
+  if (warned > MAX_MOVED_WARNINGS)
+    fprintf(stderr, "warning: ... and %lld more initial values moved (model:moved() lists all)\n",
+            (long long)(warned - MAX_MOVED_WARNINGS));
   lua_pop(L, 1);
 }
 

@@ -237,5 +237,25 @@ else
   tap.ok(true, "# SKIP no /dev/full")
 end
 
+-- ---- many moved initial values: the first 20 warned, then how many more -------------------
+do
+  local stretched = write("stretched.lua", [[
+local joinery = require "joinery"
+local sys = joinery.system { gravity = { 0, -9.81 } }
+local prev = sys:add("ground", "ground", { dim = 2 }).pos
+for i = 1, 30 do
+  local b = sys:add("mass", "m" .. i, { dim = 2, m = 1, init = { x = 1.01 * i, y = 0 } })
+  sys:add("rod", "r" .. i, { dim = 2, L = 1, a = prev, b = b.pos })
+  prev = b.pos
+end
+return sys
+]])
+  local code, _, err = run("run " .. quote(stretched) .. " --t-end 0.01 --out " .. quote(tmp .. "/s.csv"))
+  local lines = select(2, err:gsub("warning: initial m%d+%.x moved", ""))
+  tap.ok(code == 0 and lines == 20
+    and err:find("warning: ... and 10 more initial values moved (model:moved() lists all)", 1, true),
+    string.format("30 moved positions: 20 warning lines (%d), then '... and 10 more'", lines))
+end
+
 os.execute("rm -rf " .. quote(tmp))
 tap.done()
