@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 missing=()
-for p in libmujoco-dev libsimbody-dev libsundials-dev liblapacke-dev g++; do
+for p in libmujoco-dev libsimbody-dev libsundials-dev liblapacke-dev g++ time; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if ((${#missing[@]})); then
