@@ -80,7 +80,8 @@ class Case:
 
 
 def run_process(cmd, env, cap):
-    """Runs cmd on core 1; returns (output, wall seconds, peak RSS in MB, timed out).
+    """Runs cmd on core 1; returns (output, wall seconds, peak RSS in MB, CPU seconds (user +
+    system, the whole process: less than wall when other load took the core), timed out).
     GNU time gives the peak RSS: a child of this Python process would inherit its RSS as a
     starting peak (Linux keeps the pre-exec high-water mark). Wall includes time's fork."""
     full_env = dict(os.environ, OPENBLAS_NUM_THREADS="1", **env)
@@ -88,7 +89,7 @@ def run_process(cmd, env, cap):
     with tempfile.TemporaryFile(mode="w+") as out, \
             tempfile.NamedTemporaryFile(mode="r", prefix="peers-rss-") as rss:
         start = time.monotonic()
-        proc = subprocess.Popen(pin + ["/usr/bin/time", "-f", "%M", "-o", rss.name] + cmd,
+        proc = subprocess.Popen(pin + ["/usr/bin/time", "-f", "%M %U %S", "-o", rss.name] + cmd,
                                 env=full_env, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
         try:
@@ -100,9 +101,11 @@ def run_process(cmd, env, cap):
             timed_out = True
         wall = time.monotonic() - start
         out.seek(0)
-        text = rss.read().strip().splitlines()
-        peak = float(text[-1]) / 1024.0 if text and text[-1].isdigit() else None
-        return out.read(), wall, peak, timed_out
+        fields = (rss.read().strip().splitlines() or [""])[-1].split()
+        peak, cpu = None, None
+        if len(fields) == 3 and not timed_out:
+            peak, cpu = float(fields[0]) / 1024.0, float(fields[1]) + float(fields[2])
+        return out.read(), wall, peak, cpu, timed_out
 
 
 def parse_driver(out):
@@ -150,7 +153,8 @@ def joinery_values(case, kind, csv_path):
 
 
 class Program:
-    """One program: its integrators, each with settings from the loosest to the tightest."""
+    """One program: its integrators, each with settings from the loosest to the tightest; the
+    integrator most often cheapest comes first, so that the others stop early in the search."""
 
     def __init__(self, name, kind=None):
         self.name, self.kind = name, kind
@@ -158,7 +162,7 @@ class Program:
     def ladders(self, case):
         w1 = case.workload == "w1"
         if self.name.startswith("joinery"):
-            return {m: DECADES for m in ("adams", "bdf", "erk")}
+            return {m: DECADES for m in ("adams", "erk", "bdf")}
         if self.name == "floor":
             states = 2 * case.n if w1 else 4
             ladders = {"adams": DECADES + [1e-13]}
@@ -167,7 +171,7 @@ class Program:
             return ladders
         if self.name == "simbody":
             return {m: [10.0**-k for k in range(2, 13)] for m in ("rkm", "bdf", "adams")}
-        return {"euler": MUJOCO_DT, "rk4": MUJOCO_DT}
+        return {"rk4": MUJOCO_DT, "euler": MUJOCO_DT}
 
     def run(self, case, integrator, setting, cap):
         """Returns a dict: time, steps, rhs, wall, rss and the values, or failed."""
@@ -176,9 +180,9 @@ class Program:
             return self._run_joinery(case, integrator, setting, cap, t)
         exe = {"floor": "floor", "simbody": "simbody_driver", "mujoco": "mujoco_driver"}[self.name]
         cmd = [os.path.join(BIN, exe), case.workload, str(case.n), integrator, "%g" % setting, t]
-        out, wall, rss, timed_out = run_process(cmd, {}, cap)
+        out, wall, rss, cpu, timed_out = run_process(cmd, {}, cap)
         r = {"failed": "over %g s" % cap} if timed_out else parse_driver(out)
-        r.update(wall=wall, rss=rss)
+        r.update(wall=wall, rss=rss, cpu=cpu)
         return r
 
     def _run_joinery(self, case, method, rtol, cap, t):
@@ -190,7 +194,7 @@ class Program:
         cmd = [JOINERY, "run", script, "--t-end", t, "--dt-out", t, "--method", method,
                "--rtol", "%g" % rtol, "--atol", "%g" % (rtol / 100), "--out", csv_path]
         env = {"N": str(case.n), "KIND": self.kind or "rod"}
-        out, wall, rss, timed_out = run_process(cmd, env, cap)
+        out, wall, rss, cpu, timed_out = run_process(cmd, env, cap)
         m = re.search(r"run time ([0-9.]+) s \((\d+) steps, (\d+) right-hand-side", out)
         if timed_out:
             r = {"failed": "over %g s" % cap}
@@ -199,8 +203,9 @@ class Program:
         else:
             r = {"time": float(m.group(1)), "steps": int(m.group(2)), "rhs": int(m.group(3))}
             r.update(joinery_values(case, self.kind, csv_path))
-        os.remove(csv_path)
-        r.update(wall=wall, rss=rss)
+        if os.path.exists(csv_path):  # a failed run removes its own output
+            os.remove(csv_path)
+        r.update(wall=wall, rss=rss, cpu=cpu)
         return r
 
 
@@ -268,9 +273,9 @@ def measure(case, programs, chosen, repeats, cap):
 
 def table(case, programs, chosen, rows):
     lines = ["%s; accuracy: %s" % (case.title(), case.measure()),
-             "  %-13s %-14s %9s %9s %8s %9s %10s %8s %7s %7s" % (
-                 "program", "setting", "error", "time s", "wall s", "steps", "rhs", "peak MB",
-                 "/peer", "/floor")]
+             "  %-13s %-14s %9s %9s %8s %8s %9s %10s %8s %7s %7s" % (
+                 "program", "setting", "error", "time s", "wall s", "cpu s", "steps", "rhs",
+                 "peak MB", "/peer", "/floor")]
     peers = [rows[n]["time"] for n in ("simbody", "mujoco") if n in rows]
     best_peer = min(peers) if peers else None
     floor = rows.get("floor", {}).get("time")
@@ -280,8 +285,8 @@ def table(case, programs, chosen, rows):
             lines.append("  %-13s %s" % (p.name, "no setting reached the accuracy within the cap"))
             continue
         _, integrator, setting = chosen[p.name]
-        lines.append("  %-13s %-14s %9.2g %9.4f %8.3f %9d %10d %8.1f %7s %7s" % (
-            p.name, label(integrator, setting), r["err"], r["time"], r["wall"], r["steps"],
+        lines.append("  %-13s %-14s %9.2g %9.4f %8.3f %8.3f %9d %10d %8.1f %7s %7s" % (
+            p.name, label(integrator, setting), r["err"], r["time"], r["wall"], r["cpu"], r["steps"],
             r["rhs"], r["rss"], fmt(best_peer and r["time"] / best_peer, ".2f"),
             fmt(floor and r["time"] / floor, ".2f")))
     return "\n".join(lines)
@@ -300,14 +305,14 @@ def cases(quick):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="W1 N = 1, 10, 100, W2, W3, the chain")
-    ap.add_argument("--cap", type=float, help="seconds per run (default 10 quick, 120 full)")
+    ap.add_argument("--cap", type=float, help="seconds per run (default 20 quick, 120 full)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", help="workloads to run, e.g. w1,w2")
     ap.add_argument("--sizes", help="W1 sizes, e.g. 1,10,100")
     ap.add_argument("--out", help="also write the tables to this file")
     ap.add_argument("--verbose", action="store_true", help="print every probe of the search")
     args = ap.parse_args()
-    cap = args.cap or (10.0 if args.quick else 120.0)
+    cap = args.cap or (20.0 if args.quick else 120.0)
     for exe in ("floor", "mujoco_driver", "simbody_driver"):
         if not os.access(os.path.join(BIN, exe), os.X_OK):
             sys.exit("run bench/peers/build.sh first (missing %s)" % os.path.join(BIN, exe))
