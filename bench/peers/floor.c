@@ -8,7 +8,7 @@
  *     RTOL      relative tolerance; the absolute one is RTOL / 100
  *
  * W1 integrates the absolute link angles theta_i; each right-hand side solves the tridiagonal
- * system of the link tensions (LAPACK dgtsv), so it is O(N): see bench/peers/README.md.
+ * system of the link tensions (LAPACK dgtsv), so it is O(N), as Simbody's recursions are: see docs/bench.md.
  * W3 and the chain move on their parallelogram branch, one degree of freedom:
  * (sum of crank inertias + coupler masses) theta'' = -(their moments) g cos(theta).
  * Prints one line "result key=value ..." (see bench/peers/run.py). */

@@ -57,8 +57,8 @@ class Case:
                 return "tip error (m) <= %g" % TIP_TOL
             return "energy drift / (m g L N(N+1)/2) <= %g" % DRIFT_TOL
         if self.workload == "w2":
-            return "max |x - exact| (m) <= %g" % W2_TOL
-        return "|crank angle - reduction| (rad) <= %g" % ANGLE_TOL
+            return "max error of x1, x2 (m) <= %g" % W2_TOL
+        return "crank angle error (rad) <= %g" % ANGLE_TOL
 
     def error(self, r):
         """The case's accuracy measure for a finished run's values, or None."""
@@ -292,6 +292,19 @@ def table(case, programs, chosen, rows):
     return "\n".join(lines)
 
 
+SUMMARY_COLUMNS = ["joinery", "joinery-rod", "joinery-pend", "floor", "simbody", "mujoco"]
+
+
+def summary(results):
+    """A markdown table: each case's median time (s) per program at its cheapest setting."""
+    lines = ["| case | accuracy | " + " | ".join(SUMMARY_COLUMNS) + " |",
+             "|---" * (len(SUMMARY_COLUMNS) + 2) + "|"]
+    for case, rows in results:
+        cells = [("%.3g" % rows[n]["time"]) if n in rows else "-" for n in SUMMARY_COLUMNS]
+        lines.append("| %s | %s | %s |" % (case.title(), case.measure(), " | ".join(cells)))
+    return "\n".join(lines)
+
+
 def cases(quick):
     if quick:
         sizes = [1, 10, 100]
@@ -325,7 +338,7 @@ def main():
         selected = [c for c in selected if c.workload != "w1" or c.n in sizes] + [
             Case("w1", n, 1.0 if n >= 10000 else 10.0) for n in sizes
             if not any(c.workload == "w1" and c.n == n for c in selected)]
-    tables = []
+    tables, results = [], []
     for case in selected:
         reference(case, cap)
         programs = [Program("joinery-rod", "rod"), Program("joinery-pend", "pend")] \
@@ -335,10 +348,12 @@ def main():
         chosen = {p.name: search(p, case, cap, log) for p in programs}
         rows = measure(case, programs, chosen, args.repeats, cap)
         tables.append(table(case, programs, chosen, rows))
+        results.append((case, rows))
         print(tables[-1] + "\n", flush=True)
+    print(summary(results))
     if args.out:
         with open(args.out, "w") as f:
-            f.write("\n\n".join(tables) + "\n")
+            f.write(summary(results) + "\n\n" + "\n\n".join(tables) + "\n")
 
 
 if __name__ == "__main__":
