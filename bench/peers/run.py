@@ -15,6 +15,7 @@ import argparse
 import math
 import os
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -79,6 +80,14 @@ class Case:
         return W2_TOL if self.workload == "w2" else ANGLE_TOL
 
 
+MEMORY_LIMIT_MB = [4096]  # address space per run (--mem-limit): a dense O(N^2) model fails alone
+
+
+def limit_memory():
+    limit = MEMORY_LIMIT_MB[0] * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
 def run_process(cmd, env, cap):
     """Runs cmd on core 1; returns (output, wall seconds, peak RSS in MB, CPU seconds (user +
     system, the whole process: less than wall when other load took the core), timed out).
@@ -91,7 +100,7 @@ def run_process(cmd, env, cap):
         start = time.monotonic()
         proc = subprocess.Popen(pin + ["/usr/bin/time", "-f", "%M %U %S", "-o", rss.name] + cmd,
                                 env=full_env, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=limit_memory)
         try:
             proc.wait(timeout=cap)
             timed_out = False
@@ -318,14 +327,17 @@ def cases(quick):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="W1 N = 1, 10, 100, W2, W3, the chain")
-    ap.add_argument("--cap", type=float, help="seconds per run (default 20 quick, 120 full)")
+    ap.add_argument("--cap", type=float, help="seconds per run (default 20 quick, 300 full)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", help="workloads to run, e.g. w1,w2")
     ap.add_argument("--sizes", help="W1 sizes, e.g. 1,10,100")
     ap.add_argument("--out", help="also write the tables to this file")
+    ap.add_argument("--mem-limit", type=int, default=MEMORY_LIMIT_MB[0],
+                    help="address space per run, MB (a run over it fails; default 4096)")
     ap.add_argument("--verbose", action="store_true", help="print every probe of the search")
     args = ap.parse_args()
-    cap = args.cap or (20.0 if args.quick else 120.0)
+    MEMORY_LIMIT_MB[0] = args.mem_limit
+    cap = args.cap or (20.0 if args.quick else 300.0)
     for exe in ("floor", "mujoco_driver", "simbody_driver"):
         if not os.access(os.path.join(BIN, exe), os.X_OK):
             sys.exit("run bench/peers/build.sh first (missing %s)" % os.path.join(BIN, exe))
