@@ -282,9 +282,9 @@ def measure(case, programs, chosen, repeats, cap):
 
 def table(case, programs, chosen, rows):
     lines = ["%s; accuracy: %s" % (case.title(), case.measure()),
-             "  %-13s %-14s %9s %9s %8s %8s %9s %10s %8s %7s %7s" % (
+             "  %-13s %-14s %9s %9s %8s %8s %9s %10s %8s %8s %7s %7s" % (
                  "program", "setting", "error", "time s", "wall s", "cpu s", "steps", "rhs",
-                 "peak MB", "/peer", "/floor")]
+                 "us/rhs", "peak MB", "/peer", "/floor")]
     peers = [rows[n]["time"] for n in ("simbody", "mujoco") if n in rows]
     best_peer = min(peers) if peers else None
     floor = rows.get("floor", {}).get("time")
@@ -294,9 +294,10 @@ def table(case, programs, chosen, rows):
             lines.append("  %-13s %s" % (p.name, "no setting reached the accuracy within the cap"))
             continue
         _, integrator, setting = chosen[p.name]
-        lines.append("  %-13s %-14s %9.2g %9.4f %8.3f %8.3f %9d %10d %8.1f %7s %7s" % (
+        lines.append("  %-13s %-14s %9.2g %9.4f %8.3f %8.3f %9d %10d %8.3g %8.1f %7s %7s" % (
             p.name, label(integrator, setting), r["err"], r["time"], r["wall"], r["cpu"], r["steps"],
-            r["rhs"], r["rss"], fmt(best_peer and r["time"] / best_peer, ".2f"),
+            r["rhs"], 1e6 * r["time"] / max(r["rhs"], 1), r["rss"],
+            fmt(best_peer and r["time"] / best_peer, ".2f"),
             fmt(floor and r["time"] / floor, ".2f")))
     return "\n".join(lines)
 
