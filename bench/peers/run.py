@@ -332,6 +332,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", help="workloads to run, e.g. w1,w2")
     ap.add_argument("--sizes", help="W1 sizes, e.g. 1,10,100")
+    ap.add_argument("--programs", help="programs to run, e.g. joinery-rod,floor,simbody")
     ap.add_argument("--out", help="also write the tables to this file")
     ap.add_argument("--mem-limit", type=int, default=MEMORY_LIMIT_MB[0],
                     help="address space per run, MB (a run over it fails; default 4096)")
@@ -357,6 +358,8 @@ def main():
         programs = [Program("joinery-rod", "rod"), Program("joinery-pend", "pend")] \
             if case.workload == "w1" else [Program("joinery")]
         programs += [Program("floor"), Program("simbody"), Program("mujoco")]
+        if args.programs:
+            programs = [p for p in programs if p.name in args.programs.split(",")]
         log("%s: searching" % case.title())
         chosen = {p.name: search(p, case, cap, log) for p in programs}
         rows = measure(case, programs, chosen, args.repeats, cap)
