@@ -229,8 +229,8 @@ def search(program, case, cap, log):
         for setting in settings:
             r = program.run(case, integrator, setting, cap)
             err = None if "failed" in r else case.error(r)
-            log("    %-12s %-14s %s" % (program.name, label(integrator, setting),
-                                        r.get("failed") or "error %.2g, %.3g s" % (err, r["time"])))
+            log("    %-12s %-14s %s" % (program.name, label(integrator, setting), r.get("failed")
+                                        or "error %s, %.3g s" % (fmt(err, ".2g"), r["time"])))
             if "failed" in r and r["failed"].startswith("over"):
                 break  # tighter settings take longer still
             if err is None or not err <= case.tolerance():
