@@ -1,0 +1,155 @@
+/* The workloads in MuJoCo 2.2 (generalized coordinates on a tree, fixed step).
+ *
+ *   mujoco_driver WORKLOAD N INTEGRATOR DT T
+ *     WORKLOAD    w1 | w2 | w3 | fbc (N windows)
+ *     INTEGRATOR  euler (semi-implicit, MuJoCo's default) | rk4
+ *     DT          the fixed time step; round(T / DT) steps
+ *
+ * W1 is a flat URDF of continuous joints (Debian's tinyxml2 rejects MJCF nested deeper than
+ * about 97 bodies), each link an inertial of 1 kg at (1,0,0) with inertia 1e-14 (the compiler
+ * refuses less than 1e-15). W2: two nested slide joints with joint stiffness. W3 and the
+ * chain: trees closed by equality `connect`s, stiffened (solref 0.002 1, solimp 0.9999 0.9999
+ * 0.001): MuJoCo's constraints are soft, and the default ones lose energy. Contact is off;
+ * the energy is computed outside the timed loop. The model goes through a file in /tmp.
+ * Prints one line "result key=value ..." (see bench/peers/run.py). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <mujoco/mujoco.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void write_chain_urdf(FILE *out, int n) {
+  fprintf(out, "<robot name=\"chain\"><link name=\"base\"/>\n");
+  for (int i = 1; i <= n; i++) {
+    char parent[16] = "base";
+    if (i > 1) snprintf(parent, sizeof parent, "l%d", i - 1);
+    fprintf(out,
+            "<link name=\"l%d\"><inertial><origin xyz=\"1 0 0\"/><mass value=\"1\"/>"
+            "<inertia ixx=\"1e-14\" iyy=\"1e-14\" izz=\"1e-14\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/>"
+            "</inertial></link>\n"
+            "<joint name=\"j%d\" type=\"continuous\"><parent link=\"%s\"/><child link=\"l%d\"/>"
+            "<origin xyz=\"%d 0 0\"/><axis xyz=\"0 0 1\"/></joint>\n",
+            i, i, parent, i, i == 1 ? 0 : 1);
+  }
+  fprintf(out, "</robot>\n");
+}
+
+static void write_springs_mjcf(FILE *out) {
+  fprintf(out,
+          "<mujoco><option gravity=\"0 0 0\"/><worldbody>\n"
+          "<body name=\"m1\"><joint name=\"x1\" type=\"slide\" axis=\"1 0 0\" stiffness=\"100\"/>"
+          "<inertial pos=\"0 0 0\" mass=\"1\" diaginertia=\"1 1 1\"/>\n"
+          "<body name=\"m2\"><joint name=\"x21\" type=\"slide\" axis=\"1 0 0\" stiffness=\"50\"/>"
+          "<inertial pos=\"0 0 0\" mass=\"2\" diaginertia=\"1 1 1\"/></body></body>\n"
+          "</worldbody></mujoco>\n");
+}
+
+/* Rods of 1 m, 1 kg along their body's x axis, pinned at the body origin. At qpos = 0 every
+ * rod lies along +x, so each coupler's tip (1,0,0) already sits on the next crank's tip. */
+static void write_four_bars_mjcf(FILE *out, int windows) {
+  const char *rod = "<joint type=\"hinge\" axis=\"0 0 1\"/><inertial pos=\"0.5 0 0\" mass=\"1\" "
+                    "diaginertia=\"1e-6 0.0833333333333333 0.0833333333333333\"/>";
+  fprintf(out, "<mujoco><option gravity=\"0 -9.81 0\"/><worldbody>\n");
+  for (int i = 0; i <= windows; i++) {
+    fprintf(out, "<body name=\"crank%d\" pos=\"%d 0 0\">%s", i, i, rod);
+    if (i < windows) fprintf(out, "<body name=\"coupler%d\" pos=\"1 0 0\">%s</body>", i + 1, rod);
+    fprintf(out, "</body>\n");
+  }
+  fprintf(out, "</worldbody><equality>\n");
+  for (int j = 1; j <= windows; j++)
+    fprintf(out,
+            "<connect body1=\"coupler%d\" body2=\"crank%d\" anchor=\"1 0 0\" solref=\"0.002 1\" "
+            "solimp=\"0.9999 0.9999 0.001\"/>\n",
+            j, j);
+  fprintf(out, "</equality></mujoco>\n");
+}
+
+static void initial_state(const mjModel *m, mjData *d, const char *w, int windows) {
+  if (strcmp(w, "w2") == 0) {
+    d->qpos[0] = 0.1;
+    d->qpos[1] = -0.1; /* x2 = 0: the second slide is relative to the first */
+  } else if (strcmp(w, "w1") != 0) {
+    char name[32];
+    for (int i = 0; i <= windows; i++) {
+      snprintf(name, sizeof name, "crank%d", i);
+      int body = mj_name2id(m, mjOBJ_BODY, name), jnt = m->body_jntadr[body];
+      d->qpos[m->jnt_qposadr[jnt]] = mjPI / 2;
+      d->qvel[m->jnt_dofadr[jnt]] = -1;
+      if (i == 0) continue;
+      snprintf(name, sizeof name, "coupler%d", i);
+      body = mj_name2id(m, mjOBJ_BODY, name), jnt = m->body_jntadr[body];
+      d->qpos[m->jnt_qposadr[jnt]] = -mjPI / 2; /* level */
+      d->qvel[m->jnt_dofadr[jnt]] = 1;
+    }
+  }
+}
+
+static double energy(const mjModel *m, mjData *d) {
+  mj_forward(m, d);
+  return d->energy[0] + d->energy[1];
+}
+
+int main(int argc, char **argv) {
+  if (argc != 6) {
+    fprintf(stderr, "usage: mujoco_driver w1|w2|w3|fbc N euler|rk4 DT T\n");
+    return 2;
+  }
+  const char *w = argv[1];
+  int n = atoi(argv[2]), rk4 = strcmp(argv[3], "rk4") == 0;
+  double dt = atof(argv[4]), t_end = atof(argv[5]);
+  int windows = strcmp(w, "w3") == 0 ? 1 : n;
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/peers-mujoco-%ld.%s", (long)getpid(),
+           strcmp(w, "w1") == 0 ? "urdf" : "xml");
+  FILE *out = fopen(path, "w");
+  if (!out) return 2;
+  if (strcmp(w, "w1") == 0)
+    write_chain_urdf(out, n);
+  else if (strcmp(w, "w2") == 0)
+    write_springs_mjcf(out);
+  else
+    write_four_bars_mjcf(out, windows);
+  fclose(out);
+  char error[1000] = "";
+  mjModel *m = mj_loadXML(path, NULL, error, sizeof error);
+  remove(path);
+  if (!m) {
+    printf("result failed=1 reason=%s\n", error);
+    return 0;
+  }
+  m->opt.disableflags |= mjDSBL_CONTACT;
+  m->opt.integrator = rk4 ? mjINT_RK4 : mjINT_EULER;
+  m->opt.timestep = dt;
+  if (strcmp(w, "w1") == 0) m->opt.gravity[2] = 0, m->opt.gravity[1] = -9.81;
+  mjData *d = mj_makeData(m);
+  initial_state(m, d, w, windows);
+  m->opt.enableflags |= mjENBL_ENERGY;
+  double e0 = energy(m, d);
+  m->opt.enableflags &= ~mjENBL_ENERGY;
+  long steps = lround(t_end / dt);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (long s = 0; s < steps; s++) mj_step(m, d);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  m->opt.enableflags |= mjENBL_ENERGY;
+  double e1 = energy(m, d);
+  printf("result time=%.6g steps=%ld rhs=%ld e0=%.17g e1=%.17g",
+         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec), steps,
+         steps * (rk4 ? 4 : 1), e0, e1);
+  if (strcmp(w, "w1") == 0) {
+    const double *tip = d->xipos + 3 * (m->nbody - 1);
+    printf(" tip_x=%.17g tip_y=%.17g nq=%d", tip[0], tip[1], m->nq);
+  } else if (strcmp(w, "w2") == 0) {
+    printf(" x1=%.17g x2=%.17g", d->qpos[0], d->qpos[0] + d->qpos[1]);
+  } else {
+    printf(" theta=%.17g",
+           d->qpos[m->jnt_qposadr[m->body_jntadr[mj_name2id(m, mjOBJ_BODY, "crank0")]]]);
+  }
+  printf("\n");
+  mj_deleteData(d);
+  mj_deleteModel(m);
+  return 0;
+}

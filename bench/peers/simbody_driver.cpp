@@ -1,0 +1,157 @@
+// The workloads in Simbody 3.7 (internal coordinates, O(N) recursions).
+//
+//   simbody_driver WORKLOAD N INTEGRATOR ACCURACY T
+//     WORKLOAD    w1 | w2 | w3 | fbc (N windows)
+//     INTEGRATOR  rkm (RungeKuttaMerson, Simbody's default) | bdf | adams (CPodes)
+//     ACCURACY    Integrator::setAccuracy (relative)
+//
+// W1: MobilizedBody::Pin bodies, each an exact point mass of 1 kg at (1,0,0) of its frame.
+// W2: two Slider mobilizers (the second relative to the first) with MobilityLinearSpring.
+// W3 and the chain: Pin trees closed by two Constraint::PointInPlane per closing pin.
+// Prints one line "result key=value ..." (see bench/peers/run.py).
+#include <SimTKsimbody.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace SimTK;
+
+namespace {
+
+struct Model {
+  MultibodySystem system;
+  SimbodyMatterSubsystem matter{system};
+  GeneralForceSubsystem forces{system};
+  std::vector<MobilizedBody> links; // w1: the chain; w3/fbc: crank 0 first
+};
+
+void build_chain(Model &m, int n) {
+  Force::Gravity(m.forces, m.matter, -YAxis, 9.81);
+  Body::Rigid point(MassProperties(1, Vec3(1, 0, 0), Inertia(Vec3(1, 0, 0), 1)));
+  MobilizedBody parent = m.matter.Ground();
+  for (int i = 0; i < n; i++) {
+    Vec3 at = i == 0 ? Vec3(0) : Vec3(1, 0, 0);
+    MobilizedBody::Pin link(parent, Transform(at), point, Transform());
+    m.links.push_back(link);
+    parent = link;
+  }
+}
+
+void build_springs(Model &m) {
+  Body::Rigid b1(MassProperties(1, Vec3(0), Inertia(1))),
+    b2(MassProperties(2, Vec3(0), Inertia(1)));
+  MobilizedBody::Slider s1(m.matter.Ground(), Transform(), b1, Transform());
+  MobilizedBody::Slider s2(s1, Transform(), b2, Transform());
+  Force::MobilityLinearSpring(m.forces, s1, MobilizerQIndex(0), 100, 0);
+  Force::MobilityLinearSpring(m.forces, s2, MobilizerQIndex(0), 50, 0); // on x2 - x1
+  m.links = {s1, s2};
+}
+
+// Uniform rods of 1 m, 1 kg along their frame's x axis, pinned at their origin.
+void build_four_bars(Model &m, int windows) {
+  Force::Gravity(m.forces, m.matter, -YAxis, 9.81);
+  Body::Rigid rod(MassProperties(1, Vec3(0.5, 0, 0),
+                                 Inertia(Vec3(0.5, 0, 0), 1) + Inertia(1.0 / 12 * Vec3(0, 1, 1))));
+  std::vector<MobilizedBody::Pin> cranks;
+  for (int i = 0; i <= windows; i++)
+    cranks.emplace_back(m.matter.Ground(), Transform(Vec3(i, 0, 0)), rod, Transform());
+  for (auto &c : cranks) m.links.push_back(c);
+  for (int j = 1; j <= windows; j++) {
+    MobilizedBody::Pin coupler(cranks[j - 1], Transform(Vec3(1, 0, 0)), rod, Transform());
+    m.links.push_back(coupler);
+    // the coupler's right end on crank j's tip: x = 1 and y = 0 in crank j's frame
+    Constraint::PointInPlane(cranks[j], UnitVec3(XAxis), 1, coupler, Vec3(1, 0, 0));
+    Constraint::PointInPlane(cranks[j], UnitVec3(YAxis), 0, coupler, Vec3(1, 0, 0));
+  }
+}
+
+void initial_state(Model &m, const std::string &w, int windows, State &s) {
+  if (w == "w2") {
+    m.links[0].setOneQ(s, 0, 0.1);
+    m.links[1].setOneQ(s, 0, -0.1); // x2 = 0: the second slider is relative to the first
+  } else if (w != "w1") {
+    for (int i = 0; i <= windows; i++) {
+      m.links[i].setOneQ(s, 0, Pi / 2);
+      m.links[i].setOneU(s, 0, -1);
+    }
+    for (int j = 1; j <= windows; j++) {
+      m.links[windows + j].setOneQ(s, 0, -Pi / 2); // level
+      m.links[windows + j].setOneU(s, 0, 1);
+    }
+  }
+}
+
+std::unique_ptr<Integrator> make_integrator(const std::string &name, const MultibodySystem &sys) {
+  if (name == "rkm") return std::make_unique<RungeKuttaMersonIntegrator>(sys);
+  if (name == "bdf") return std::make_unique<CPodesIntegrator>(sys, CPodes::BDF, CPodes::Newton);
+  if (name == "adams")
+    return std::make_unique<CPodesIntegrator>(sys, CPodes::Adams, CPodes::Functional);
+  std::fprintf(stderr, "simbody_driver: unknown integrator %s\n", name.c_str());
+  std::exit(2);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 6) {
+    std::fprintf(stderr, "usage: simbody_driver w1|w2|w3|fbc N rkm|bdf|adams ACCURACY T\n");
+    return 2;
+  }
+  std::string w = argv[1];
+  int n = std::atoi(argv[2]);
+  double accuracy = std::atof(argv[4]), t_end = std::atof(argv[5]);
+  Model m;
+  if (w == "w1")
+    build_chain(m, n);
+  else if (w == "w2")
+    build_springs(m);
+  else
+    build_four_bars(m, w == "w3" ? 1 : n);
+  int windows = w == "w3" ? 1 : n;
+  m.system.realizeTopology();
+  State s = m.system.getDefaultState();
+  initial_state(m, w, windows, s);
+  m.system.realize(s, Stage::Dynamics);
+  double e0 = m.system.calcEnergy(s);
+
+  auto integ = make_integrator(argv[3], m.system);
+  integ->setAccuracy(accuracy);
+  integ->setConstraintTolerance(accuracy);
+  integ->initialize(s);
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    Integrator::SuccessfulStepStatus status;
+    do {
+      status = integ->stepTo(t_end);
+    } while (integ->getTime() < t_end && status != Integrator::EndOfSimulation);
+  } catch (const std::exception &ex) {
+    // one line for the runner: the case failed, with Simbody's reason
+    std::string why = ex.what();
+    for (char &c : why)
+      if (c == '\n') c = ' ';
+    std::printf("result failed=1 t=%.6g reason=%s\n", integ->getTime(), why.c_str());
+    return 0;
+  }
+  auto t1 = std::chrono::steady_clock::now();
+  const State &e = integ->getState();
+  m.system.realize(e, Stage::Dynamics);
+  std::printf("result time=%.6g steps=%d rhs=%d e0=%.17g e1=%.17g",
+              std::chrono::duration<double>(t1 - t0).count(), integ->getNumStepsTaken(),
+              integ->getNumRealizations(), e0, m.system.calcEnergy(e));
+  if (w == "w1") {
+    Vec3 tip = m.links.back().findStationLocationInGround(e, Vec3(1, 0, 0));
+    std::printf(" tip_x=%.17g tip_y=%.17g", tip[0], tip[1]);
+  } else if (w == "w2") {
+    double x1 = m.links[0].getOneQ(e, 0);
+    std::printf(" x1=%.17g x2=%.17g", x1, x1 + m.links[1].getOneQ(e, 0));
+  } else {
+    std::printf(" theta=%.17g", m.links[0].getOneQ(e, 0));
+  }
+  std::printf("\n");
+  return 0;
+}
