@@ -13,6 +13,7 @@
 #ifndef JOINERY_LUA_LUAPART_H
 #define JOINERY_LUA_LUAPART_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include <lua.h>
@@ -89,6 +90,7 @@ typedef struct LpOutput {
 typedef struct LpType {
   jyPartType type; /* what the engine sees; type.type_data points here */
   lua_State *T;    /* the type's own thread (anchored by ref) */
+  pthread_t owner; /* the OS thread that defined it: the only one its Lua may run in */
   int ref;
   int busy;
   char *name, *doc;

@@ -184,6 +184,13 @@ static int lp_pcall(LpType *lt, const LpFn *fn, int nargs, char *error, size_t l
 }
 
 static int enter(LpType *lt, const jyPartInstance *self, const jyPartState *s, int *base) {
+  /* A lua_State is not thread-safe: a model of Lua parts simulated in another OS thread
+   * (joinery.h's thread contract) would corrupt it. Checked before busy, which is no lock. */
+  if (!pthread_equal(pthread_self(), lt->owner))
+    return fail(s->error, s->error_len,
+                "Lua part type '%s' runs only in the thread whose Lua state defined it: a model "
+                "with Lua parts cannot be simulated in another thread (joinery.h, Threads)",
+                lt->name);
   if (lt->busy)
     return fail(s->error, s->error_len,
                 "Lua part type '%s' was called again from inside one of its own functions "

@@ -777,6 +777,7 @@ static LpType *new_record(lua_State *L, jyEnv *env) {
   if (!lt) luaL_error(L, "out of memory registering a Lua part type");
   *guard = lt;
   lt->ref = LUA_NOREF;
+  lt->owner = pthread_self();
   const char *name = opt_string(L, 1, "name", "the definition", NULL);
   if (!is_identifier(name))
     luaL_error(L, "joinery.part_type: name must be an identifier (letters, digits, _)");

@@ -19,11 +19,13 @@
  * and so must a C plugin's (joinery/part.h: part functions read only their arguments, the
  * instance and the type). A model with parts written in Lua does not: those parts call
  * into the one lua_State that defined them, so its simulations run one at a time, on the
- * thread that owns that state. What the caller hands in is shared too: the allocator (jyAllocator) is called
- * from every thread that creates or destroys a simulation, and a user channel
- * (jy_system_add_channel's fn) from every thread that runs one, so both must be safe to call
- * concurrently (malloc/free, the default, is). Destroying a model waits for nothing: its
- * simulations must all be destroyed first, the environment after the model.
+ * thread that defined the types: called from another thread, a Lua part fails (JY_ERR_PART,
+ * "runs only in the thread whose Lua state defined it") rather than touch the state. What
+ * the caller hands in is shared too: the allocator (jyAllocator) is called from every
+ * thread that creates or destroys a simulation, and a user channel (jy_system_add_channel's
+ * fn) from every thread that runs one, so both must be safe to call concurrently
+ * (malloc/free, the default, is). Destroying a model waits for nothing: its simulations
+ * must all be destroyed first, the environment after the model.
  */
 #ifndef JOINERY_JOINERY_H
 #define JOINERY_JOINERY_H
