@@ -8,7 +8,7 @@
  * -1, the integer extremes), or the script's own number. A Lua prelude put before the
  * example does the replacing; the result runs through `joinery run` as fuzz_script's input
  * does (fuzz_cli.c). A crash, leak or undefined behaviour is a finding; a message refusing
- * the number is what should happen. */
+ * the number is what should happen. The script's max_steps is capped at MAX_STEPS. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +57,11 @@ static const char *const extreme_values[] = {"0",
 #define NUM_EXTREMES ((int)(sizeof extreme_values / sizeof extreme_values[0]))
 enum { NUM_EXTREME_BYTES = 4 * NUM_EXTREMES, MAX_VALUES = 256 };
 
+/* The steps between two rows: an extreme but valid number (gravity 9e18 m/s^2) can hold an
+ * explicit method at 1e-11 s steps; the default 100000 would take half a minute per input
+ * under the sanitizers, to end in the same "more than max_steps" error. */
+#define MAX_STEPS "5000"
+
 static const char prelude[] =
   "do\n"
   "  local joinery = require 'joinery'\n"
@@ -84,7 +89,8 @@ static const char prelude[] =
   "      return f(self, table.unpack(args, 1, args.n))\n"
   "    end\n"
   "  end\n"
-  "  local system, wrapped = joinery.system, false\n"
+  "  local system, wrapped, settings = joinery.system, false, nil\n"
+  "  local cap = { max_steps = " MAX_STEPS " }\n"
   "  joinery.system = function(opts, ...)\n"
   "    if type(opts) == 'table' then fill(opts, 1) end\n"
   "    local sys = system(opts, ...)\n"
@@ -92,8 +98,14 @@ static const char prelude[] =
   "      wrapped = true\n"
   "      local methods = getmetatable(sys).__index\n"
   "      methods.add = filled(methods.add)\n"
-  "      methods.settings = filled(methods.settings)\n"
+  "      settings = methods.settings\n"
+  "      local filled_settings = filled(settings)\n"
+  "      methods.settings = function(self, ...)\n"
+  "        filled_settings(self, ...)\n"
+  "        settings(self, cap)\n"
+  "      end\n"
   "    end\n"
+  "    settings(sys, cap)\n"
   "    return sys\n"
   "  end\n"
   "end\n";

@@ -38,6 +38,8 @@ fuzz_one() {
   if [ "$name" = fuzz_script ]; then
     seeds+=(examples)
     opts+=(-dict=tests/fuzz/script.dict -max_len=8192)
+  else # two bytes and one per number: the examples pass up to a few hundred
+    opts+=(-max_len=300 -len_control=0)
   fi
   mkdir -p "$corpus"
   # -close_fd_mask=3: the runs' own output is silenced; libFuzzer's and the sanitizers'
