@@ -2,8 +2,9 @@
  *
  * The input picks an example (byte 0), the method, formulation and drift control (byte 1),
  * and then, one byte each, what becomes of every number the example passes to
- * joinery.system, sys:add (parameters, init and vel tables, nested tables too) and
- * sys:settings, in the order the script passes them (a table's keys sorted): one of
+ * joinery.system and the system's methods (sys:add's parameters, init and vel tables,
+ * sys:settings, sys:constrain, sys:load, ...; nested tables too), in the order the script
+ * passes them (a table's keys sorted): one of
  * extreme_values below (0, -0, +-Inf, NaN, +-1e300, +-1e-300, denormals, the largest double,
  * -1, the integer extremes), or the script's own number. A Lua prelude put before the
  * example does the replacing; the result runs through `joinery run` as fuzz_script's input
@@ -85,7 +86,10 @@ static const char prelude[] =
   "  local function filled(f)\n"
   "    return function(self, ...)\n"
   "      local args = table.pack(...)\n"
-  "      for i = 1, args.n do if type(args[i]) == 'table' then fill(args[i], 1) end end\n"
+  "      for i = 1, args.n do\n"
+  "        if type(args[i]) == 'table' then fill(args[i], 1)\n"
+  "        elseif type(args[i]) == 'number' then args[i] = pick(args[i]) end\n"
+  "      end\n"
   "      return f(self, table.unpack(args, 1, args.n))\n"
   "    end\n"
   "  end\n"
@@ -97,8 +101,10 @@ static const char prelude[] =
   "    if not wrapped then\n"
   "      wrapped = true\n"
   "      local methods = getmetatable(sys).__index\n"
-  "      methods.add = filled(methods.add)\n"
   "      settings = methods.settings\n"
+  "      local names = {}\n"
+  "      for name in pairs(methods) do names[#names + 1] = name end\n"
+  "      for _, name in ipairs(names) do methods[name] = filled(methods[name]) end\n"
   "      local filled_settings = filled(settings)\n"
   "      methods.settings = function(self, ...)\n"
   "        filled_settings(self, ...)\n"
