@@ -5,7 +5,7 @@
  * beyond FUZZ_LUA_BYTES and raises an error once the script has run FUZZ_LUA_TICKS x 1000
  * virtual-machine instructions or FUZZ_LUA_SECONDS of wall time (checked at the same ticks;
  * a Lua part's functions count too: they run in the same state). The simulation itself is
- * capped by the run's flags (t_end 0.05, five rows) and max_steps. */
+ * capped by the run's flags (t_end 0.02, two rows after the first) and max_steps. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -107,7 +107,7 @@ int fuzz_cli_run(const char *text, size_t len, const char *const *extra, int nex
   }
   enum { FIXED = 11, MAX_EXTRA = 8 };
   char *argv[FIXED + MAX_EXTRA + 1] = {"joinery", "run",     script_path, "--out",
-                                       csv_path,  "--t-end", "0.05",      "--dt-out",
+                                       csv_path,  "--t-end", "0.02",      "--dt-out",
                                        "0.01",    "--rtol",  "1e-6"};
   int argc = FIXED;
   for (int k = 0; k < nextra && k < MAX_EXTRA; k++) argv[argc++] = (char *)extra[k];

@@ -16,7 +16,7 @@ struct lua_State *jyl_fuzz_newstate(void);
 void fuzz_cli_init(void);
 
 /* Writes text[0..len) as <scratch>/model.lua and runs
- *   joinery run <scratch>/model.lua --out <scratch>/model.csv --t-end 0.05 --dt-out 0.01 EXTRA...
+ *   joinery run <scratch>/model.lua --out <scratch>/model.csv --t-end 0.02 --dt-out 0.01 EXTRA...
  * (the run's flags override the script's settings, so no run is long); returns its exit
  * status. The script runs sandboxed, as every `joinery run` does. */
 int fuzz_cli_run(const char *text, size_t len, const char *const *extra, int nextra);
