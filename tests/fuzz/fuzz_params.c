@@ -2,9 +2,9 @@
  *
  * The input picks an example (byte 0), the method, formulation and drift control (byte 1),
  * and then, one byte each, what becomes of every number the example passes to
- * joinery.system and the system's methods (sys:add's parameters, init and vel tables,
- * sys:settings, sys:constrain, sys:load, ...; nested tables too), in the order the script
- * passes them (a table's keys sorted): one of
+ * joinery.system, the system's methods (sys:add's parameters, init and vel tables,
+ * sys:settings, sys:constrain, sys:load, ...) and the parts' methods (body:point's offset),
+ * nested tables too, in the order the script passes them (a table's keys sorted): one of
  * extreme_values below (0, -0, +-Inf, NaN, +-1e300, +-1e-300, denormals, the largest double,
  * -1, the integer extremes), or the script's own number. A Lua prelude put before the
  * example does the replacing; the result runs through `joinery run` as fuzz_script's input
@@ -105,6 +105,21 @@ static const char prelude[] =
   "      local names = {}\n"
   "      for name in pairs(methods) do names[#names + 1] = name end\n"
   "      for _, name in ipairs(names) do methods[name] = filled(methods[name]) end\n"
+  "      local add = methods.add\n"
+  "      methods.add = function(...)\n"
+  "        local part = add(...)\n"
+  "        local meta = getmetatable(part)\n"
+  "        if type(meta) == 'table' and not meta.fuzz_filled then\n"
+  "          meta.fuzz_filled = true\n"
+  "          local index = meta.__index\n"
+  "          meta.__index = function(self, key)\n"
+  "            local v = type(index) == 'function' and index(self, key) or index[key]\n"
+  "            if type(v) == 'function' then return filled(v) end\n"
+  "            return v\n"
+  "          end\n"
+  "        end\n"
+  "        return part\n"
+  "      end\n"
   "      local filled_settings = filled(settings)\n"
   "      methods.settings = function(self, ...)\n"
   "        filled_settings(self, ...)\n"
