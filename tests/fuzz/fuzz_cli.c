@@ -12,6 +12,7 @@
 
 #include "fuzz_cli.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,5 +113,16 @@ int fuzz_cli_run(const char *text, size_t len, const char *const *extra, int nex
   int argc = FIXED;
   for (int k = 0; k < nextra && k < MAX_EXTRA; k++) argv[argc++] = (char *)extra[k];
   argv[argc] = NULL;
-  return jyl_cli_main(argc, argv);
+  /* joinery run catches SIGINT and SIGTERM to stop the run at its next row, and leaves its
+   * handlers installed: a signal meant for the fuzzer would only interrupt every later run.
+   * libFuzzer's handlers come back after each run, and a signal the run caught is raised
+   * again for them (they print the statistics and exit). */
+  struct sigaction fuzzer_int, fuzzer_term;
+  sigaction(SIGINT, NULL, &fuzzer_int);
+  sigaction(SIGTERM, NULL, &fuzzer_term);
+  int status = jyl_cli_main(argc, argv);
+  sigaction(SIGINT, &fuzzer_int, NULL);
+  sigaction(SIGTERM, &fuzzer_term, NULL);
+  if (status == 128 + SIGINT || status == 128 + SIGTERM) raise(status - 128);
+  return status;
 }
