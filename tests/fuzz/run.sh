@@ -7,7 +7,7 @@
 # input) or running out of memory stops that harness and is reported, without failing.
 #   bash tests/fuzz/run.sh                     # both, a minute each (CI)
 #   FUZZ_SECONDS=3600 bash tests/fuzz/run.sh fuzz_params     # one harness, an hour
-#   build-fuzz/tests/fuzz/fuzz_script build-fuzz/findings/crash-...   # rerun a finding
+#   build-fuzz/tests/fuzz/fuzz_script build-fuzz/findings/fuzz_script-crash-...  # rerun one
 # New inputs that found coverage accumulate in build-fuzz/corpus/<name> between runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
