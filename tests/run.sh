@@ -2,8 +2,9 @@
 # Installs what is missing, checks the C sources' formatting, builds joinery twice (plain,
 # and with AddressSanitizer + UndefinedBehaviorSanitizer), and runs the whole suite through prove in both, the
 # threads test under ThreadSanitizer (a third build of that one target), then the
-# plain suite again under the Haswell and Prescott OpenBLAS kernels; each prove's closing
-# line says whether everything passed.
+# plain suite again under the Haswell and Prescott OpenBLAS kernels, and last the two
+# fuzzers of tests/fuzz for a minute each; each prove's closing line says whether
+# everything passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/install-deps
@@ -52,4 +53,8 @@ for kernel in Haswell Prescott; do
   echo "== tests in build, OPENBLAS_CORETYPE=$kernel"
   OPENBLAS_CORETYPE=$kernel suite build || status=1
 done
+# The libFuzzer harnesses (tests/fuzz/): a minute each, side by side, in a clang build;
+# a crash, leak or undefined behaviour fails.
+echo "== fuzzing (tests/fuzz/run.sh, ${FUZZ_SECONDS:-60} s each)"
+bash tests/fuzz/run.sh || status=1
 exit $status

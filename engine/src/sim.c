@@ -59,12 +59,32 @@ static int rhs_outcome(jySim *sim, jyStatus st, const char *why) {
   return 1;
 }
 
+/* CVODE and ARKODE size their first step from norms of the state and its rate: a state of
+ * size ~1e300 overflows them, and they ask for the right-hand side at t = NaN. That is said
+ * here in the model's terms, rather than as a part "returning a value that is not finite
+ * at t = nan" a call later. */
+static int time_not_finite(jySim *sim, double t) {
+  int n = sim->model->n, big = 0; /* the largest coordinate or rate at the last output */
+  for (int j = 1; j < n; j++)
+    if (fmax(fabs(sim->q[j]), fabs(sim->v[j])) > fmax(fabs(sim->q[big]), fabs(sim->v[big])))
+      big = j;
+  sim->failure = JY_ERR_INTEGRATOR;
+  jy_set_error(sim->error,
+               "the integrator's step size overflowed (it asked for t = %g after t = %.9g): the "
+               "state is too large for its error norms (%s = %g, its rate %g); rescale the "
+               "model or its initial values",
+               t, sim->t, n > 0 ? jy_model_coord_name(sim->model, big) : "(no coordinates)",
+               n > 0 ? sim->q[big] : 0.0, n > 0 ? sim->v[big] : 0.0);
+  return -1;
+}
+
 int jy_sim_rhs(double t, N_Vector y, N_Vector ydot, void *ud) {
   jySim *sim = ud;
   /* Failures are sticky: the fixed-point solver of SUNDIALS 6 treats -1 as recoverable. */
   if (sim->failure != JY_OK) return -1;
   int n = sim->model->n, nq = sim->nq;
   const double *yv = N_VGetArrayPointer(y);
+  if (!isfinite(t)) return time_not_finite(sim, t);
   double *dy = N_VGetArrayPointer(ydot);
   memcpy(dy, yv + nq, sizeof(double) * (size_t)nq);
   if (!sim->np)
