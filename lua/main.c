@@ -85,6 +85,7 @@ static const RunFlag run_flags[] = {
   {JYL_SET_METHOD, "M", NULL},
   {JYL_SET_FORMULATION, "F", NULL},
   {JYL_SET_DRIFT, "D", NULL},
+  {JYL_SET_NEWTON, "S", NULL},
 };
 #define NUM_RUN_FLAGS ((int)(sizeof run_flags / sizeof run_flags[0]))
 

@@ -25,6 +25,13 @@ static const jylChoice formulation_choices[] = {
 static const jylChoice drift_choices[] = {{"baumgarte", JY_DRIFT_BAUMGARTE, NULL},
                                           {"projection", JY_DRIFT_PROJECTION, NULL},
                                           {"none", JY_DRIFT_NONE, NULL}};
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+#define NEWTON_AUTO_USAGE \
+  "bdf's linear solver: dense up to " STRINGIFY(JY_NEWTON_DENSE_MAX_STATES) " states, krylov above"
+static const jylChoice newton_choices[] = {{"auto", JY_NEWTON_AUTO, NEWTON_AUTO_USAGE},
+                                           {"dense", JY_NEWTON_DENSE, NULL},
+                                           {"krylov", JY_NEWTON_KRYLOV, NULL}};
 #define CHOICES(list) list, (int)(sizeof list / sizeof list[0])
 enum { MAX_CHOICES = 8 };
 
@@ -42,6 +49,7 @@ const jylSetting jyl_settings[JYL_NUM_SETTINGS] = {
   [JYL_SET_FORMULATION] = {"formulation", JYL_SETTING_CHOICE, "formulation",
                            CHOICES(formulation_choices)},
   [JYL_SET_DRIFT] = {"drift", JYL_SETTING_CHOICE, "drift control", CHOICES(drift_choices)},
+  [JYL_SET_NEWTON] = {"newton", JYL_SETTING_CHOICE, "newton solver", CHOICES(newton_choices)},
   [JYL_SET_OUT] = {"out", JYL_SETTING_PATH, NULL, NULL, 0},
 };
 
@@ -73,6 +81,8 @@ static int choice_value(const jySimDef *d, int id) {
     return (int)d->method;
   case JYL_SET_FORMULATION:
     return (int)d->formulation;
+  case JYL_SET_NEWTON:
+    return (int)d->newton;
   default:
     return (int)d->drift;
   }
@@ -85,6 +95,9 @@ static void set_choice(jySimDef *d, int id, int value) {
     break;
   case JYL_SET_FORMULATION:
     d->formulation = (jyFormulation)value;
+    break;
+  case JYL_SET_NEWTON:
+    d->newton = (jyNewtonSolver)value;
     break;
   default:
     d->drift = (jyDrift)value;

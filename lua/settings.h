@@ -24,6 +24,7 @@ typedef enum jylSettingId {
   JYL_SET_METHOD,
   JYL_SET_FORMULATION,
   JYL_SET_DRIFT,
+  JYL_SET_NEWTON,
   JYL_SET_OUT, /* last: only where a run writes a file (sys:simulate, model:simulate) */
   JYL_NUM_SETTINGS
 } jylSettingId;
@@ -38,7 +39,8 @@ typedef enum jylSettingKind {
 /* One value of a choice setting. */
 typedef struct jylChoice {
   const char *name;  /* "bdf" */
-  int value;         /* the engine's enum value (jyMethod, jyFormulation, jyDrift) */
+  int value;         /* the engine's enum value (jyMethod, jyFormulation, jyDrift,
+                      jyNewtonSolver) */
   const char *usage; /* what `joinery --help` adds in parentheses, or NULL */
 } jylChoice;
 

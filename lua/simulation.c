@@ -6,7 +6,8 @@
  * Result of simulate: res.channels (names in CSV order, "t" first), res[<channel>] (array
  *   per channel: res.t, res["bob.x"], res["der(bob.x)"], res.energy, res["force.hinge.x"],
  *   ...), res.rows (number of output rows), res.report, res.stats ({steps=, rhs_evals=,
- *   error_test_fails=, nonlinear_fails=, jac_evals=, restarts=}), res.seconds (wall time of the
+ *   error_test_fails=, nonlinear_fails=, jac_evals=, jac_rhs_evals=, krylov_iters=,
+ *   restarts=}), res.seconds (wall time of the
  *   integration), res.model. With opts.out = "file.csv" the engine writes the rows to that
  *   file (jy_sim_write_csv: the file appears only when the run succeeded; a failed run's rows
  *   go to <stem>.incomplete.csv and the error says so) and the same
@@ -178,8 +179,10 @@ static void push_stats(lua_State *L, const jySim *sim) {
                 {"error_test_fails", st.error_test_fails},
                 {"nonlinear_fails", st.nonlinear_fails},
                 {"jac_evals", st.jac_evals},
+                {"jac_rhs_evals", st.jac_rhs_evals},
+                {"krylov_iters", st.krylov_iters},
                 {"restarts", st.restarts}};
-  lua_createtable(L, 0, 5);
+  lua_createtable(L, 0, 8);
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
     lua_pushinteger(L, (lua_Integer)fields[i].value);
     lua_setfield(L, -2, fields[i].name);

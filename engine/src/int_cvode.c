@@ -81,23 +81,54 @@ static int dense_jacobian(sunrealtype t, N_Vector y, N_Vector fy, SUNMatrix jac,
   return 0;
 }
 
-/* A linear solver for BDF's Newton iteration. */
 /* A failed call: out of memory inside CVODE is JY_ERR_NOMEM like everywhere else. */
 static jyStatus step_status(int flag) {
   return flag == CV_MEM_FAIL ? JY_ERR_NOMEM : JY_ERR_INTEGRATOR;
 }
 
+/* Newton–Krylov for large models: GMRES with CVODE's difference-quotient Jacobian-vector
+ * products, one right-hand side per Krylov iteration and O(n) memory, where a dense
+ * Jacobian costs 2n right-hand sides, an O(n^3) LU and (2n)^2 doubles. Unpreconditioned:
+ * the exact kinematic block [I -gamma I; 0 I] as a preconditioner saved under 1 % of the
+ * Krylov iterations on the chains and the four-bar chain (docs/numerics.md). */
+/* SPGMR's work memory, allocated here rather than by SUNLinSolInitialize_SPGMR: SUNDIALS 6.4
+ * clones its Krylov vectors with N_VClone (which crashes when malloc fails) and, when one of
+ * its allocations fails, frees the solver and then writes into it. Every field filled here
+ * is one SUNLinSolFree_SPGMR frees (with free: plain malloc), partial fills included, and
+ * SUNLinSolInitialize skips it. JY_OK or JY_ERR_NOMEM. */
+static jyStatus allocate_krylov_memory(jySim *sim, SUNLinearSolverContent_SPGMR k) {
+  size_t l = (size_t)k->maxl;
+  k->V = calloc(l + 1, sizeof *k->V);
+  k->Hes = calloc(l + 1, sizeof *k->Hes);
+  if (!k->V || !k->Hes) return JY_ERR_NOMEM;
+  for (size_t i = 0; i <= l; i++) {
+    k->V[i] = jy_sim_new_vector(sim);
+    k->Hes[i] = malloc(l * sizeof **k->Hes);
+    if (!k->V[i] || !k->Hes[i]) return JY_ERR_NOMEM;
+  }
+  k->givens = malloc(2 * l * sizeof *k->givens);
+  k->yg = malloc((l + 1) * sizeof *k->yg);
+  k->cv = malloc((l + 1) * sizeof *k->cv);
+  k->Xv = malloc((l + 1) * sizeof *k->Xv);
+  return k->givens && k->yg && k->cv && k->Xv ? JY_OK : JY_ERR_NOMEM;
+}
+
+static jyStatus attach_krylov(jySim *sim, CvodeStepper *cs) {
+  cs->ls = SUNLinSol_SPGMR(sim->y, SUN_PREC_NONE, 0, sim->ctx);
+  if (!cs->ls) return JY_ERR_NOMEM;
+  jyStatus st = allocate_krylov_memory(sim, cs->ls->content);
+  if (st != JY_OK) return st;
+  int flag = CVodeSetLinearSolver(cs->cvode, cs->ls, NULL);
+  return flag == CVLS_SUCCESS ? JY_OK : flag == CVLS_MEM_FAIL ? JY_ERR_NOMEM : JY_ERR_INTEGRATOR;
+}
+
+/* BDF's Newton linear solver: jySimDef.newton, auto by the state's size. */
 static jyStatus attach_linear_solver(jySim *sim, CvodeStepper *cs) {
   int n2 = 2 * sim->nq;
-  if (n2 > 200) {
-    /* Large models: a difference-quotient dense Jacobian would cost 2n right-hand sides
-     * and an O(n^3) factorization; Newton–Krylov (GMRES, Jacobian-vector products by
-     * difference quotients) needs a few right-hand sides per iteration instead. */
-    cs->ls = SUNLinSol_SPGMR(sim->y, SUN_PREC_NONE, 0, sim->ctx);
-    if (!cs->ls) return JY_ERR_NOMEM;
-    int flag = CVodeSetLinearSolver(cs->cvode, cs->ls, NULL);
-    return flag == CVLS_SUCCESS ? JY_OK : flag == CVLS_MEM_FAIL ? JY_ERR_NOMEM : JY_ERR_INTEGRATOR;
-  }
+  jyNewtonSolver kind = sim->def.newton;
+  if (kind == JY_NEWTON_AUTO)
+    kind = n2 > JY_NEWTON_DENSE_MAX_STATES ? JY_NEWTON_KRYLOV : JY_NEWTON_DENSE;
+  if (kind == JY_NEWTON_KRYLOV) return attach_krylov(sim, cs);
   cs->jac = SUNDenseMatrix(n2 > 0 ? n2 : 1, n2 > 0 ? n2 : 1, sim->ctx);
   cs->ls = cs->jac ? SUNLinSol_Dense(sim->y, cs->jac, sim->ctx) : NULL;
   cs->jac_weights = jy_sim_new_vector(sim);
@@ -234,6 +265,11 @@ static jySimStats counters(const CvodeStepper *cs) {
   CVodeGetNumErrTestFails(cs->cvode, &s.error_test_fails);
   CVodeGetNumNonlinSolvConvFails(cs->cvode, &s.nonlinear_fails);
   if (cs->ls) CVodeGetNumJacEvals(cs->cvode, &s.jac_evals);
+  if (cs->jac) s.jac_rhs_evals = s.jac_evals * (long)SUNDenseMatrix_Columns(cs->jac);
+  if (cs->ls && !cs->jac) { /* Krylov: CVODE counts its Jacobian-vector products' calls */
+    CVodeGetNumLinRhsEvals(cs->cvode, &s.jac_rhs_evals);
+    CVodeGetNumLinIters(cs->cvode, &s.krylov_iters);
+  }
   return s;
 }
 

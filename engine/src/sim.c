@@ -29,6 +29,7 @@ jySimDef jy_default_sim_def(void) {
     .baumgarte_rate = 5,
     .formulation = JY_FORMULATION_UK,
     .drift = JY_DRIFT_PROJECTION,
+    .newton = JY_NEWTON_AUTO,
   };
 }
 
@@ -279,6 +280,8 @@ static jyStatus check_def(jySim *sim, const jySimDef *d) {
       d->drift != JY_DRIFT_NONE)
     return invalid(sim, "drift control %g is none of baumgarte, projection, none",
                    (double)d->drift);
+  if (d->newton != JY_NEWTON_AUTO && d->newton != JY_NEWTON_DENSE && d->newton != JY_NEWTON_KRYLOV)
+    return invalid(sim, "newton solver %g is none of auto, dense, krylov", (double)d->newton);
   if (d->formulation != JY_FORMULATION_UK && d->formulation != JY_FORMULATION_NP)
     return invalid(sim, "formulation %g is neither udwadia-kalaba nor natsiavas-paraskevopoulos",
                    (double)d->formulation);
@@ -559,6 +562,8 @@ void jy_stats_add(jySimStats *sum, const jySimStats *more) {
   sum->error_test_fails += more->error_test_fails;
   sum->nonlinear_fails += more->nonlinear_fails;
   sum->jac_evals += more->jac_evals;
+  sum->jac_rhs_evals += more->jac_rhs_evals;
+  sum->krylov_iters += more->krylov_iters;
 }
 
 jySimStats jy_sim_stats(const jySim *sim) {

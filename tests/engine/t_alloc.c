@@ -304,8 +304,9 @@ typedef struct reference {
   double q[MAX_STATE], v[MAX_STATE];
 } reference;
 
-static const char *method_name(jyMethod m) {
-  return m == JY_METHOD_ADAMS ? "adams" : m == JY_METHOD_BDF ? "bdf" : "erk";
+static const char *method_name(const jySimDef *d) {
+  if (d->method == JY_METHOD_BDF) return d->newton == JY_NEWTON_KRYLOV ? "bdf-krylov" : "bdf";
+  return d->method == JY_METHOD_ADAMS ? "adams" : "erk";
 }
 
 /* Creates a simulation and advances it to T_CHECK; JY_OK only if it then holds the
@@ -341,8 +342,8 @@ static int fail_one_point(long fail, int once, const reference *ref, counting *f
   if (st == JY_OK) st = run_check(model, ref, &same);
   if ((st != JY_OK && st != JY_ERR_NOMEM) || (st == JY_OK && !same)) {
     wrong = 1;
-    diag("%s %s, failing allocation %ld%s: %s%s (%s)", ref->mc->name, method_name(ref->def.method),
-         fail, once ? " alone" : "", jy_status_text(st), same ? "" : ", a different state", why);
+    diag("%s %s, failing allocation %ld%s: %s%s (%s)", ref->mc->name, method_name(&ref->def), fail,
+         once ? " alone" : "", jy_status_text(st), same ? "" : ", a different state", why);
   }
   jy_model_destroy(model);
   jy_env_destroy(env);
@@ -378,7 +379,7 @@ static int child_point(long fail, void *ctx) {
   process_fail_after = -1;
   int fine = (st == JY_OK && same) || st == JY_ERR_NOMEM;
   if (!fine)
-    diag("%s %s, failing malloc %ld on: %s%s", ref->mc->name, method_name(ref->def.method), fail,
+    diag("%s %s, failing malloc %ld on: %s%s", ref->mc->name, method_name(&ref->def), fail,
          jy_status_text(st), st == JY_OK ? ", a different state" : "");
   return process_allocations - before < fail ? POINT_NOT_REACHED : fine ? POINT_FINE : POINT_WRONG;
 }
@@ -398,8 +399,8 @@ static void sim_under_failing_malloc(const reference *ref, failing_outcome *out,
     if (got < 0) {
       char site[96];
       code_site(where[0], site, sizeof site);
-      diag("%s %s, failing malloc %ld on: a crash in %s", ref->mc->name,
-           method_name(ref->def.method), fail, site);
+      diag("%s %s, failing malloc %ld on: a crash in %s", ref->mc->name, method_name(&ref->def),
+           fail, site);
     }
   }
 }
@@ -409,7 +410,9 @@ static void sim_under_failing_malloc(const reference *ref, failing_outcome *out,
  * the process while its simulation runs. */
 static void example_under_failing_allocators(jyEnv *ref_env, const model_case *mc,
                                              crash_sites *sites) {
-  static const jyMethod methods[] = {JY_METHOD_ADAMS, JY_METHOD_BDF, JY_METHOD_ERK};
+  /* BDF twice: its dense Jacobian, and Newton–Krylov (forced; auto takes it for large
+   * models only). */
+  static const jyMethod methods[] = {JY_METHOD_ADAMS, JY_METHOD_BDF, JY_METHOD_BDF, JY_METHOD_ERK};
   failing_outcome env_out = {0}, proc_out = {0};
   char why[1024] = "";
   jyStatus st;
@@ -418,24 +421,25 @@ static void example_under_failing_allocators(jyEnv *ref_env, const model_case *m
   ref.model = compile_status(ref_env, mc->build, why, sizeof why, &st);
   ref.n = ref.model ? jy_model_num_coords(ref.model) : 0;
   int usable = st == JY_OK && ref.n <= MAX_STATE;
-  for (int m = 0; usable && m < 3; m++) {
+  for (int m = 0; usable && m < 4; m++) {
     ref.def.method = methods[m];
+    ref.def.newton = m == 2 ? JY_NEWTON_KRYLOV : JY_NEWTON_AUTO;
     jySim *sim = jy_sim_create(ref.model, &ref.def, &st);
     if (st == JY_OK) st = jy_sim_advance(sim, T_CHECK);
     if (st == JY_OK) memcpy(ref.q, jy_sim_q(sim), sizeof(double) * (size_t)ref.n);
     if (st == JY_OK) memcpy(ref.v, jy_sim_v(sim), sizeof(double) * (size_t)ref.n);
-    if (st != JY_OK)
-      snprintf(why, sizeof why, "%s: %s", method_name(methods[m]), jy_sim_error(sim));
+    if (st != JY_OK) snprintf(why, sizeof why, "%s: %s", method_name(&ref.def), jy_sim_error(sim));
     jy_sim_destroy(sim);
     usable = st == JY_OK;
     for (int once = 0; usable && once < 2; once++) fail_every_allocation(once, &ref, &env_out);
     if (usable && WRAP_MALLOC) sim_under_failing_malloc(&ref, &proc_out, sites);
   }
-  ok(usable && env_out.leaks == 0 && env_out.wrong == 0,
-     "%s, adams/bdf/erk, failing every allocation from the Nth on and the Nth alone: nothing "
-     "leaks, every status JY_OK (then the same model and state bitwise) or JY_ERR_NOMEM "
-     "(%ld points, %d leaks, %d otherwise) %s",
-     mc->name, env_out.points, env_out.leaks, env_out.wrong, usable ? "" : why);
+  ok(
+    usable && env_out.leaks == 0 && env_out.wrong == 0,
+    "%s, adams/bdf/bdf-krylov/erk, failing every allocation from the Nth on and the Nth alone: nothing "
+    "leaks, every status JY_OK (then the same model and state bitwise) or JY_ERR_NOMEM "
+    "(%ld points, %d leaks, %d otherwise) %s",
+    mc->name, env_out.points, env_out.leaks, env_out.wrong, usable ? "" : why);
   ok(!WRAP_MALLOC || (usable && proc_out.wrong == 0),
      "%s: failing every malloc of the process from the Nth on while it runs: the same state "
      "or JY_ERR_NOMEM (%ld points, %d otherwise)%s",
@@ -445,7 +449,7 @@ static void example_under_failing_allocators(jyEnv *ref_env, const model_case *m
 }
 
 int main(void) {
-  plan(10 + 2 * NUM_MODELS);
+  plan(11 + 2 * NUM_MODELS);
   counting c = {0, 0, 0, -1, 0, 0};
   jyAllocator alloc = {count_alloc, count_realloc, count_free, &c};
   jyEnv *env = jy_env_create(&alloc);
@@ -564,24 +568,30 @@ int main(void) {
 
   jySimDef def = jy_default_sim_def();
   def.t_end = 2;
-  for (int method = 0; method < 2; method++) {
-    def.method = method ? JY_METHOD_BDF : JY_METHOD_ADAMS;
+  /* Adams, BDF with its dense Jacobian, BDF with Newton–Krylov (forced: the auto choice
+   * takes it only for large models). */
+  static const char *const stepping[] = {"Adams", "BDF", "BDF Newton-Krylov"};
+  for (int k = 0; k < 3; k++) {
+    def.method = k ? JY_METHOD_BDF : JY_METHOD_ADAMS;
+    def.newton = k == 2 ? JY_NEWTON_KRYLOV : JY_NEWTON_AUTO;
     jySim *sim = jy_sim_create(model, &def, NULL);
     jy_sim_advance(sim, 0.5); /* warm-up: the integrator's own first-step setup */
     env_before = c.allocations;
     proc_before = process_allocations;
-    long jacobians_before = jy_sim_stats(sim).jac_evals;
+    jySimStats before = jy_sim_stats(sim);
     jyStatus st = jy_sim_advance(sim, 2.0);
     jySimStats stats = jy_sim_stats(sim);
-    long jacobians = stats.jac_evals - jacobians_before,
+    long jacobians = stats.jac_evals - before.jac_evals,
+         krylov = stats.krylov_iters - before.krylov_iters,
          mallocs = process_allocations - proc_before;
     /* BDF's dense Jacobian is joinery's own (CVODE 6's difference quotients clone an empty
-     * N_Vector per Jacobian), so nothing at all is allocated. */
+     * N_Vector per Jacobian), so nothing at all is allocated; GMRES works in the vectors
+     * SPGMR allocated at setup. */
     ok(st == JY_OK && c.allocations == env_before && (!WRAP_MALLOC || mallocs == 0) &&
-         (method == 0 || jacobians > 0),
+         (k != 1 || jacobians > 0) && (k != 2 || (krylov > 0 && jacobians == 0)),
        "%s: integrating 0.5 s -> 2 s (%ld steps) allocates nothing (%ld malloc calls, "
-       "%ld Jacobians)",
-       method ? "BDF" : "Adams", stats.steps, mallocs, jacobians);
+       "%ld Jacobians, %ld Krylov iterations)",
+       stepping[k], stats.steps, mallocs, jacobians, krylov);
     jy_sim_destroy(sim);
   }
   jy_model_destroy(model);

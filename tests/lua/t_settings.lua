@@ -15,6 +15,7 @@ local choices = {
   { "formulation", "F", { "udwadia-kalaba", "natsiavas-paraskevopoulos" }, "udwadia-kalaga",
     "udwadia-kalaba" },
   { "drift", "D", { "baumgarte", "projection", "none" }, "projektion", "projection" },
+  { "newton", "S", { "auto", "dense", "krylov" }, "krylow", "krylov" },
 }
 local nchoices = 0
 for _, c in ipairs(choices) do nchoices = nchoices + #c[3] end

@@ -311,9 +311,17 @@ typedef enum jyDrift {
  * the others stop there with JY_ERR_BRANCH rather than switch (docs/numerics.md). */
 typedef enum jyMethod {
   JY_METHOD_ADAMS, /* CVODE Adams-Moulton with fixed-point iteration: non-stiff */
-  JY_METHOD_BDF,   /* CVODE BDF with Newton and a dense difference-quotient Jacobian */
+  JY_METHOD_BDF,   /* CVODE BDF with Newton (linear solver: jyNewtonSolver) */
   JY_METHOD_ERK    /* ARKODE explicit Runge–Kutta (Verner 8(7)): non-stiff */
 } jyMethod;
+
+/* BDF's Newton linear solver. Dense: a difference-quotient Jacobian of the whole state
+ * (2n right-hand sides and an O(n^3) LU per Jacobian, (2n)^2 doubles of memory). Krylov:
+ * GMRES with difference-quotient Jacobian-vector products (a few right-hand sides per
+ * Newton iteration, O(n) memory). Auto: dense up to JY_NEWTON_DENSE_MAX_STATES states,
+ * Krylov above (docs/numerics.md has the measurement behind the threshold). */
+typedef enum jyNewtonSolver { JY_NEWTON_AUTO, JY_NEWTON_DENSE, JY_NEWTON_KRYLOV } jyNewtonSolver;
+#define JY_NEWTON_DENSE_MAX_STATES 80
 
 typedef struct jySimDef {
   jyMethod method; /* JY_METHOD_BDF */
@@ -338,6 +346,7 @@ typedef struct jySimDef {
    * lies flat) is known only to the rounding the solve amplifies there; at 1e-13 BDF stalls
    * on it under some BLAS kernels, at 1e-12 it goes through (docs/numerics.md). */
   double atol_velocity;
+  jyNewtonSolver newton; /* JY_NEWTON_AUTO; BDF only */
 } jySimDef;
 
 JY_API jySimDef jy_default_sim_def(void);
@@ -401,7 +410,10 @@ JY_API jyStatus jy_sim_write_csv(jySim *sim, const char *path, jyRowSink also, v
 typedef struct jySimStats {
   long steps, rhs_evals, error_test_fails, nonlinear_fails;
   long jac_evals; /* BDF: difference-quotient Jacobians of the whole right-hand side */
-  long restarts;  /* integrator restarts (Adams: a step end projected back to the manifold;
+  /* BDF: right-hand sides spent on Jacobians (dense: 2n each) or Jacobian-vector products
+   * (Krylov), not in rhs_evals; and the Krylov iterations (0 when dense). */
+  long jac_rhs_evals, krylov_iters;
+  long restarts; /* integrator restarts (Adams: a step end projected back to the manifold;
                      jy_sim_set_state) */
   long projections_skipped; /* reported states whose projection did not settle (kept as is) */
 } jySimStats;
