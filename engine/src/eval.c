@@ -8,60 +8,115 @@
 #include "internal.h"
 #include "vec.h"
 
-/* Marks the columns a part's blocks can touch: its own coordinates and those of the
- * terminals its eliminated blocks follow. */
-static void mark_part_columns(const jyModel *model, int part, unsigned char *cols) {
+/* The columns a part's blocks can touch: its own coordinates and those of the terminals
+ * its eliminated blocks follow (duplicates possible). Returns how many (cols NULL: count). */
+static int part_columns(const jyModel *model, int part, int *cols) {
   const jyModelPart *p = &model->parts[part];
+  int count = 0;
   for (int j = 0; j < p->inst.ncoords; j++)
-    if (p->coord_map[j] >= 0) cols[p->coord_map[j]] = 1;
+    if (p->coord_map[j] >= 0) {
+      if (cols) cols[count] = p->coord_map[j];
+      count++;
+    }
   for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
     const jyModelPart *src = &model->parts[model->links[l].source];
-    for (int j = 0; j < src->inst.ncoords; j++) cols[src->coord_offset + j] = 1;
+    for (int j = 0; j < src->inst.ncoords; j++) {
+      if (cols) cols[count] = src->coord_offset + j;
+      count++;
+    }
   }
+  return count;
 }
 
-/* Which entries of A can be non-zero: a part's rows over its columns, a glue's rows over
- * both parts' columns. cols is scratch of n flags. */
-static void sparse_pattern(const jyModel *model, unsigned char *pattern, unsigned char *cols) {
-  int n = model->n, m = model->m;
+/* Pairs (rows[k], cols[k]) for the block rows r0 .. r0 + nrows - 1 over the columns of
+ * parts a and b (b < 0: a alone); rows NULL: count only. Returns the count added. */
+static size_t block_pairs(const jyModel *model, int r0, int nrows, int a, int b, int *scratch,
+                          int *rows, int *cols) {
+  int count = part_columns(model, a, rows ? scratch : NULL);
+  if (b >= 0) count += part_columns(model, b, rows ? scratch + count : NULL);
+  if (rows)
+    for (int c = 0; c < count; c++)
+      for (int r = 0; r < nrows; r++) {
+        rows[(size_t)c * nrows + r] = r0 + r;
+        cols[(size_t)c * nrows + r] = scratch[c];
+      }
+  return (size_t)count * (size_t)nrows;
+}
+
+/* The pairs where A can be non-zero: a part's rows over its columns, a glue's rows over both
+ * parts' columns. rows NULL: count only. */
+static size_t jac_pairs(const jyModel *model, int *scratch, int *rows, int *cols) {
+  size_t t = 0;
   for (int i = 0; i < model->nparts; i++) {
     const jyModelPart *p = &model->parts[i];
-    if (p->inst.nrows == 0) continue;
-    memset(cols, 0, (size_t)n);
-    mark_part_columns(model, i, cols);
-    for (int j = 0; j < n; j++)
-      if (cols[j])
-        for (int r = 0; r < p->inst.nrows; r++) pattern[p->row_offset + r + (size_t)j * m] = 1;
+    if (p->inst.nrows > 0)
+      t += block_pairs(model, p->row_offset, p->inst.nrows, i, -1, scratch, rows ? rows + t : NULL,
+                       rows ? cols + t : NULL);
   }
   for (int g = 0; g < model->nglues; g++) {
     const jyModelGlue *glue = &model->glues[g];
-    if (glue->row_offset < 0) continue;
-    memset(cols, 0, (size_t)n);
-    mark_part_columns(model, glue->part_a, cols);
-    mark_part_columns(model, glue->part_b, cols);
-    for (int j = 0; j < n; j++)
-      if (cols[j])
-        for (int k = 0; k < glue->dim; k++) pattern[glue->row_offset + k + (size_t)j * m] = 1;
+    if (glue->row_offset >= 0)
+      t += block_pairs(model, glue->row_offset, glue->dim, glue->part_a, glue->part_b, scratch,
+                       rows ? rows + t : NULL, rows ? cols + t : NULL);
   }
+  return t;
 }
 
-/* The evaluator's sparse solver, when the model is large enough for one; NULL (dense only)
- * otherwise or when it cannot be set up. */
-static jySparseWork *sparse_solver(const jyModel *model) {
-  if (!(model->solver.sparse_min_coords > 0 && model->n >= model->solver.sparse_min_coords &&
-        model->m > 0))
-    return NULL;
-  const jyAllocator *a = &model->alloc;
-  size_t n = (size_t)model->n, m = (size_t)model->m;
-  unsigned char *pattern = jy_calloc(a, m * n, 1), *cols = jy_calloc(a, n, 1);
-  jySparseWork *sparse = NULL;
-  if (pattern && cols) {
-    sparse_pattern(model, pattern, cols);
-    sparse = jy_sparse_create(a, model->n, model->m, pattern);
+/* The pairs where M can be non-zero: every diagonal, and each part's columns by themselves
+ * (G^T M_loc G for a part with eliminated blocks). rows NULL: count only. */
+static size_t mass_pairs(const jyModel *model, int *scratch, int *rows, int *cols) {
+  size_t t = 0;
+  for (int j = 0; j < model->n; j++, t++)
+    if (rows) rows[t] = cols[t] = j;
+  for (int i = 0; i < model->nparts; i++) {
+    if (!model->parts[i].inst.type->mass) continue;
+    int count = part_columns(model, i, rows ? scratch : NULL);
+    for (int a = 0; a < count; a++)
+      for (int b = 0; b < count; b++, t++)
+        if (rows) {
+          rows[t] = scratch[a];
+          cols[t] = scratch[b];
+        }
   }
-  jy_free(a, pattern);
+  return t;
+}
+
+/* Builds the store's patterns (M, A) from the model; 0, or -1 (no memory). */
+static int build_store(jyEval *e) {
+  const jyModel *md = e->model;
+  const jyAllocator *a = &md->alloc;
+  int widest = 1;
+  for (int i = 0; i < md->nparts; i++) {
+    int c = part_columns(md, i, NULL);
+    widest = c > widest ? c : widest;
+  }
+  int *scratch = jy_calloc(a, 2 * (size_t)widest, sizeof(int)), status = -1;
+  size_t nm = mass_pairs(md, scratch, NULL, NULL), na = jac_pairs(md, scratch, NULL, NULL);
+  size_t most = nm > na ? nm : na;
+  int *rows = jy_calloc(a, most + 1, sizeof(int)), *cols = jy_calloc(a, most + 1, sizeof(int));
+  if (!scratch || !rows || !cols) goto done;
+  mass_pairs(md, scratch, rows, cols);
+  if (jy_csc_build(a, md->n, md->n, nm, rows, cols, &e->store_mass) != 0) goto done;
+  jac_pairs(md, scratch, rows, cols);
+  if (jy_csc_build(a, md->m, md->n, na, rows, cols, &e->store_jac) != 0) goto done;
+  for (int j = 0; j < md->n; j++) e->store_mass_diag[j] = jy_csc_find(&e->store_mass, j, j);
+  status = 0;
+done:
+  jy_free(a, scratch);
+  jy_free(a, rows);
   jy_free(a, cols);
-  return sparse;
+  return status;
+}
+
+/* The evaluator's sparse solvers, when the model is large enough for them (n at least
+ * sparse_min_coords): the diagonal-M one when there are rows, the KKT one always. Without
+ * them (or when they cannot be set up) the evaluator solves dense. */
+static void sparse_solvers(jyEval *e) {
+  const jyModel *model = e->model;
+  if (!(model->solver.sparse_min_coords > 0 && model->n >= model->solver.sparse_min_coords)) return;
+  if (model->m > 0) e->sparse = jy_sparse_create(&model->alloc, &e->store_jac);
+  e->kkt = jy_kkt_create(&model->alloc, &e->store_mass, &e->store_jac);
+  e->store_solves = e->kkt != NULL;
 }
 
 enum { MAX_EVAL_BUFFERS = 40 };
@@ -139,7 +194,11 @@ jyEval *jy_eval_create(const jyModel *model) {
     e->ndependent = model->ndependent;
   }
   e->uk = jy_uk_create(a, model->n, model->m);
-  e->sparse = sparse_solver(model);
+  e->store_mass_diag = jy_calloc(a, n + 1, sizeof(int));
+  e->mass_diag = jy_calloc(a, n + 1, sizeof(double));
+  e->solve_dropped = jy_calloc(a, m + 1, 1);
+  ok &= e->store_mass_diag && e->mass_diag && e->solve_dropped && build_store(e) == 0;
+  if (ok) sparse_solvers(e);
   if (!ok || !e->proj_use || !e->map_count || !e->map_col || !e->flags || !e->dependent || !e->uk) {
     jy_eval_destroy(e);
     return NULL;
@@ -160,6 +219,12 @@ void jy_eval_destroy(jyEval *e) {
   jy_free(&a, e->dependent);
   jy_uk_destroy(e->uk);
   jy_sparse_destroy(e->sparse);
+  jy_kkt_destroy(e->kkt);
+  jy_csc_free(&a, &e->store_mass);
+  jy_csc_free(&a, &e->store_jac);
+  jy_free(&a, e->store_mass_diag);
+  jy_free(&a, e->mass_diag);
+  jy_free(&a, e->solve_dropped);
   jy_free(&a, e);
 }
 
@@ -177,15 +242,73 @@ static void append(char *buf, size_t len, const char *s) {
   if (used + 1 < len) snprintf(buf + used, len - used, "%s", s);
 }
 
-jyUkOutcome jy_eval_sparse_or_dense(jyEval *e, const jyUkProblem *problem_in,
-                                    const jyUkOptions *opt, double *acc, jyUkResult *result) {
-  jyUkProblem p = *problem_in; /* every solve leaves out the evaluator's dependent rows */
-  p.dropped = e->ndependent > 0 ? e->dependent : NULL;
-  if (e->sparse && jy_sparse_applies(&p, p.mass == e->mass && e->mass_diagonal)) {
-    jyUkOutcome out = jy_sparse_solve(e->sparse, &p, opt, acc, result);
-    if (out != JY_UK_NOT_UNIQUE) return out;
+const jyCsc *jy_eval_constraint_matrix(jyEval *e) {
+  const jyModel *md = e->model;
+  jyCsc *c = &e->store_jac;
+  if (!(e->store_valid & JY_ASM_CONSTRAINTS))
+    for (int j = 0; j < md->n; j++)
+      for (int k = c->p[j]; k < c->p[j + 1]; k++) c->x[k] = e->jac[c->i[k] + (size_t)j * md->m];
+  return c;
+}
+
+void jy_eval_make_dense(jyEval *e) {
+  const jyModel *md = e->model;
+  size_t n = (size_t)md->n, m = (size_t)md->m;
+  unsigned missing = e->store_valid & ~e->dense_valid;
+  if (missing & JY_ASM_MASS) {
+    const jyCsc *c = &e->store_mass;
+    memset(e->mass, 0, sizeof(double) * n * n);
+    for (size_t j = 0; j < n; j++)
+      for (int k = c->p[j]; k < c->p[j + 1]; k++) e->mass[c->i[k] + j * n] = c->x[k];
   }
-  return jy_uk_solve(e->uk, &p, opt, acc, result);
+  if (missing & JY_ASM_CONSTRAINTS) {
+    const jyCsc *c = &e->store_jac;
+    memset(e->jac, 0, sizeof(double) * n * m);
+    for (size_t j = 0; j < n; j++)
+      for (int k = c->p[j]; k < c->p[j + 1]; k++) e->jac[c->i[k] + j * m] = c->x[k];
+  }
+  e->dense_valid |= missing;
+}
+
+/* The sparse solves of a problem made of the evaluator's own M and A (in the store): the
+ * diagonal path when M is diagonal and positive, else the KKT one. JY_UK_NOT_UNIQUE: the
+ * caller solves dense. */
+static jyUkOutcome store_solve(jyEval *e, const jyUkProblem *p, const jyUkOptions *opt, double *acc,
+                               double *mu, jyUkResult *result) {
+  int n = e->model->n;
+  if (e->sparse && e->mass_diagonal) {
+    for (int j = 0; j < n; j++)
+      e->mass_diag[j] = e->store_mass_diag[j] >= 0 ? e->store_mass.x[e->store_mass_diag[j]] : 0;
+    if (jy_sparse_applies(e->mass_diag, n)) {
+      jyUkOutcome out =
+        jy_sparse_solve(e->sparse, e->mass_diag, e->store_jac.x, p, opt, acc, mu, result);
+      if (out != JY_UK_NOT_UNIQUE) return out;
+    }
+  }
+  return jy_kkt_solve(e->kkt, &e->store_mass, &e->store_jac, p, opt, acc, mu, result);
+}
+
+jyUkOutcome jy_eval_solve(jyEval *e, const jyUkProblem *problem_in, const jyUkOptions *opt,
+                          double *acc, double *mu, jyUkResult *result) {
+  jyUkProblem p = *problem_in; /* every solve leaves out the evaluator's dependent rows */
+  if (!p.dropped) p.dropped = e->ndependent > 0 ? e->dependent : NULL;
+  unsigned both = JY_ASM_MASS | JY_ASM_CONSTRAINTS;
+  int own = p.mass == e->mass && p.jac == e->jac;
+  if (own && e->store_solves && (e->store_valid & both) == both) {
+    jyUkOutcome out = store_solve(e, &p, opt, acc, mu, result);
+    if (out != JY_UK_NOT_UNIQUE) return out;
+    jy_eval_make_dense(e); /* rank lost or a free direction: the rank-revealing solve */
+  }
+  jyUkOutcome out = jy_uk_solve(e->uk, &p, opt, acc, result);
+  if (mu && out != JY_UK_NOT_UNIQUE) jy_uk_multipliers(e->uk, &p, acc, mu, NULL);
+  return out;
+}
+
+jyUkOutcome jy_eval_sparse_or_dense(jyEval *e, const jyUkProblem *p, const jyUkOptions *opt,
+                                    double *acc, jyUkResult *result) {
+  jyUkProblem q = *p;
+  q.dropped = NULL; /* the evaluator's dependent rows */
+  return jy_eval_solve(e, &q, opt, acc, NULL, result);
 }
 
 int jy_eval_decide_dependent(jyEval *e) {
@@ -309,9 +432,11 @@ jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double
 jyStatus jy_eval_acceleration(jyEval *e, const double *q, const double *v, double t, double *acc) {
   if (!e || !q || !v || !acc) return JY_ERR_INVALID;
   int stabilize = e->baumgarte_rate > 0;
+  /* The laws' fixed point takes multipliers from the dense arrays. */
+  unsigned sparse_only = e->model->has_laws ? 0u : JY_ASM_SPARSE_ONLY;
   jyStatus st = jy_assemble(e, q, v, t,
                             JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
-                              (stabilize ? JY_ASM_RESIDUALS : 0u));
+                              (stabilize ? JY_ASM_RESIDUALS : 0u) | sparse_only);
   if (st != JY_OK) return st;
   if (stabilize) {
     /* Baumgarte: phi'' + 2 w phi' + w^2 phi = 0 (critically damped), psi' + w psi = 0. */

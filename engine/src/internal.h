@@ -159,7 +159,8 @@ enum {
   JY_ASM_FORCE = 2u,
   JY_ASM_NONIDEAL = 4u,
   JY_ASM_CONSTRAINTS = 8u, /* A and b */
-  JY_ASM_RESIDUALS = 16u   /* residual and rate per row */
+  JY_ASM_RESIDUALS = 16u,  /* residual and rate per row */
+  JY_ASM_SPARSE_ONLY = 32u /* M and A into the store only (when the evaluator solves there) */
 };
 
 struct jyEval {
@@ -176,7 +177,20 @@ struct jyEval {
   int *map_count, *map_col; /* max_part_coords, max_part_coords x max_source_coords */
   double *map_val;
   jyUkWork *uk;
-  jySparseWork *sparse; /* NULL: dense only */
+  /* The fixed-pattern compressed-column store of M (both triangles) and A, built for every
+   * model from its parts, links and glues (jy_eval_constraint_matrix hands A out). When
+   * store_solves (the model has at least sparse_min_coords coordinates) jy_assemble fills it
+   * on every call and the solves go through it (sparse for diagonal M, kkt otherwise); the
+   * dense arrays are then filled only when a caller asks (JY_ASM_SPARSE_ONLY leaves them).
+   * store_valid / dense_valid: which of JY_ASM_MASS, JY_ASM_CONSTRAINTS each holds now. */
+  jyCsc store_mass, store_jac;
+  int *store_mass_diag;         /* n: position of M_jj in store_mass */
+  double *mass_diag;            /* n: M's diagonal gathered for the diagonal path */
+  unsigned char *solve_dropped; /* m: scratch, rows a projection leaves out */
+  int store_solves;
+  unsigned store_valid, dense_valid;
+  jySparseWork *sparse; /* diagonal M; NULL: not applicable */
+  jyKktWork *kkt;       /* any M; NULL: dense only */
   /* The rows this evaluator leaves out of every solve (m flags, ndependent set): the
    * model's dependent rows, re-decided when one of them stops being implied by the others
    * (rank_changes counts the re-decisions). */
@@ -255,6 +269,23 @@ jyStatus jy_terminal_jacobian(jyEval *e, const jyModelPart *p, int k, const doub
  * dense one; the evaluator's dependent rows are left out. */
 jyUkOutcome jy_eval_sparse_or_dense(jyEval *e, const jyUkProblem *p, const jyUkOptions *opt,
                                     double *acc, jyUkResult *result);
+
+/* The same with the rows p->dropped left out (NULL: the evaluator's dependent rows) and the
+ * multipliers into mu (m; NULL: not wanted). A problem of the evaluator's own M and A (p->mass
+ * == e->mass, p->jac == e->jac) solves sparse when the evaluator does (the store, not the
+ * dense arrays: those may be stale after JY_ASM_SPARSE_ONLY); the dense rank-revealing solve
+ * takes over where the sparse pivots show a rank loss. */
+jyUkOutcome jy_eval_solve(jyEval *e, const jyUkProblem *p, const jyUkOptions *opt, double *acc,
+                          double *mu, jyUkResult *result);
+
+/* The assembled A (the last jy_assemble with JY_ASM_CONSTRAINTS) in compressed-column form,
+ * m x n, its pattern fixed for the evaluator's life: no dense array is read when the
+ * evaluator solves sparse; for a small model it is gathered from the dense A (O(nnz)). */
+const jyCsc *jy_eval_constraint_matrix(jyEval *e);
+
+/* Makes the dense M and A current from the store after a JY_ASM_SPARSE_ONLY assembly (for a
+ * dense solve: a fallback, not the hot path). O(n^2 + nm). */
+void jy_eval_make_dense(jyEval *e);
 
 /* The problem the evaluator's assembled arrays make (its dependent rows dropped). */
 jyUkProblem jy_eval_problem(const jyEval *e);
