@@ -164,6 +164,7 @@ static int double_buffers(jyEval *e, EvalBuffer *b) {
     {&e->proj_zero, n + 1},
     {&e->proj_dx, n + 1},
     {&e->channel_scratch, n + 1},
+    {&e->jac_times_v, m + 1},
     {&e->angle_prev, (size_t)md->nchannels + 1},
   };
   _Static_assert(sizeof list / sizeof list[0] <= MAX_EVAL_BUFFERS, "room for every buffer");
@@ -294,9 +295,14 @@ jyUkOutcome jy_eval_solve(jyEval *e, const jyUkProblem *problem_in, const jyUkOp
   if (!p.dropped) p.dropped = e->ndependent > 0 ? e->dependent : NULL;
   unsigned both = JY_ASM_MASS | JY_ASM_CONSTRAINTS;
   int own = p.mass == e->mass && p.jac == e->jac;
+  e->dense_refused = 0;
   if (own && e->store_solves && (e->store_valid & both) == both) {
     jyUkOutcome out = store_solve(e, &p, opt, acc, mu, result);
     if (out != JY_UK_NOT_UNIQUE) return out;
+    if (e->model->n > JY_DENSE_FALLBACK_MAX_COORDS) { /* O(n^3): minutes, gigabytes */
+      e->dense_refused = 1;
+      return result->outcome = JY_UK_NOT_UNIQUE;
+    }
     jy_eval_make_dense(e); /* rank lost or a free direction: the rank-revealing solve */
   }
   jyUkOutcome out = jy_uk_solve(e->uk, &p, opt, acc, result);
@@ -325,8 +331,9 @@ int jy_eval_decide_dependent(jyEval *e) {
  * whose pivot is below dependent_rcond (drift makes a dependent row look independent by
  * about the distance from the manifold) at most as many as before are left out. */
 static jyUkOutcome redecide_dependent_and_retry(jyEval *e, const jyUkOptions *opt, double *acc,
-                                                jyUkResult *res) {
+                                                double *mu, jyUkResult *res) {
   const jyModel *m = e->model;
+  jy_eval_make_dense(e); /* the rank-revealing decision is dense (a rank change: rare) */
   jyUkProblem p = jy_eval_problem(e);
   int count = jy_uk_dependent_rows(e->uk, &p, m->solver.rank_rcond, m->solver.dependent_rcond,
                                    e->ndependent, e->dependent);
@@ -334,13 +341,25 @@ static jyUkOutcome redecide_dependent_and_retry(jyEval *e, const jyUkOptions *op
   e->ndependent = count;
   e->rank_changes++;
   p = jy_eval_problem(e);
-  return jy_eval_sparse_or_dense(e, &p, opt, acc, res);
+  p.dropped = NULL; /* the new dependent rows */
+  return jy_eval_solve(e, &p, opt, acc, mu, res);
 }
 
 /* The message of a solve whose acceleration is not unique: the massless coordinates no
  * constraint determines. Not the hot path: naming them may allocate. */
 static jyStatus not_unique(jyEval *e, const jyUkProblem *p, double t) {
   const jyModel *m = e->model;
+  if (e->dense_refused) {
+    jy_set_error(e->error,
+                 "acceleration not unique at t = %.9g: the sparse solve found its KKT matrix "
+                 "singular (massless coordinates that no constraint determines, or constraint "
+                 "rows that depend on the others and contradict them); with %d coordinates the "
+                 "model is too large for the dense rank-revealing solve that would name them "
+                 "(at most %d)",
+                 t, m->n, JY_DENSE_FALLBACK_MAX_COORDS);
+    return JY_ERR_NOT_UNIQUE;
+  }
+  jy_eval_make_dense(e);
   jy_uk_free_directions(e->uk, p, 1e-6, e->flags);
   jy_set_error(e->error,
                "acceleration not unique at t = %.9g: massless coordinates that no "
@@ -373,15 +392,17 @@ static jyStatus inconsistent(jyEval *e, const jyUkResult *res, double t) {
   return JY_ERR_INCONSISTENT;
 }
 
-jyStatus jy_eval_assembled_acceleration(jyEval *e, double t, double *acc) {
+/* The acceleration, and the multipliers into mu when mu is not NULL. */
+static jyStatus assembled_acceleration(jyEval *e, double t, double *acc, double *mu) {
   const jyModel *m = e->model;
   jyUkProblem p = jy_eval_problem(e);
+  p.dropped = NULL; /* the evaluator's dependent rows */
   jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, m->solver.consistency_tol};
   jyUkResult res;
-  jyUkOutcome outcome = jy_eval_sparse_or_dense(e, &p, &opt, acc, &res);
+  jyUkOutcome outcome = jy_eval_solve(e, &p, &opt, acc, mu, &res);
   if (outcome != JY_UK_NOT_UNIQUE && e->ndependent > 0 &&
       !(res.dropped_residual <= m->solver.dependent_tol))
-    outcome = redecide_dependent_and_retry(e, &opt, acc, &res);
+    outcome = redecide_dependent_and_retry(e, &opt, acc, mu, &res);
   if (outcome == JY_UK_NOT_UNIQUE) return not_unique(e, &p, t);
   if (outcome != JY_UK_OK) return inconsistent(e, &res, t);
   for (int j = 0; j < m->n; j++)
@@ -389,7 +410,24 @@ jyStatus jy_eval_assembled_acceleration(jyEval *e, double t, double *acc) {
       jy_set_error(e->error, "acceleration of %s is not finite at t = %.9g", m->coord_names[j], t);
       return JY_ERR_NOT_UNIQUE;
     }
+  if (mu && e->ndependent > 0 && e->store_solves) {
+    /* The sparse solves give dropped rows no force; the dense choice spreads it over them
+     * (jy_uk_multipliers): the same row forces from either path. */
+    jy_eval_make_dense(e);
+    p = jy_eval_problem(e);
+    jy_uk_multipliers(e->uk, &p, acc, mu, NULL);
+  }
   return JY_OK;
+}
+
+jyStatus jy_eval_assembled_acceleration(jyEval *e, double t, double *acc) {
+  return assembled_acceleration(e, t, acc, NULL);
+}
+
+jyStatus jy_eval_acceleration_and_multipliers(jyEval *e, const double *q, const double *v, double t,
+                                              double *acc) {
+  if (e->model->has_laws) return jy_eval_acceleration_with_laws(e, q, v, t, acc);
+  return assembled_acceleration(e, t, acc, e->multipliers);
 }
 
 jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double *v, double t,

@@ -113,6 +113,20 @@ static jyStatus part_energy_and_outputs(jyEval *e, const jyModelPart *part, cons
   return JY_OK;
 }
 
+/* out = A x (m) from the store when it holds the assembled A, else from the dense A. */
+static void constraint_times(const jyEval *e, const double *x, double *out) {
+  const jyModel *m = e->model;
+  memset(out, 0, sizeof(double) * (size_t)m->m);
+  if (e->store_valid & JY_ASM_CONSTRAINTS) {
+    const jyCsc *c = &e->store_jac;
+    for (int j = 0; j < m->n; j++)
+      for (int k = c->p[j]; k < c->p[j + 1]; k++) out[c->i[k]] += c->x[k] * x[j];
+    return;
+  }
+  for (int j = 0; j < m->n; j++)
+    for (int i = 0; i < m->m; i++) out[i] += e->jac[i + (size_t)j * m->m] * x[j];
+}
+
 /* The derived channels: energies (kinetic, potential from the parts), residual norms, and
  * the power of the ideal constraint forces (A^T mu) . v and of the non-ideal ones C . v:
  * the first vanishes for ideal scleronomic constraints, the second is what friction takes. */
@@ -122,13 +136,9 @@ static void derived_channels(jyEval *e, const double *v, const double energy[2],
   derived[JY_CH_KINETIC] = energy[0];
   derived[JY_CH_POTENTIAL] = energy[1];
   jy_residual_norms(e, &derived[JY_CH_RESIDUAL_POS], &derived[JY_CH_RESIDUAL_VEL]);
-  double ideal = 0, nonideal = 0;
-  for (int j = 0; j < m->n; j++) {
-    double force = 0;
-    for (int i = 0; i < m->m; i++) force += e->jac[i + (size_t)j * m->m] * e->multipliers[i];
-    ideal += force * v[j];
-    nonideal += e->nonideal[j] * v[j];
-  }
+  double ideal = 0, nonideal = 0; /* (A^T mu) . v = mu . (A v) */
+  for (int i = 0; i < m->m; i++) ideal += e->multipliers[i] * e->jac_times_v[i];
+  for (int j = 0; j < m->n; j++) nonideal += e->nonideal[j] * v[j];
   derived[JY_CH_POWER_IDEAL] = ideal;
   derived[JY_CH_POWER_NONIDEAL] = nonideal;
 }
@@ -138,17 +148,12 @@ static void derived_channels(jyEval *e, const double *v, const double energy[2],
 static jyStatus part_constraint_channels(jyEval *e, const jyModelPart *part, const double *q,
                                          const double *v, double t, const double *acc,
                                          double *out) {
-  const jyModel *m = e->model;
   for (int r = 0; r < part->inst.nrows; r++)
     out[part->row_force_channel + r] = e->multipliers[part->row_offset + r];
   if (part->power_channel < 0) return JY_OK;
   double ideal_power = 0; /* mu . (A v) over the part's rows, in global terms */
-  for (int r = 0; r < part->inst.nrows; r++) {
-    int row = part->row_offset + r;
-    double av = 0;
-    for (int j = 0; j < m->n; j++) av += e->jac[row + (size_t)j * m->m] * v[j];
-    ideal_power += e->multipliers[row] * av;
-  }
+  for (int r = 0; r < part->inst.nrows; r++)
+    ideal_power += e->multipliers[part->row_offset + r] * e->jac_times_v[part->row_offset + r];
   const double *vl;
   jyStatus st = jy_part_nonideal(e, part, q, v, t, e->multipliers, acc, &vl);
   if (st != JY_OK) return st;
@@ -204,13 +209,19 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
   const jyModel *m = e->model;
   int n = m->n;
   double *acc = e->channel_scratch;
+  /* The laws' fixed point takes multipliers from the dense arrays; the rest solves and
+   * takes them where the evaluator solves (the store on a large model). */
+  unsigned sparse_only = m->has_laws ? 0u : JY_ASM_SPARSE_ONLY;
   jyStatus st = jy_assemble(e, q, v, t,
                             JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
-                              JY_ASM_RESIDUALS);
-  if (st == JY_OK) st = jy_eval_acceleration_with_laws(e, q, v, t, acc);
+                              JY_ASM_RESIDUALS | sparse_only);
+  if (st == JY_OK) st = jy_eval_acceleration_and_multipliers(e, q, v, t, acc);
   if (st != JY_OK) return st;
-  jyUkProblem p = jy_eval_problem(e);
-  jy_uk_multipliers(e->uk, &p, acc, e->multipliers, NULL);
+  if (m->has_laws) {
+    jyUkProblem p = jy_eval_problem(e);
+    jy_uk_multipliers(e->uk, &p, acc, e->multipliers, NULL);
+  }
+  constraint_times(e, v, e->jac_times_v);
 
   out[0] = t;
   memcpy(out + 1, q, sizeof(double) * (size_t)n);

@@ -11,6 +11,11 @@
 
 #define JY_ERROR_LEN 1024
 
+/* Beyond this many coordinates a sparse solve that finds its matrix singular reports it
+ * rather than handing the problem to the dense rank-revealing solve (O(n^3): ~1 s here,
+ * minutes and gigabytes at 10,000). */
+#define JY_DENSE_FALLBACK_MAX_COORDS 2000
+
 /* printf into a fixed error buffer (truncating). */
 void jy_set_error(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -189,6 +194,8 @@ struct jyEval {
   unsigned char *solve_dropped; /* m: scratch, rows a projection leaves out */
   int store_solves;
   unsigned store_valid, dense_valid;
+  int dense_refused;    /* the last solve: singular on the sparse path, too large for dense */
+  double *jac_times_v;  /* m: A v for the output rows' powers */
   jySparseWork *sparse; /* diagonal M; NULL: not applicable */
   jyKktWork *kkt;       /* any M; NULL: dense only */
   /* The rows this evaluator leaves out of every solve (m flags, ndependent set): the
@@ -240,6 +247,11 @@ int jy_eval_decide_dependent(jyEval *e);
 
 /* Acceleration from already assembled M, Q, C, A, b; names rows/coordinates on failure. */
 jyStatus jy_eval_assembled_acceleration(jyEval *e, double t, double *acc);
+
+/* The same with the multipliers into e->multipliers (the laws' fixed point when there are
+ * laws): for the output rows. */
+jyStatus jy_eval_acceleration_and_multipliers(jyEval *e, const double *q, const double *v, double t,
+                                              double *acc);
 
 /* The same, resolving the parts' non-ideal laws by fixed-point iteration on the row forces
  * (e->nonideal holds the static C on entry, the total on return; e->multipliers the row
