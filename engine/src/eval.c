@@ -252,6 +252,37 @@ const jyCsc *jy_eval_constraint_matrix(jyEval *e) {
   return c;
 }
 
+void jy_eval_constraint_times(const jyEval *e, const double *x, double *out) {
+  const jyModel *m = e->model;
+  memset(out, 0, sizeof(double) * (size_t)m->m);
+  if (e->store_valid & JY_ASM_CONSTRAINTS) {
+    const jyCsc *c = &e->store_jac;
+    for (int j = 0; j < m->n; j++)
+      for (int k = c->p[j]; k < c->p[j + 1]; k++) out[c->i[k]] += c->x[k] * x[j];
+    return;
+  }
+  for (int j = 0; j < m->n; j++)
+    for (int i = 0; i < m->m; i++) out[i] += e->jac[i + (size_t)j * m->m] * x[j];
+}
+
+double jy_eval_kinetic(const jyEval *e, const double *x) {
+  int n = e->model->n;
+  double sum = 0;
+  if (e->store_valid & JY_ASM_MASS) {
+    const jyCsc *c = &e->store_mass;
+    for (int j = 0; j < n; j++)
+      for (int k = c->p[j]; k < c->p[j + 1]; k++) sum += x[c->i[k]] * c->x[k] * x[j];
+    return 0.5 * sum;
+  }
+  for (int j = 0; j < n; j++) {
+    if (e->mass_diagonal)
+      sum += x[j] * e->mass[j + (size_t)j * n] * x[j];
+    else
+      for (int i = 0; i < n; i++) sum += x[i] * e->mass[i + (size_t)j * n] * x[j];
+  }
+  return 0.5 * sum;
+}
+
 void jy_eval_make_dense(jyEval *e) {
   const jyModel *md = e->model;
   size_t n = (size_t)md->n, m = (size_t)md->m;
@@ -280,11 +311,10 @@ static jyUkOutcome store_solve(jyEval *e, const jyUkProblem *p, const jyUkOption
   if (e->sparse && e->mass_diagonal) {
     for (int j = 0; j < n; j++)
       e->mass_diag[j] = e->store_mass_diag[j] >= 0 ? e->store_mass.x[e->store_mass_diag[j]] : 0;
-    if (jy_sparse_applies(e->mass_diag, n)) {
-      jyUkOutcome out =
-        jy_sparse_solve(e->sparse, e->mass_diag, e->store_jac.x, p, opt, acc, mu, result);
-      if (out != JY_UK_NOT_UNIQUE) return out;
-    }
+    if (jy_sparse_applies(e->mass_diag, n) &&
+        jy_sparse_solve(e->sparse, e->mass_diag, e->store_jac.x, p, opt, acc, mu, result) ==
+          JY_UK_OK)
+      return JY_UK_OK;
   }
   return jy_kkt_solve(e->kkt, &e->store_mass, &e->store_jac, p, opt, acc, mu, result);
 }
@@ -298,12 +328,14 @@ jyUkOutcome jy_eval_solve(jyEval *e, const jyUkProblem *problem_in, const jyUkOp
   e->dense_refused = 0;
   if (own && e->store_solves && (e->store_valid & both) == both) {
     jyUkOutcome out = store_solve(e, &p, opt, acc, mu, result);
-    if (out != JY_UK_NOT_UNIQUE) return out;
+    if (out == JY_UK_OK) return out;
     if (e->model->n > JY_DENSE_FALLBACK_MAX_COORDS) { /* O(n^3): minutes, gigabytes */
-      e->dense_refused = 1;
-      return result->outcome = JY_UK_NOT_UNIQUE;
+      e->dense_refused = out == JY_UK_NOT_UNIQUE;
+      return out;
     }
-    jy_eval_make_dense(e); /* rank lost or a free direction: the rank-revealing solve */
+    /* Rank lost, a free direction, or rows the sparse solve could not meet (near a singular
+     * configuration): the rank-revealing solve decides. */
+    jy_eval_make_dense(e);
   }
   jyUkOutcome out = jy_uk_solve(e->uk, &p, opt, acc, result);
   if (mu && out != JY_UK_NOT_UNIQUE) jy_uk_multipliers(e->uk, &p, acc, mu, NULL);

@@ -113,20 +113,6 @@ static jyStatus part_energy_and_outputs(jyEval *e, const jyModelPart *part, cons
   return JY_OK;
 }
 
-/* out = A x (m) from the store when it holds the assembled A, else from the dense A. */
-static void constraint_times(const jyEval *e, const double *x, double *out) {
-  const jyModel *m = e->model;
-  memset(out, 0, sizeof(double) * (size_t)m->m);
-  if (e->store_valid & JY_ASM_CONSTRAINTS) {
-    const jyCsc *c = &e->store_jac;
-    for (int j = 0; j < m->n; j++)
-      for (int k = c->p[j]; k < c->p[j + 1]; k++) out[c->i[k]] += c->x[k] * x[j];
-    return;
-  }
-  for (int j = 0; j < m->n; j++)
-    for (int i = 0; i < m->m; i++) out[i] += e->jac[i + (size_t)j * m->m] * x[j];
-}
-
 /* The derived channels: energies (kinetic, potential from the parts), residual norms, and
  * the power of the ideal constraint forces (A^T mu) . v and of the non-ideal ones C . v:
  * the first vanishes for ideal scleronomic constraints, the second is what friction takes. */
@@ -221,7 +207,7 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
     jyUkProblem p = jy_eval_problem(e);
     jy_uk_multipliers(e->uk, &p, acc, e->multipliers, NULL);
   }
-  constraint_times(e, v, e->jac_times_v);
+  jy_eval_constraint_times(e, v, e->jac_times_v);
 
   out[0] = t;
   memcpy(out + 1, q, sizeof(double) * (size_t)n);

@@ -295,6 +295,13 @@ jyUkOutcome jy_eval_solve(jyEval *e, const jyUkProblem *p, const jyUkOptions *op
  * evaluator solves sparse; for a small model it is gathered from the dense A (O(nnz)). */
 const jyCsc *jy_eval_constraint_matrix(jyEval *e);
 
+/* out = A x (m values) with the last assembled A: from the store when it holds it, else from
+ * the dense A. */
+void jy_eval_constraint_times(const jyEval *e, const double *x, double *out);
+
+/* 1/2 x^T M x with the last assembled M (the store's when it holds it). */
+double jy_eval_kinetic(const jyEval *e, const double *x);
+
 /* Makes the dense M and A current from the store after a JY_ASM_SPARSE_ONLY assembly (for a
  * dense solve: a fallback, not the hot path). O(n^2 + nm). */
 void jy_eval_make_dense(jyEval *e);
