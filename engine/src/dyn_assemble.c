@@ -130,7 +130,7 @@ static Sink sink_of(const jyEval *e, int mass, unsigned what) {
   int store = e->store_solves, dense = !(store && (what & JY_ASM_SPARSE_ONLY));
   jyCsc *c = (jyCsc *)(mass ? &e->store_mass : &e->store_jac);
   return (Sink){dense ? (mass ? e->mass : e->jac) : NULL, mass ? e->model->n : e->model->m,
-                store ? c : NULL};
+                store ? c : NULL}; /* e->mass is NULL on a large model: nothing dense */
 }
 
 static inline void sink_add(const Sink *s, int row, int col, double x) {
@@ -344,8 +344,9 @@ jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsi
   unsigned matrices = what & (JY_ASM_MASS | JY_ASM_CONSTRAINTS);
   e->store_valid = store ? (e->store_valid | matrices) : 0;
   e->dense_valid = dense ? (e->dense_valid | matrices) : (e->dense_valid & ~matrices);
+  if (!e->mass) e->dense_valid &= ~(unsigned)JY_ASM_MASS;
   if (what & JY_ASM_MASS) {
-    if (dense) memset(e->mass, 0, sizeof(double) * n * n);
+    if (dense && e->mass) memset(e->mass, 0, sizeof(double) * n * n);
     if (store) memset(e->store_mass.x, 0, sizeof(double) * (size_t)e->store_mass.p[n]);
     e->mass_diagonal = 1;
   }

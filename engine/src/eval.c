@@ -128,13 +128,23 @@ typedef struct {
   size_t count;
 } EvalBuffer;
 
+/* Whether the evaluator keeps no dense M (nor the projection's dense A copy, nor the dense
+ * solver's workspace, made on demand): a large model, solved sparse, where those would be
+ * gigabytes (n^2 doubles: 3.2 GB at 20,000 coordinates). The dense A stays for the compile's
+ * consistent initial state. */
+static int large_model(const jyModel *md, int allow_sparse) {
+  return allow_sparse && md->solver.sparse_min_coords > 0 &&
+    md->n >= md->solver.sparse_min_coords && md->n > JY_DENSE_FALLBACK_MAX_COORDS;
+}
+
 static int double_buffers(jyEval *e, EvalBuffer *b) {
   const jyModel *md = e->model;
   size_t n = (size_t)md->n, m = (size_t)md->m;
+  size_t square = e->large ? 0 : n * n + 1, projection = e->large ? 0 : m * n + 1;
   size_t pc = (size_t)md->max_part_coords + 1, pr = (size_t)md->max_part_rows + 1;
   size_t width = (size_t)(md->max_source_coords > 0 ? md->max_source_coords : 1);
   const EvalBuffer list[] = {
-    {&e->mass, n * n + 1},
+    {&e->mass, square},
     {&e->force, n + 1},
     {&e->nonideal, n + 1},
     {&e->jac, m * n + 1},
@@ -158,7 +168,7 @@ static int double_buffers(jyEval *e, EvalBuffer *b) {
     {&e->law_mu, m + 1},
     {&e->law_acc, n + 1},
     {&e->static_nonideal, n + 1},
-    {&e->proj_jac, m * n + 1},
+    {&e->proj_jac, projection},
     {&e->proj_rhs, m + 1},
     {&e->proj_target, m + 1},
     {&e->proj_zero, n + 1},
@@ -172,19 +182,21 @@ static int double_buffers(jyEval *e, EvalBuffer *b) {
   return (int)(sizeof list / sizeof list[0]);
 }
 
-jyEval *jy_eval_create(const jyModel *model) {
+static jyEval *create(const jyModel *model, int allow_sparse) {
   if (!model) return NULL;
   const jyAllocator *a = &model->alloc;
   jyEval *e = jy_calloc(a, 1, sizeof *e);
   if (!e) return NULL;
   e->model = model;
   e->alloc = model->alloc;
+  e->large = large_model(model, allow_sparse);
   size_t n = (size_t)model->n, m = (size_t)model->m, pc = (size_t)model->max_part_coords + 1;
   size_t width = (size_t)(model->max_source_coords > 0 ? model->max_source_coords : 1);
   EvalBuffer buffers[MAX_EVAL_BUFFERS];
   int nbuffers = double_buffers(e, buffers), ok = 1;
   for (int i = 0; i < nbuffers; i++)
-    ok &= (*buffers[i].slot = jy_calloc(a, buffers[i].count, sizeof(double))) != NULL;
+    if (buffers[i].count > 0) /* 0: not kept (a large model) */
+      ok &= (*buffers[i].slot = jy_calloc(a, buffers[i].count, sizeof(double))) != NULL;
   e->proj_use = jy_calloc(a, m + 1, 1);
   e->map_count = jy_calloc(a, pc, sizeof(int));
   e->map_col = jy_calloc(a, pc * width, sizeof(int));
@@ -194,17 +206,29 @@ jyEval *jy_eval_create(const jyModel *model) {
     memcpy(e->dependent, model->dependent_rows, m);
     e->ndependent = model->ndependent;
   }
-  e->uk = jy_uk_create(a, model->n, model->m);
+  e->uk = e->large ? NULL : jy_uk_create(a, model->n, model->m);
   e->store_mass_diag = jy_calloc(a, n + 1, sizeof(int));
   e->mass_diag = jy_calloc(a, n + 1, sizeof(double));
   e->solve_dropped = jy_calloc(a, m + 1, 1);
   ok &= e->store_mass_diag && e->mass_diag && e->solve_dropped && build_store(e) == 0;
-  if (ok) sparse_solvers(e);
-  if (!ok || !e->proj_use || !e->map_count || !e->map_col || !e->flags || !e->dependent || !e->uk) {
+  if (ok && allow_sparse) sparse_solvers(e);
+  if (!ok || !e->proj_use || !e->map_count || !e->map_col || !e->flags || !e->dependent ||
+      !(e->uk || e->large) || (e->large && !e->store_solves)) {
     jy_eval_destroy(e);
     return NULL;
   }
   return e;
+}
+
+jyEval *jy_eval_create(const jyModel *model) { return create(model, 1); }
+
+jyEval *jy_eval_create_dense(const jyModel *model) { return create(model, 0); }
+
+/* The dense solver's workspace, made on first use for a large model (a compile's dependent
+ * rows: not the right-hand side). NULL when out of memory. */
+static jyUkWork *dense_work(jyEval *e) {
+  if (!e->uk) e->uk = jy_uk_create(&e->alloc, e->model->n, e->model->m);
+  return e->uk;
 }
 
 void jy_eval_destroy(jyEval *e) {
@@ -287,6 +311,7 @@ void jy_eval_make_dense(jyEval *e) {
   const jyModel *md = e->model;
   size_t n = (size_t)md->n, m = (size_t)md->m;
   unsigned missing = e->store_valid & ~e->dense_valid;
+  if (!e->mass) missing &= ~(unsigned)JY_ASM_MASS; /* not kept (a large model) */
   if (missing & JY_ASM_MASS) {
     const jyCsc *c = &e->store_mass;
     memset(e->mass, 0, sizeof(double) * n * n);
@@ -337,6 +362,10 @@ jyUkOutcome jy_eval_solve(jyEval *e, const jyUkProblem *problem_in, const jyUkOp
      * configuration): the rank-revealing solve decides. */
     jy_eval_make_dense(e);
   }
+  if (!e->uk) { /* a large model: no dense solve */
+    e->dense_refused = 1;
+    return result->outcome = JY_UK_NOT_UNIQUE;
+  }
   jyUkOutcome out = jy_uk_solve(e->uk, &p, opt, acc, result);
   if (mu && out != JY_UK_NOT_UNIQUE) jy_uk_multipliers(e->uk, &p, acc, mu, NULL);
   return out;
@@ -352,6 +381,7 @@ jyUkOutcome jy_eval_sparse_or_dense(jyEval *e, const jyUkProblem *p, const jyUkO
 int jy_eval_decide_dependent(jyEval *e) {
   const jyModel *m = e->model;
   jyUkProblem p = jy_eval_problem(e);
+  if (!dense_work(e)) return -1;
   int count = jy_uk_dependent_rows(e->uk, &p, m->solver.rank_rcond, 0, -1, e->dependent);
   e->ndependent = count > 0 ? count : 0;
   return count;
@@ -365,6 +395,7 @@ int jy_eval_decide_dependent(jyEval *e) {
 static jyUkOutcome redecide_dependent_and_retry(jyEval *e, const jyUkOptions *opt, double *acc,
                                                 double *mu, jyUkResult *res) {
   const jyModel *m = e->model;
+  if (e->large) return res->outcome; /* O(n^3): kept as compiled (docs/numerics.md) */
   jy_eval_make_dense(e); /* the rank-revealing decision is dense (a rank change: rare) */
   jyUkProblem p = jy_eval_problem(e);
   int count = jy_uk_dependent_rows(e->uk, &p, m->solver.rank_rcond, m->solver.dependent_rcond,
@@ -442,7 +473,7 @@ static jyStatus assembled_acceleration(jyEval *e, double t, double *acc, double 
       jy_set_error(e->error, "acceleration of %s is not finite at t = %.9g", m->coord_names[j], t);
       return JY_ERR_NOT_UNIQUE;
     }
-  if (mu && e->ndependent > 0 && e->store_solves) {
+  if (mu && e->ndependent > 0 && e->store_solves && !e->large) {
     /* The sparse solves give dropped rows no force; the dense choice spreads it over them
      * (jy_uk_multipliers): the same row forces from either path. */
     jy_eval_make_dense(e);
@@ -469,7 +500,6 @@ jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double
   int n = m->n;
   memcpy(e->static_nonideal, e->nonideal, sizeof(double) * (size_t)n);
   memset(acc, 0, sizeof(double) * (size_t)n);
-  jyUkProblem p = jy_eval_problem(e);
   /* Row forces and the acceleration settle when a further pass changes them by less than
    * 1e-12 of their size: far below any physical use, a few hundred ulps above rounding.
    * The acceleration too, for laws that depend on it: Coulomb friction at rest takes its
@@ -480,9 +510,8 @@ jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double
     memcpy(e->law_acc, acc, sizeof(double) * (size_t)n);
     memcpy(e->nonideal, e->static_nonideal, sizeof(double) * (size_t)n);
     jyStatus st = jy_assemble_laws(e, q, v, t, e->law_mu, acc);
-    if (st == JY_OK) st = jy_eval_assembled_acceleration(e, t, acc);
+    if (st == JY_OK) st = assembled_acceleration(e, t, acc, e->multipliers);
     if (st != JY_OK) return st;
-    jy_uk_multipliers(e->uk, &p, acc, e->multipliers, NULL);
     double change = jy_max_diff(e->multipliers, e->law_mu, m->m);
     double size = jy_max_abs(e->multipliers, m->m);
     double acc_change = jy_max_diff(acc, e->law_acc, n), acc_size = jy_max_abs(acc, n);
@@ -502,11 +531,9 @@ jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double
 jyStatus jy_eval_acceleration(jyEval *e, const double *q, const double *v, double t, double *acc) {
   if (!e || !q || !v || !acc) return JY_ERR_INVALID;
   int stabilize = e->baumgarte_rate > 0;
-  /* The laws' fixed point takes multipliers from the dense arrays. */
-  unsigned sparse_only = e->model->has_laws ? 0u : JY_ASM_SPARSE_ONLY;
   jyStatus st = jy_assemble(e, q, v, t,
                             JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
-                              (stabilize ? JY_ASM_RESIDUALS : 0u) | sparse_only);
+                              (stabilize ? JY_ASM_RESIDUALS : 0u) | JY_ASM_SPARSE_ONLY);
   if (st != JY_OK) return st;
   if (stabilize) {
     /* Baumgarte: phi'' + 2 w phi' + w^2 phi = 0 (critically damped), psi' + w psi = 0. */

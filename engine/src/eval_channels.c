@@ -195,18 +195,12 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
   const jyModel *m = e->model;
   int n = m->n;
   double *acc = e->channel_scratch;
-  /* The laws' fixed point takes multipliers from the dense arrays; the rest solves and
-   * takes them where the evaluator solves (the store on a large model). */
-  unsigned sparse_only = m->has_laws ? 0u : JY_ASM_SPARSE_ONLY;
+  /* Solved, with the multipliers, where the evaluator solves (the store on a large model). */
   jyStatus st = jy_assemble(e, q, v, t,
                             JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
-                              JY_ASM_RESIDUALS | sparse_only);
+                              JY_ASM_RESIDUALS | JY_ASM_SPARSE_ONLY);
   if (st == JY_OK) st = jy_eval_acceleration_and_multipliers(e, q, v, t, acc);
   if (st != JY_OK) return st;
-  if (m->has_laws) {
-    jyUkProblem p = jy_eval_problem(e);
-    jy_uk_multipliers(e->uk, &p, acc, e->multipliers, NULL);
-  }
   jy_eval_constraint_times(e, v, e->jac_times_v);
 
   out[0] = t;

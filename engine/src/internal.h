@@ -196,6 +196,7 @@ struct jyEval {
   unsigned store_valid, dense_valid;
   int dense_refused;    /* the last solve: singular on the sparse path, too large for dense */
   double *jac_times_v;  /* m: A v for the output rows' powers */
+  int large;            /* no dense M, projection copy or dense workspace kept (see eval.c) */
   jySparseWork *sparse; /* diagonal M; NULL: not applicable */
   jyKktWork *kkt;       /* any M; NULL: dense only */
   /* The rows this evaluator leaves out of every solve (m flags, ndependent set): the
@@ -224,6 +225,10 @@ struct jyEval {
   char error[JY_ERROR_LEN];
 };
 
+/* An evaluator that never solves sparse and keeps every dense array (the
+ * Natsiavas–Paraskevopoulos formulation reads the dense M and A). */
+jyEval *jy_eval_create_dense(const jyModel *model);
+
 /* Fills the global arrays of `what` at (q, v, t). On a part failure returns JY_ERR_PART
  * with the message (part, function, time) in e->error. Never allocates. */
 jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsigned what);
@@ -248,8 +253,8 @@ int jy_eval_decide_dependent(jyEval *e);
 /* Acceleration from already assembled M, Q, C, A, b; names rows/coordinates on failure. */
 jyStatus jy_eval_assembled_acceleration(jyEval *e, double t, double *acc);
 
-/* The same with the multipliers into e->multipliers (the laws' fixed point when there are
- * laws): for the output rows. */
+/* The same with the multipliers into e->multipliers (through the laws' fixed point when
+ * there are laws): for the output rows. */
 jyStatus jy_eval_acceleration_and_multipliers(jyEval *e, const double *q, const double *v, double t,
                                               double *acc);
 
