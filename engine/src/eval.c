@@ -108,6 +108,31 @@ done:
   return status;
 }
 
+/* e->part_glue_ptr / part_glues from the model's glues with rows; 0, or -1. */
+static int index_part_glues(jyEval *e) {
+  const jyModel *md = e->model;
+  e->part_glue_ptr = jy_calloc(&md->alloc, (size_t)md->nparts + 2, sizeof(int));
+  e->part_glues = jy_calloc(&md->alloc, 2 * (size_t)md->nglues + 1, sizeof(int));
+  if (!e->part_glue_ptr || !e->part_glues) return -1;
+  int *start = e->part_glue_ptr; /* counts at part + 1, then where each part's list starts */
+  for (int g = 0; g < md->nglues; g++)
+    if (md->glues[g].link < 0) {
+      start[md->glues[g].part_a + 1]++;
+      start[md->glues[g].part_b + 1]++;
+    }
+  for (int p = 0; p < md->nparts; p++) start[p + 1] += start[p];
+  int *cursor = jy_calloc(&md->alloc, (size_t)md->nparts + 1, sizeof(int));
+  if (!cursor) return -1;
+  memcpy(cursor, start, sizeof(int) * (size_t)md->nparts);
+  for (int g = 0; g < md->nglues; g++)
+    if (md->glues[g].link < 0) {
+      e->part_glues[cursor[md->glues[g].part_a]++] = 2 * g;
+      e->part_glues[cursor[md->glues[g].part_b]++] = 2 * g + 1;
+    }
+  jy_free(&md->alloc, cursor);
+  return 0;
+}
+
 /* The evaluator's sparse solvers, when the model is large enough for them (n at least
  * sparse_min_coords): the diagonal-M one when there are rows, the KKT one always. Without
  * them (or when they cannot be set up) the evaluator solves dense. */
@@ -210,7 +235,8 @@ static jyEval *create(const jyModel *model, int allow_sparse) {
   e->store_mass_diag = jy_calloc(a, n + 1, sizeof(int));
   e->mass_diag = jy_calloc(a, n + 1, sizeof(double));
   e->solve_dropped = jy_calloc(a, m + 1, 1);
-  ok &= e->store_mass_diag && e->mass_diag && e->solve_dropped && build_store(e) == 0;
+  ok &= e->store_mass_diag && e->mass_diag && e->solve_dropped && build_store(e) == 0 &&
+    index_part_glues(e) == 0;
   if (ok && allow_sparse) sparse_solvers(e);
   if (!ok || !e->proj_use || !e->map_count || !e->map_col || !e->flags || !e->dependent ||
       !(e->uk || e->large) || (e->large && !e->store_solves)) {
@@ -250,6 +276,8 @@ void jy_eval_destroy(jyEval *e) {
   jy_free(&a, e->store_mass_diag);
   jy_free(&a, e->mass_diag);
   jy_free(&a, e->solve_dropped);
+  jy_free(&a, e->part_glue_ptr);
+  jy_free(&a, e->part_glues);
   jy_free(&a, e);
 }
 

@@ -43,21 +43,18 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
           e->local_jac[i + (size_t)(link->offset + c) * nr] * e->multipliers[p->row_offset + i];
   }
   const jyModel *m = e->model;
-  for (int g = 0; g < m->nglues; g++) {
-    const jyModelGlue *other = &m->glues[g];
-    if (other->link >= 0) continue;
-    for (int side = 0; side < 2; side++) {
-      int part = side ? other->part_b : other->part_a;
-      if (part != link->part) continue;
-      int k = side ? other->terminal_b : other->terminal_a;
-      double sign = side ? -1.0 : 1.0;
-      jyStatus jst = jy_terminal_jacobian(e, p, k, ql, vl, t, e->term_jac_a);
-      if (jst != JY_OK) return jst;
-      for (int c = 0; c < link->dim; c++)
-        for (int i = 0; i < other->dim; i++)
-          force[c] -= sign * e->term_jac_a[i + (size_t)(link->offset + c) * other->dim] *
-            e->multipliers[other->row_offset + i];
-    }
+  /* the glues with rows on this part (e->part_glues: not a walk over every glue) */
+  for (int at = e->part_glue_ptr[link->part]; at < e->part_glue_ptr[link->part + 1]; at++) {
+    const jyModelGlue *other = &m->glues[e->part_glues[at] / 2];
+    int side = e->part_glues[at] % 2;
+    int k = side ? other->terminal_b : other->terminal_a;
+    double sign = side ? -1.0 : 1.0;
+    jyStatus jst = jy_terminal_jacobian(e, p, k, ql, vl, t, e->term_jac_a);
+    if (jst != JY_OK) return jst;
+    for (int c = 0; c < link->dim; c++)
+      for (int i = 0; i < other->dim; i++)
+        force[c] -= sign * e->term_jac_a[i + (size_t)(link->offset + c) * other->dim] *
+          e->multipliers[other->row_offset + i];
   }
   for (int c = 0; c < link->dim; c++) out[c] = link->part_is_a ? force[c] : -force[c];
   return JY_OK;

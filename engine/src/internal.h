@@ -194,9 +194,12 @@ struct jyEval {
   unsigned char *solve_dropped; /* m: scratch, rows a projection leaves out */
   int store_solves;
   unsigned store_valid, dense_valid;
-  int dense_refused;    /* the last solve: singular on the sparse path, too large for dense */
-  double *jac_times_v;  /* m: A v for the output rows' powers */
-  int large;            /* no dense M, projection copy or dense workspace kept (see eval.c) */
+  int dense_refused;   /* the last solve: singular on the sparse path, too large for dense */
+  double *jac_times_v; /* m: A v for the output rows' powers */
+  int large;           /* no dense M, projection copy or dense workspace kept (see eval.c) */
+  /* The glues with rows on each part: part_glues[part_glue_ptr[p] .. part_glue_ptr[p + 1])
+   * hold 2 * glue + side (side 1: the part is the glue's second terminal). */
+  int *part_glue_ptr, *part_glues;
   jySparseWork *sparse; /* diagonal M; NULL: not applicable */
   jyKktWork *kkt;       /* any M; NULL: dense only */
   /* The rows this evaluator leaves out of every solve (m flags, ndependent set): the
