@@ -30,13 +30,13 @@ void jy_compile_sparse_destroy(jyCompileSparse *s);
 /* The minimum-norm dx (ncols) with J dx = res, J = A[rows, cols] as assembled in e:
  * 0 solved; 1 when J J^T's Cholesky factor shows a rank loss, or a near one, that the
  * dense rank-revealing step must decide; JY_ERR_NOMEM. */
-int jy_compile_sparse_step(jyCompileSparse *s, const jyEval *e, const int *rows, int nrows,
+int jy_compile_sparse_step(jyCompileSparse *s, jyEval *e, const int *rows, int nrows,
                            const int *cols, int ncols, const double *res, double *dx);
 
 /* 1 when the assembled A (unit rows) has full row rank by a wide margin, so that no row
  * depends on the others; 0 when the dense rank-revealing decision is needed; JY_ERR_NOMEM.
  * rows (m) and cols (n) are scratch. */
-int jy_compile_sparse_no_dependent_rows(jyCompileSparse *s, const jyEval *e, int *rows, int *cols);
+int jy_compile_sparse_no_dependent_rows(jyCompileSparse *s, jyEval *e, int *rows, int *cols);
 
 /* Grows the model's report by one formatted line (bounded; allocation is fine here).
  * JY_ERR_NOMEM when the line could not be kept: a report must not lose lines silently. */

@@ -53,6 +53,7 @@ typedef struct newton {
   int *cols, ncols;
   unsigned char *level; /* per column */
   double *mat;          /* nrows x ncols: J[rows, cols] */
+  int *row_at;          /* m: the position of each row in rows, or -1 (dense_step's) */
   double *rest, *proj;  /* scratch: columns of higher levels (QR), projected columns + rhs */
   double *res, *dx, *rhs, *sv, *tau;
   int *picked;
@@ -209,18 +210,24 @@ static int dense_reserve(newton *nw) {
   nw->mat = jy_calloc(nw->alloc, m * n + 1, sizeof(double));
   nw->rest = jy_calloc(nw->alloc, m * n + 1, sizeof(double));
   nw->proj = jy_calloc(nw->alloc, m * (n + 1) + 1, sizeof(double));
-  return nw->mat && nw->rest && nw->proj ? 0 : JY_ERR_NOMEM;
+  nw->row_at = jy_calloc(nw->alloc, m + 1, sizeof(int));
+  return nw->mat && nw->rest && nw->proj && nw->row_at ? 0 : JY_ERR_NOMEM;
 }
 
 /* One lexicographic step on the dense J[rows, cols], level by level. */
 static int dense_step(newton *nw) {
   int reserved = dense_reserve(nw);
   if (reserved != 0) return reserved;
-  const jyEval *e = nw->e;
-  int rows = nw->nrows, m = e->model->m;
+  int rows = nw->nrows, m = nw->e->model->m;
+  /* J[rows, cols] from the evaluator's compressed A (a large model keeps no dense one) */
+  const jyCsc *a = jy_eval_constraint_matrix(nw->e);
+  int *row_at = nw->row_at;
+  for (int i = 0; i < m; i++) row_at[i] = -1;
+  for (int k = 0; k < rows; k++) row_at[nw->rows[k]] = k;
+  memset(nw->mat, 0, sizeof(double) * (size_t)rows * (size_t)nw->ncols);
   for (int c = 0; c < nw->ncols; c++)
-    for (int k = 0; k < rows; k++)
-      nw->mat[k + (size_t)c * rows] = e->jac[nw->rows[k] + (size_t)nw->cols[c] * m];
+    for (int k = a->p[nw->cols[c]]; k < a->p[nw->cols[c] + 1]; k++)
+      if (row_at[a->i[k]] >= 0) nw->mat[row_at[a->i[k]] + (size_t)c * rows] = a->x[k];
   int failed = 0;
   for (int level = 0; level < NUM_LEVELS && !failed; level++) failed = level_step(nw, level);
   return failed;
@@ -294,6 +301,7 @@ static void newton_free(const jyAllocator *a, newton *nw) {
   jy_free(a, nw->cols);
   jy_free(a, nw->level);
   jy_free(a, nw->mat);
+  jy_free(a, nw->row_at);
   jy_free(a, nw->rest);
   jy_free(a, nw->proj);
   jy_free(a, nw->res);
@@ -472,7 +480,7 @@ out:
 
 /* 1 when the assembled A has full row rank by a wide margin (no dependent rows, no dense
  * decision needed), 0 when the dense decision must be made, or JY_ERR_NOMEM. */
-static int sparse_full_rank(const jyModel *md, const jyEval *e) {
+static int sparse_full_rank(const jyModel *md, jyEval *e) {
   const jyAllocator *a = &md->alloc;
   jyCompileSparse *s = jy_compile_sparse_create(a);
   int *rows = jy_calloc(a, (size_t)md->m + 1, sizeof(int));

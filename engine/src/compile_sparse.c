@@ -39,35 +39,25 @@ void jy_compile_sparse_destroy(jyCompileSparse *s) {
   jy_free(s->alloc, s);
 }
 
-/* The assembled constraint matrix A (m x n) in compressed-column form: the one place that
- * reads the evaluator's A. Today from the dense e->jac (O(m n)); with a compressed-column A
- * kept by the evaluator, a copy of it (O(nnz)). */
-static cholmod_sparse *assembled_constraints(jyCompileSparse *s, const jyEval *e) {
-  int m = e->model->m, n = e->model->n;
-  size_t nnz = 0;
-  for (size_t k = 0; k < (size_t)m * (size_t)n; k++) nnz += e->jac[k] != 0;
-  cholmod_sparse *a =
-    cholmod_allocate_sparse((size_t)m, (size_t)n, nnz ? nnz : 1, 1, 1, 0, CHOLMOD_REAL, &s->common);
+/* The assembled constraint matrix A (m x n) as CHOLMOD's: the one place that reads the
+ * evaluator's A, a copy of its fixed-pattern store (O(nnz); entries the pattern holds but
+ * this state leaves zero are kept). */
+static cholmod_sparse *assembled_constraints(jyCompileSparse *s, jyEval *e) {
+  const jyCsc *c = jy_eval_constraint_matrix(e);
+  int n = e->model->n;
+  size_t nnz = (size_t)c->p[n];
+  cholmod_sparse *a = cholmod_allocate_sparse((size_t)e->model->m, (size_t)n, nnz ? nnz : 1, 1, 1,
+                                              0, CHOLMOD_REAL, &s->common);
   if (!a) return NULL;
-  int *cp = a->p, *ri = a->i;
-  double *x = a->x;
-  size_t at = 0;
-  for (int j = 0; j < n; j++) {
-    cp[j] = (int)at;
-    for (int i = 0; i < m; i++)
-      if (e->jac[i + (size_t)j * m] != 0) {
-        ri[at] = i;
-        x[at++] = e->jac[i + (size_t)j * m];
-      }
-  }
-  cp[n] = (int)at;
+  memcpy(a->p, c->p, sizeof(int) * ((size_t)n + 1));
+  memcpy(a->i, c->i, sizeof(int) * nnz);
+  memcpy(a->x, c->x, sizeof(double) * nnz);
   return a;
 }
 
 /* A[rows, cols] with each row k scaled by row_scale[k] (NULL: 1), in O(nnz + m + n). */
-static cholmod_sparse *constraint_block(jyCompileSparse *s, const jyEval *e, const int *rows,
-                                        int nrows, const int *cols, int ncols,
-                                        const double *row_scale) {
+static cholmod_sparse *constraint_block(jyCompileSparse *s, jyEval *e, const int *rows, int nrows,
+                                        const int *cols, int ncols, const double *row_scale) {
   int m = e->model->m;
   cholmod_sparse *a = assembled_constraints(s, e), *block = NULL;
   int *row_at = jy_calloc(s->alloc, (size_t)m + 1, sizeof(int));
@@ -134,7 +124,7 @@ static cholmod_factor *factor_rows(jyCompileSparse *s, cholmod_sparse *j, int *r
   return l;
 }
 
-int jy_compile_sparse_step(jyCompileSparse *s, const jyEval *e, const int *rows, int nrows,
+int jy_compile_sparse_step(jyCompileSparse *s, jyEval *e, const int *rows, int nrows,
                            const int *cols, int ncols, const double *res, double *dx) {
   cholmod_sparse *j = constraint_block(s, e, rows, nrows, cols, ncols, NULL);
   if (!j) return JY_ERR_NOMEM;
@@ -163,7 +153,7 @@ done:
   return out;
 }
 
-int jy_compile_sparse_no_dependent_rows(jyCompileSparse *s, const jyEval *e, int *rows, int *cols) {
+int jy_compile_sparse_no_dependent_rows(jyCompileSparse *s, jyEval *e, int *rows, int *cols) {
   const jyModel *md = e->model;
   int m = md->m, n = md->n;
   for (int i = 0; i < m; i++) rows[i] = i;

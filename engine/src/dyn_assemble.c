@@ -118,24 +118,49 @@ jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const dou
   return JY_OK;
 }
 
-/* Local block (rows x cols, ld rows) added into a global matrix at (r0, c0), ld ldg. */
-static void scatter(double *global, int ldg, int r0, int c0, const double *local, int rows,
-                    int cols, double sign) {
+/* Where an assembly adds a global matrix's entries: the dense array (NULL: not this time),
+ * the store (NULL: not this time), or both. */
+typedef struct {
+  double *dense;
+  int ld;
+  jyCsc *store;
+} Sink;
+
+static Sink sink_of(const jyEval *e, int mass, unsigned what) {
+  int store = e->store_solves, dense = !(store && (what & JY_ASM_SPARSE_ONLY));
+  jyCsc *c = (jyCsc *)(mass ? &e->store_mass : &e->store_jac);
+  return (Sink){dense ? (mass ? e->mass : e->jac) : NULL, mass ? e->model->n : e->model->m,
+                store ? c : NULL}; /* a large model keeps no dense M (nor, mostly, A) */
+}
+
+static inline void sink_add(const Sink *s, int row, int col, double x) {
+  if (s->dense) s->dense[row + (size_t)col * s->ld] += x;
+  if (s->store) {
+    int k = jy_csc_find(s->store, row, col);
+    if (k >= 0) s->store->x[k] += x; /* the pattern holds every entry a block can touch */
+  }
+}
+
+/* Local block (rows x cols, ld rows) added into a global matrix at (r0, c0). */
+static void scatter(const Sink *s, int r0, int c0, const double *local, int rows, int cols,
+                    double sign) {
   for (int j = 0; j < cols; j++)
-    for (int i = 0; i < rows; i++)
-      global[(r0 + i) + (size_t)(c0 + j) * ldg] += sign * local[i + (size_t)j * rows];
+    for (int i = 0; i < rows; i++) {
+      double x = local[i + (size_t)j * rows];
+      if (x != 0) sink_add(s, r0 + i, c0 + j, sign * x);
+    }
 }
 
 /* The same through the map: global[r0 + i, G cols] += sign * local[i, :] G. */
-static void scatter_mapped(const jyEval *e, double *global, int ldg, int r0, const double *local,
-                           int rows, int cols, double sign) {
+static void scatter_mapped(const jyEval *e, const Sink *s, int r0, const double *local, int rows,
+                           int cols, double sign) {
   int width = e->model->max_source_coords;
   for (int a = 0; a < cols; a++)
     for (int i = 0; i < rows; i++) {
       double x = sign * local[i + (size_t)a * rows];
       if (x == 0) continue;
       for (int k = 0; k < e->map_count[a]; k++)
-        global[(r0 + i) + (size_t)e->map_col[a * width + k] * ldg] += x * e->map_val[a * width + k];
+        sink_add(s, r0 + i, e->map_col[a * width + k], x * e->map_val[a * width + k]);
     }
 }
 
@@ -161,8 +186,9 @@ static jyStatus assemble_mass(jyEval *e, const jyModelPart *p, const jyPartState
         e->mass_diagonal = 0;
         break;
       }
+  Sink sink = sink_of(e, 1, what);
   if (!mapped) {
-    scatter(e->mass, m->n, p->coord_offset, p->coord_offset, e->local_mass, nc, nc, 1.0);
+    scatter(&sink, p->coord_offset, p->coord_offset, e->local_mass, nc, nc, 1.0);
     return JY_OK;
   }
   e->mass_diagonal = 0; /* G^T M G: not diagonal in general */
@@ -172,8 +198,8 @@ static jyStatus assemble_mass(jyEval *e, const jyModelPart *p, const jyPartState
       if (x == 0) continue;
       for (int ka = 0; ka < e->map_count[a]; ka++)
         for (int kb = 0; kb < e->map_count[b]; kb++)
-          e->mass[e->map_col[a * width + ka] + (size_t)e->map_col[b * width + kb] * m->n] +=
-            e->map_val[a * width + ka] * x * e->map_val[b * width + kb];
+          sink_add(&sink, e->map_col[a * width + ka], e->map_col[b * width + kb],
+                   e->map_val[a * width + ka] * x * e->map_val[b * width + kb]);
     }
   if (what & JY_ASM_FORCE) { /* Q -= G^T M_loc g */
     for (int a = 0; a < nc; a++) {
@@ -188,7 +214,6 @@ static jyStatus assemble_mass(jyEval *e, const jyModelPart *p, const jyPartState
 
 static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, const double *v,
                               double t, unsigned what) {
-  const jyModel *m = e->model;
   int nc = p->inst.ncoords, nr = p->inst.nrows, off = p->coord_offset;
   const jyPartType *type = p->inst.type;
   const double *ql, *vl;
@@ -243,10 +268,11 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
           for (int a = 0; a < nc; a++) rhs -= e->local_jac[i + (size_t)a * nr] * e->g_loc[a];
         e->rhs[p->row_offset + i] = rhs;
       }
+      Sink sink = sink_of(e, 0, what);
       if (mapped)
-        scatter_mapped(e, e->jac, m->m, p->row_offset, e->local_jac, nr, nc, 1.0);
+        scatter_mapped(e, &sink, p->row_offset, e->local_jac, nr, nc, 1.0);
       else
-        scatter(e->jac, m->m, p->row_offset, off, e->local_jac, nr, nc, 1.0);
+        scatter(&sink, p->row_offset, off, e->local_jac, nr, nc, 1.0);
     }
     if (what & JY_ASM_RESIDUALS)
       for (int i = 0; i < nr; i++) {
@@ -282,10 +308,11 @@ static jyStatus glue_side(jyEval *e, const jyModelGlue *g, int part, int termina
     }
   }
   if (what & JY_ASM_CONSTRAINTS) {
+    Sink sink = sink_of(e, 0, what);
     if (mapped)
-      scatter_mapped(e, e->jac, m->m, g->row_offset, e->term_jac_a, dim, nc, sign);
+      scatter_mapped(e, &sink, g->row_offset, e->term_jac_a, dim, nc, sign);
     else
-      scatter(e->jac, m->m, g->row_offset, p->coord_offset, e->term_jac_a, dim, nc, sign);
+      scatter(&sink, g->row_offset, p->coord_offset, e->term_jac_a, dim, nc, sign);
   }
   return JY_OK;
 }
@@ -311,14 +338,24 @@ static jyStatus assemble_glue(jyEval *e, const jyModelGlue *g, const double *q, 
 jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsigned what) {
   const jyModel *m = e->model;
   size_t n = (size_t)m->n, rows = (size_t)m->m;
+  /* The store is filled whenever the evaluator solves there, the dense arrays unless the
+   * caller wants the store alone: only the entries a sink receives are cleared. */
+  int store = e->store_solves, dense = !(store && (what & JY_ASM_SPARSE_ONLY));
+  unsigned matrices = what & (JY_ASM_MASS | JY_ASM_CONSTRAINTS);
+  e->store_valid = store ? (e->store_valid | matrices) : 0;
+  e->dense_valid = dense ? (e->dense_valid | matrices) : (e->dense_valid & ~matrices);
+  if (!e->mass) e->dense_valid &= ~(unsigned)JY_ASM_MASS;
+  if (!e->jac) e->dense_valid &= ~(unsigned)JY_ASM_CONSTRAINTS;
   if (what & JY_ASM_MASS) {
-    memset(e->mass, 0, sizeof(double) * n * n);
+    if (dense && e->mass) memset(e->mass, 0, sizeof(double) * n * n);
+    if (store) memset(e->store_mass.x, 0, sizeof(double) * (size_t)e->store_mass.p[n]);
     e->mass_diagonal = 1;
   }
   if (what & JY_ASM_FORCE) memset(e->force, 0, sizeof(double) * n);
   if (what & JY_ASM_NONIDEAL) memset(e->nonideal, 0, sizeof(double) * n);
   if (what & JY_ASM_CONSTRAINTS) {
-    memset(e->jac, 0, sizeof(double) * rows * n);
+    if (dense && e->jac) memset(e->jac, 0, sizeof(double) * rows * n);
+    if (store) memset(e->store_jac.x, 0, sizeof(double) * (size_t)e->store_jac.p[n]);
     memset(e->rhs, 0, sizeof(double) * rows);
   }
   if (what & JY_ASM_RESIDUALS) {

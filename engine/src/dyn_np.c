@@ -40,8 +40,8 @@ jyNpWork *jy_np_create(const jyModel *model) {
   w->n = model->n;
   w->m = model->m;
   size_t n = (size_t)model->n + 1, m = (size_t)model->m + 1;
-  w->e = jy_eval_create(model);
-  w->fd = jy_eval_create(model);
+  w->e = jy_eval_create_dense(model); /* N–P reads the dense M and A */
+  w->fd = jy_eval_create_dense(model);
   w->dir = jy_calloc(a, n * m, sizeof(double));
   double **rows[] = {&w->mass,      &w->damping, &w->stiffness, &w->force,
                      &w->mass_rate, &w->mu,      &w->plus,      &w->minus};

@@ -200,9 +200,9 @@ done:
   return status;
 }
 
-jySparseWork *jy_sparse_create(const jyAllocator *alloc, int n, int m,
-                               const unsigned char *pattern) {
-  if (n <= 0 || m <= 0 || !pattern) return NULL;
+jySparseWork *jy_sparse_create(const jyAllocator *alloc, const jyCsc *jac) {
+  if (!jac || jac->ncol <= 0 || jac->nrow <= 0) return NULL;
+  int n = jac->ncol, m = jac->nrow;
   jyAllocator a = alloc ? *alloc : (jyAllocator){0};
   jySparseWork *w = jy_calloc(&a, 1, sizeof *w);
   if (!w) return NULL;
@@ -222,24 +222,14 @@ jySparseWork *jy_sparse_create(const jyAllocator *alloc, int n, int m,
   w->common.print = 0;
   w->common.supernodal = CHOLMOD_SIMPLICIAL; /* small, banded-like factors */
   w->common.final_ll = 1;
-  size_t nnz = 0;
-  for (size_t k = 0; k < (size_t)m * (size_t)n; k++) nnz += pattern[k] != 0;
+  size_t nnz = (size_t)jac->p[n];
   w->f = cholmod_allocate_sparse((size_t)m, (size_t)n, nnz > 0 ? nnz : 1, 1, 1, 0, CHOLMOD_REAL,
                                  &w->common);
   if (!w->f) goto fail;
-  int *cp = w->f->p, *ri = w->f->i;
-  double *fx = w->f->x;
-  size_t at = 0;
-  for (int j = 0; j < n; j++) {
-    cp[j] = (int)at;
-    for (int i = 0; i < m; i++)
-      if (pattern[i + (size_t)j * m]) {
-        ri[at] = i;
-        fx[at] = 1.0; /* any non-zero for the analysis */
-        at++;
-      }
-  }
-  cp[n] = (int)at;
+  double *fx = w->f->x; /* F has A's pattern: entry k of F is entry k of A */
+  memcpy(w->f->p, jac->p, sizeof(int) * ((size_t)n + 1));
+  memcpy(w->f->i, jac->i, sizeof(int) * (nnz > 0 ? nnz : 1));
+  for (size_t k = 0; k < nnz; k++) fx[k] = 1.0; /* any non-zero for the analysis */
   /* S = F F^T is formed here, not by CHOLMOD, and already in the fill-reducing order, so
    * that factorizing it permutes and transposes nothing (which would allocate on every
    * call): first the pattern in the natural order to let CHOLMOD choose the ordering, then
@@ -307,42 +297,32 @@ static void apply_s(jySparseWork *w, const double *y, double *sy) {
     for (int k = cp[j]; k < cp[j + 1]; k++) sy[ri[k]] += fx[k] * t[j];
 }
 
-int jy_sparse_applies(const jyUkProblem *p, int diagonal) {
-  int n = p->n;
-  for (int j = 0; j < n; j++) {
-    if (!(p->mass[j + (size_t)j * n] > 0)) return 0;
-    if (diagonal) continue; /* the assembly knows no block put anything off the diagonal */
-    for (int i = 0; i < n; i++)
-      if (i != j && p->mass[i + (size_t)j * n] != 0) return 0;
-  }
+int jy_sparse_applies(const double *mass_diag, int n) {
+  for (int j = 0; j < n; j++)
+    if (!(mass_diag[j] > 0)) return 0;
   return 1;
 }
 
 /* u = W (Q + C) and F = S A W^1/2 in the fixed pattern (S: rows scaled to unit length,
  * dropped rows zero). Walks the pattern (a few entries per row), not dense rows. Returns
  * the largest squared entry of F. */
-static double scaled_rows(jySparseWork *w, const jyUkProblem *p) {
+static double scaled_rows(jySparseWork *w, const jyUkProblem *p, const double *mass,
+                          const double *jac) {
   int n = p->n, m = p->m;
-  const double *mass = p->mass, *jac = p->jac;
   const int *cp = w->f->p, *ri = w->f->i;
   for (int j = 0; j < n; j++)
-    w->u[j] = (p->force[j] + (p->nonideal ? p->nonideal[j] : 0)) / mass[j + (size_t)j * n];
+    w->u[j] = (p->force[j] + (p->nonideal ? p->nonideal[j] : 0)) / mass[j];
   memset(w->row_scale, 0, sizeof(double) * (size_t)m); /* sums of squares, then norms */
-  for (int j = 0; j < n; j++)
-    for (int k = cp[j]; k < cp[j + 1]; k++) {
-      double a = jac[ri[k] + (size_t)j * m];
-      w->row_scale[ri[k]] += a * a;
-    }
-  jy_uk_finish_row_norms(jac, m, n, w->row_scale);
-  for (int i = 0; i < m; i++) w->row_scale[i] = w->row_scale[i] > 0 ? 1.0 / w->row_scale[i] : 0.0;
+  for (int k = 0; k < cp[n]; k++) w->row_scale[ri[k]] += jac[k] * jac[k];
+  for (int i = 0; i < m; i++)
+    w->row_scale[i] = w->row_scale[i] > 0 ? 1.0 / sqrt(w->row_scale[i]) : 0.0;
   /* Dropped rows (implied by the others) are zero rows of F: decoupled in F F^T, y = 0. */
   const unsigned char *dropped = p->dropped;
   double *fx = w->f->x, max_diag = 0;
   for (int j = 0; j < n; j++) {
-    double root_w = 1.0 / sqrt(mass[j + (size_t)j * n]);
+    double root_w = 1.0 / sqrt(mass[j]);
     for (int k = cp[j]; k < cp[j + 1]; k++)
-      fx[k] =
-        dropped && dropped[ri[k]] ? 0.0 : w->row_scale[ri[k]] * jac[ri[k] + (size_t)j * m] * root_w;
+      fx[k] = dropped && dropped[ri[k]] ? 0.0 : w->row_scale[ri[k]] * jac[k] * root_w;
   }
   for (int j = 0; j < n; j++)
     for (int k = cp[j]; k < cp[j + 1]; k++) max_diag = fmax(max_diag, fx[k] * fx[k]);
@@ -351,14 +331,15 @@ static double scaled_rows(jySparseWork *w, const jyUkProblem *p) {
 
 /* R = S (b - A u) into w->r, rows in their own order; returns the scale of the rows solved
  * (as in the dense path), and marks a zero row with b != 0 inconsistent. */
-static double scaled_residual(jySparseWork *w, const jyUkProblem *p, jyUkResult *result) {
+static double scaled_residual(jySparseWork *w, const jyUkProblem *p, const double *jac,
+                              jyUkResult *result) {
   int n = p->n, m = p->m;
   const int *cp = w->f->p, *ri = w->f->i;
   const unsigned char *dropped = p->dropped;
   double scale = 0;
   memcpy(w->sy, p->rhs, sizeof(double) * (size_t)m); /* b - A u */
   for (int j = 0; j < n; j++)
-    for (int k = cp[j]; k < cp[j + 1]; k++) w->sy[ri[k]] -= p->jac[ri[k] + (size_t)j * m] * w->u[j];
+    for (int k = cp[j]; k < cp[j + 1]; k++) w->sy[ri[k]] -= jac[k] * w->u[j];
   for (int i = 0; i < m; i++) {
     w->r[i] = dropped && dropped[i] ? 0.0 : w->row_scale[i] * w->sy[i];
     if (w->row_scale[i] == 0 && p->rhs[i] != 0) result->outcome = JY_UK_INCONSISTENT;
@@ -416,20 +397,21 @@ static void refined_solve(jySparseWork *w) {
 }
 
 /* q'' = u + W^1/2 F^T y, and what A q'' = b leaves (zero when b is in range(A)). */
-static void acceleration_and_residual(jySparseWork *w, const jyUkProblem *p, double scale,
-                                      double *acc, jyUkResult *result) {
+static void acceleration_and_residual(jySparseWork *w, const jyUkProblem *p, const double *mass,
+                                      const double *jac, double scale, double *acc,
+                                      jyUkResult *result) {
   int n = p->n, m = p->m;
   const int *cp = w->f->p, *ri = w->f->i;
   const double *fx = w->f->x;
   for (int j = 0; j < n; j++) {
     double v = 0;
     for (int k = cp[j]; k < cp[j + 1]; k++) v += fx[k] * w->y[ri[k]];
-    acc[j] = w->u[j] + v / sqrt(p->mass[j + (size_t)j * n]);
+    acc[j] = w->u[j] + v / sqrt(mass[j]);
   }
   double worst = 0, dropped_worst = 0;
   for (int i = 0; i < m; i++) w->sy[i] = -p->rhs[i];
   for (int j = 0; j < n; j++)
-    for (int k = cp[j]; k < cp[j + 1]; k++) w->sy[ri[k]] += p->jac[ri[k] + (size_t)j * m] * acc[j];
+    for (int k = cp[j]; k < cp[j + 1]; k++) w->sy[ri[k]] += jac[k] * acc[j];
   for (int i = 0; i < m; i++) {
     w->r[i] = w->row_scale[i] != 0 ? w->row_scale[i] * w->sy[i] / scale : p->rhs[i];
     worst = fmax(worst, fabs(w->r[i]));
@@ -439,18 +421,22 @@ static void acceleration_and_residual(jySparseWork *w, const jyUkProblem *p, dou
   result->dropped_residual = dropped_worst;
 }
 
-jyUkOutcome jy_sparse_solve(jySparseWork *w, const jyUkProblem *p, const jyUkOptions *opt,
-                            double *acc, jyUkResult *result) {
+jyUkOutcome jy_sparse_solve(jySparseWork *w, const double *mass, const double *jac,
+                            const jyUkProblem *p, const jyUkOptions *opt, double *acc, double *mu,
+                            jyUkResult *result) {
   result->outcome = JY_UK_OK;
   result->rank = -1; /* not revealed by this path */
   result->residual = 0;
   result->dropped_residual = 0;
   result->row_residual = w->r;
-  double max_diag = scaled_rows(w, p);
-  double scale = scaled_residual(w, p, result);
+  double max_diag = scaled_rows(w, p, mass, jac);
+  double scale = scaled_residual(w, p, jac, result);
   if (factor_shifted(w, max_diag, p->dropped) != 0) return result->outcome = JY_UK_NOT_UNIQUE;
   refined_solve(w);
-  acceleration_and_residual(w, p, scale, acc, result);
+  acceleration_and_residual(w, p, mass, jac, scale, acc, result);
+  if (mu) /* A^T mu = M (q'' - u) = A^T S y */
+    for (int i = 0; i < p->m; i++)
+      mu[i] = p->dropped && p->dropped[i] ? 0.0 : w->row_scale[i] * w->y[i];
   if (!(result->residual <= opt->consistency_tol)) result->outcome = JY_UK_INCONSISTENT;
   return result->outcome;
 }

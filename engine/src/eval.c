@@ -8,60 +8,140 @@
 #include "internal.h"
 #include "vec.h"
 
-/* Marks the columns a part's blocks can touch: its own coordinates and those of the
- * terminals its eliminated blocks follow. */
-static void mark_part_columns(const jyModel *model, int part, unsigned char *cols) {
+/* The columns a part's blocks can touch: its own coordinates and those of the terminals
+ * its eliminated blocks follow (duplicates possible). Returns how many (cols NULL: count). */
+static int part_columns(const jyModel *model, int part, int *cols) {
   const jyModelPart *p = &model->parts[part];
+  int count = 0;
   for (int j = 0; j < p->inst.ncoords; j++)
-    if (p->coord_map[j] >= 0) cols[p->coord_map[j]] = 1;
+    if (p->coord_map[j] >= 0) {
+      if (cols) cols[count] = p->coord_map[j];
+      count++;
+    }
   for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
     const jyModelPart *src = &model->parts[model->links[l].source];
-    for (int j = 0; j < src->inst.ncoords; j++) cols[src->coord_offset + j] = 1;
+    for (int j = 0; j < src->inst.ncoords; j++) {
+      if (cols) cols[count] = src->coord_offset + j;
+      count++;
+    }
   }
+  return count;
 }
 
-/* Which entries of A can be non-zero: a part's rows over its columns, a glue's rows over
- * both parts' columns. cols is scratch of n flags. */
-static void sparse_pattern(const jyModel *model, unsigned char *pattern, unsigned char *cols) {
-  int n = model->n, m = model->m;
+/* Pairs (rows[k], cols[k]) for the block rows r0 .. r0 + nrows - 1 over the columns of
+ * parts a and b (b < 0: a alone); rows NULL: count only. Returns the count added. */
+static size_t block_pairs(const jyModel *model, int r0, int nrows, int a, int b, int *scratch,
+                          int *rows, int *cols) {
+  int count = part_columns(model, a, rows ? scratch : NULL);
+  if (b >= 0) count += part_columns(model, b, rows ? scratch + count : NULL);
+  if (rows)
+    for (int c = 0; c < count; c++)
+      for (int r = 0; r < nrows; r++) {
+        rows[(size_t)c * nrows + r] = r0 + r;
+        cols[(size_t)c * nrows + r] = scratch[c];
+      }
+  return (size_t)count * (size_t)nrows;
+}
+
+/* The pairs where A can be non-zero: a part's rows over its columns, a glue's rows over both
+ * parts' columns. rows NULL: count only. */
+static size_t jac_pairs(const jyModel *model, int *scratch, int *rows, int *cols) {
+  size_t t = 0;
   for (int i = 0; i < model->nparts; i++) {
     const jyModelPart *p = &model->parts[i];
-    if (p->inst.nrows == 0) continue;
-    memset(cols, 0, (size_t)n);
-    mark_part_columns(model, i, cols);
-    for (int j = 0; j < n; j++)
-      if (cols[j])
-        for (int r = 0; r < p->inst.nrows; r++) pattern[p->row_offset + r + (size_t)j * m] = 1;
+    if (p->inst.nrows > 0)
+      t += block_pairs(model, p->row_offset, p->inst.nrows, i, -1, scratch, rows ? rows + t : NULL,
+                       rows ? cols + t : NULL);
   }
   for (int g = 0; g < model->nglues; g++) {
     const jyModelGlue *glue = &model->glues[g];
-    if (glue->row_offset < 0) continue;
-    memset(cols, 0, (size_t)n);
-    mark_part_columns(model, glue->part_a, cols);
-    mark_part_columns(model, glue->part_b, cols);
-    for (int j = 0; j < n; j++)
-      if (cols[j])
-        for (int k = 0; k < glue->dim; k++) pattern[glue->row_offset + k + (size_t)j * m] = 1;
+    if (glue->row_offset >= 0)
+      t += block_pairs(model, glue->row_offset, glue->dim, glue->part_a, glue->part_b, scratch,
+                       rows ? rows + t : NULL, rows ? cols + t : NULL);
   }
+  return t;
 }
 
-/* The evaluator's sparse solver, when the model is large enough for one; NULL (dense only)
- * otherwise or when it cannot be set up. */
-static jySparseWork *sparse_solver(const jyModel *model) {
-  if (!(model->solver.sparse_min_coords > 0 && model->n >= model->solver.sparse_min_coords &&
-        model->m > 0))
-    return NULL;
-  const jyAllocator *a = &model->alloc;
-  size_t n = (size_t)model->n, m = (size_t)model->m;
-  unsigned char *pattern = jy_calloc(a, m * n, 1), *cols = jy_calloc(a, n, 1);
-  jySparseWork *sparse = NULL;
-  if (pattern && cols) {
-    sparse_pattern(model, pattern, cols);
-    sparse = jy_sparse_create(a, model->n, model->m, pattern);
+/* The pairs where M can be non-zero: every diagonal, and each part's columns by themselves
+ * (G^T M_loc G for a part with eliminated blocks). rows NULL: count only. */
+static size_t mass_pairs(const jyModel *model, int *scratch, int *rows, int *cols) {
+  size_t t = 0;
+  for (int j = 0; j < model->n; j++, t++)
+    if (rows) rows[t] = cols[t] = j;
+  for (int i = 0; i < model->nparts; i++) {
+    if (!model->parts[i].inst.type->mass) continue;
+    int count = part_columns(model, i, rows ? scratch : NULL);
+    for (int a = 0; a < count; a++)
+      for (int b = 0; b < count; b++, t++)
+        if (rows) {
+          rows[t] = scratch[a];
+          cols[t] = scratch[b];
+        }
   }
-  jy_free(a, pattern);
+  return t;
+}
+
+/* Builds the store's patterns (M, A) from the model; 0, or -1 (no memory). */
+static int build_store(jyEval *e) {
+  const jyModel *md = e->model;
+  const jyAllocator *a = &md->alloc;
+  int widest = 1;
+  for (int i = 0; i < md->nparts; i++) {
+    int c = part_columns(md, i, NULL);
+    widest = c > widest ? c : widest;
+  }
+  int *scratch = jy_calloc(a, 2 * (size_t)widest, sizeof(int)), status = -1;
+  size_t nm = mass_pairs(md, scratch, NULL, NULL), na = jac_pairs(md, scratch, NULL, NULL);
+  size_t most = nm > na ? nm : na;
+  int *rows = jy_calloc(a, most + 1, sizeof(int)), *cols = jy_calloc(a, most + 1, sizeof(int));
+  if (!scratch || !rows || !cols) goto done;
+  mass_pairs(md, scratch, rows, cols);
+  if (jy_csc_build(a, md->n, md->n, nm, rows, cols, &e->store_mass) != 0) goto done;
+  jac_pairs(md, scratch, rows, cols);
+  if (jy_csc_build(a, md->m, md->n, na, rows, cols, &e->store_jac) != 0) goto done;
+  for (int j = 0; j < md->n; j++) e->store_mass_diag[j] = jy_csc_find(&e->store_mass, j, j);
+  status = 0;
+done:
+  jy_free(a, scratch);
+  jy_free(a, rows);
   jy_free(a, cols);
-  return sparse;
+  return status;
+}
+
+/* e->part_glue_ptr / part_glues from the model's glues with rows; 0, or -1. */
+static int index_part_glues(jyEval *e) {
+  const jyModel *md = e->model;
+  e->part_glue_ptr = jy_calloc(&md->alloc, (size_t)md->nparts + 2, sizeof(int));
+  e->part_glues = jy_calloc(&md->alloc, 2 * (size_t)md->nglues + 1, sizeof(int));
+  if (!e->part_glue_ptr || !e->part_glues) return -1;
+  int *start = e->part_glue_ptr; /* counts at part + 1, then where each part's list starts */
+  for (int g = 0; g < md->nglues; g++)
+    if (md->glues[g].link < 0) {
+      start[md->glues[g].part_a + 1]++;
+      start[md->glues[g].part_b + 1]++;
+    }
+  for (int p = 0; p < md->nparts; p++) start[p + 1] += start[p];
+  int *cursor = jy_calloc(&md->alloc, (size_t)md->nparts + 1, sizeof(int));
+  if (!cursor) return -1;
+  memcpy(cursor, start, sizeof(int) * (size_t)md->nparts);
+  for (int g = 0; g < md->nglues; g++)
+    if (md->glues[g].link < 0) {
+      e->part_glues[cursor[md->glues[g].part_a]++] = 2 * g;
+      e->part_glues[cursor[md->glues[g].part_b]++] = 2 * g + 1;
+    }
+  jy_free(&md->alloc, cursor);
+  return 0;
+}
+
+/* The evaluator's sparse solvers, when the model is large enough for them (n at least
+ * sparse_min_coords): the diagonal-M one when there are rows, the KKT one always. Without
+ * them (or when they cannot be set up) the evaluator solves dense. */
+static void sparse_solvers(jyEval *e) {
+  const jyModel *model = e->model;
+  if (!(model->solver.sparse_min_coords > 0 && model->n >= model->solver.sparse_min_coords)) return;
+  if (model->m > 0) e->sparse = jy_sparse_create(&model->alloc, &e->store_jac);
+  e->kkt = jy_kkt_create(&model->alloc, &e->store_mass, &e->store_jac);
+  e->store_solves = e->kkt != NULL;
 }
 
 enum { MAX_EVAL_BUFFERS = 40 };
@@ -73,16 +153,26 @@ typedef struct {
   size_t count;
 } EvalBuffer;
 
+/* Whether the evaluator keeps no dense M (nor the projection's dense A copy, nor the dense
+ * solver's workspace, made on demand): a large model, solved sparse, where those would be
+ * gigabytes (n^2 doubles: 3.2 GB at 20,000 coordinates). The dense A stays for the compile's
+ * consistent initial state. */
+static int large_model(const jyModel *md, int allow_sparse) {
+  return allow_sparse && md->solver.sparse_min_coords > 0 &&
+    md->n >= md->solver.sparse_min_coords && md->n > JY_DENSE_FALLBACK_MAX_COORDS;
+}
+
 static int double_buffers(jyEval *e, EvalBuffer *b) {
   const jyModel *md = e->model;
   size_t n = (size_t)md->n, m = (size_t)md->m;
+  size_t square = e->large ? 0 : n * n + 1, projection = e->large ? 0 : m * n + 1;
   size_t pc = (size_t)md->max_part_coords + 1, pr = (size_t)md->max_part_rows + 1;
   size_t width = (size_t)(md->max_source_coords > 0 ? md->max_source_coords : 1);
   const EvalBuffer list[] = {
-    {&e->mass, n * n + 1},
+    {&e->mass, square},
     {&e->force, n + 1},
     {&e->nonideal, n + 1},
-    {&e->jac, m * n + 1},
+    {&e->jac, e->large ? 0 : m * n + 1}, /* large: made on demand (dense_constraints) */
     {&e->rhs, m + 1},
     {&e->residual, m + 1},
     {&e->rate, m + 1},
@@ -103,12 +193,13 @@ static int double_buffers(jyEval *e, EvalBuffer *b) {
     {&e->law_mu, m + 1},
     {&e->law_acc, n + 1},
     {&e->static_nonideal, n + 1},
-    {&e->proj_jac, m * n + 1},
+    {&e->proj_jac, projection},
     {&e->proj_rhs, m + 1},
     {&e->proj_target, m + 1},
     {&e->proj_zero, n + 1},
     {&e->proj_dx, n + 1},
     {&e->channel_scratch, n + 1},
+    {&e->jac_times_v, m + 1},
     {&e->angle_prev, (size_t)md->nchannels + 1},
   };
   _Static_assert(sizeof list / sizeof list[0] <= MAX_EVAL_BUFFERS, "room for every buffer");
@@ -116,19 +207,21 @@ static int double_buffers(jyEval *e, EvalBuffer *b) {
   return (int)(sizeof list / sizeof list[0]);
 }
 
-jyEval *jy_eval_create(const jyModel *model) {
+static jyEval *create(const jyModel *model, int allow_sparse) {
   if (!model) return NULL;
   const jyAllocator *a = &model->alloc;
   jyEval *e = jy_calloc(a, 1, sizeof *e);
   if (!e) return NULL;
   e->model = model;
   e->alloc = model->alloc;
+  e->large = large_model(model, allow_sparse);
   size_t n = (size_t)model->n, m = (size_t)model->m, pc = (size_t)model->max_part_coords + 1;
   size_t width = (size_t)(model->max_source_coords > 0 ? model->max_source_coords : 1);
   EvalBuffer buffers[MAX_EVAL_BUFFERS];
   int nbuffers = double_buffers(e, buffers), ok = 1;
   for (int i = 0; i < nbuffers; i++)
-    ok &= (*buffers[i].slot = jy_calloc(a, buffers[i].count, sizeof(double))) != NULL;
+    if (buffers[i].count > 0) /* 0: not kept (a large model) */
+      ok &= (*buffers[i].slot = jy_calloc(a, buffers[i].count, sizeof(double))) != NULL;
   e->proj_use = jy_calloc(a, m + 1, 1);
   e->map_count = jy_calloc(a, pc, sizeof(int));
   e->map_col = jy_calloc(a, pc * width, sizeof(int));
@@ -138,13 +231,30 @@ jyEval *jy_eval_create(const jyModel *model) {
     memcpy(e->dependent, model->dependent_rows, m);
     e->ndependent = model->ndependent;
   }
-  e->uk = jy_uk_create(a, model->n, model->m);
-  e->sparse = sparse_solver(model);
-  if (!ok || !e->proj_use || !e->map_count || !e->map_col || !e->flags || !e->dependent || !e->uk) {
+  e->uk = e->large ? NULL : jy_uk_create(a, model->n, model->m);
+  e->store_mass_diag = jy_calloc(a, n + 1, sizeof(int));
+  e->mass_diag = jy_calloc(a, n + 1, sizeof(double));
+  e->solve_dropped = jy_calloc(a, m + 1, 1);
+  ok &= e->store_mass_diag && e->mass_diag && e->solve_dropped && build_store(e) == 0 &&
+    index_part_glues(e) == 0;
+  if (ok && allow_sparse) sparse_solvers(e);
+  if (!ok || !e->proj_use || !e->map_count || !e->map_col || !e->flags || !e->dependent ||
+      !(e->uk || e->large) || (e->large && !e->store_solves)) {
     jy_eval_destroy(e);
     return NULL;
   }
   return e;
+}
+
+jyEval *jy_eval_create(const jyModel *model) { return create(model, 1); }
+
+jyEval *jy_eval_create_dense(const jyModel *model) { return create(model, 0); }
+
+/* The dense solver's workspace, made on first use for a large model (a compile's dependent
+ * rows: not the right-hand side). NULL when out of memory. */
+static jyUkWork *dense_work(jyEval *e) {
+  if (!e->uk) e->uk = jy_uk_create(&e->alloc, e->model->n, e->model->m);
+  return e->uk;
 }
 
 void jy_eval_destroy(jyEval *e) {
@@ -160,6 +270,14 @@ void jy_eval_destroy(jyEval *e) {
   jy_free(&a, e->dependent);
   jy_uk_destroy(e->uk);
   jy_sparse_destroy(e->sparse);
+  jy_kkt_destroy(e->kkt);
+  jy_csc_free(&a, &e->store_mass);
+  jy_csc_free(&a, &e->store_jac);
+  jy_free(&a, e->store_mass_diag);
+  jy_free(&a, e->mass_diag);
+  jy_free(&a, e->solve_dropped);
+  jy_free(&a, e->part_glue_ptr);
+  jy_free(&a, e->part_glues);
   jy_free(&a, e);
 }
 
@@ -177,20 +295,135 @@ static void append(char *buf, size_t len, const char *s) {
   if (used + 1 < len) snprintf(buf + used, len - used, "%s", s);
 }
 
-jyUkOutcome jy_eval_sparse_or_dense(jyEval *e, const jyUkProblem *problem_in,
-                                    const jyUkOptions *opt, double *acc, jyUkResult *result) {
-  jyUkProblem p = *problem_in; /* every solve leaves out the evaluator's dependent rows */
-  p.dropped = e->ndependent > 0 ? e->dependent : NULL;
-  if (e->sparse && jy_sparse_applies(&p, p.mass == e->mass && e->mass_diagonal)) {
-    jyUkOutcome out = jy_sparse_solve(e->sparse, &p, opt, acc, result);
-    if (out != JY_UK_NOT_UNIQUE) return out;
+const jyCsc *jy_eval_constraint_matrix(jyEval *e) {
+  const jyModel *md = e->model;
+  jyCsc *c = &e->store_jac;
+  if (!(e->store_valid & JY_ASM_CONSTRAINTS) && e->jac)
+    for (int j = 0; j < md->n; j++)
+      for (int k = c->p[j]; k < c->p[j + 1]; k++) c->x[k] = e->jac[c->i[k] + (size_t)j * md->m];
+  return c;
+}
+
+void jy_eval_constraint_times(const jyEval *e, const double *x, double *out) {
+  const jyModel *m = e->model;
+  memset(out, 0, sizeof(double) * (size_t)m->m);
+  if ((e->store_valid & JY_ASM_CONSTRAINTS) || !e->jac) {
+    const jyCsc *c = &e->store_jac;
+    for (int j = 0; j < m->n; j++)
+      for (int k = c->p[j]; k < c->p[j + 1]; k++) out[c->i[k]] += c->x[k] * x[j];
+    return;
   }
-  return jy_uk_solve(e->uk, &p, opt, acc, result);
+  for (int j = 0; j < m->n; j++)
+    for (int i = 0; i < m->m; i++) out[i] += e->jac[i + (size_t)j * m->m] * x[j];
+}
+
+double jy_eval_kinetic(const jyEval *e, const double *x) {
+  int n = e->model->n;
+  double sum = 0;
+  if (e->store_valid & JY_ASM_MASS) {
+    const jyCsc *c = &e->store_mass;
+    for (int j = 0; j < n; j++)
+      for (int k = c->p[j]; k < c->p[j + 1]; k++) sum += x[c->i[k]] * c->x[k] * x[j];
+    return 0.5 * sum;
+  }
+  for (int j = 0; j < n; j++) {
+    if (e->mass_diagonal)
+      sum += x[j] * e->mass[j + (size_t)j * n] * x[j];
+    else
+      for (int i = 0; i < n; i++) sum += x[i] * e->mass[i + (size_t)j * n] * x[j];
+  }
+  return 0.5 * sum;
+}
+
+void jy_eval_make_dense(jyEval *e) {
+  const jyModel *md = e->model;
+  size_t n = (size_t)md->n, m = (size_t)md->m;
+  unsigned missing = e->store_valid & ~e->dense_valid;
+  if (!e->mass) missing &= ~(unsigned)JY_ASM_MASS; /* not kept (a large model) */
+  if (!e->jac) missing &= ~(unsigned)JY_ASM_CONSTRAINTS;
+  if (missing & JY_ASM_MASS) {
+    const jyCsc *c = &e->store_mass;
+    memset(e->mass, 0, sizeof(double) * n * n);
+    for (size_t j = 0; j < n; j++)
+      for (int k = c->p[j]; k < c->p[j + 1]; k++) e->mass[c->i[k] + j * n] = c->x[k];
+  }
+  if (missing & JY_ASM_CONSTRAINTS) {
+    const jyCsc *c = &e->store_jac;
+    memset(e->jac, 0, sizeof(double) * n * m);
+    for (size_t j = 0; j < n; j++)
+      for (int k = c->p[j]; k < c->p[j + 1]; k++) e->jac[c->i[k] + j * m] = c->x[k];
+  }
+  e->dense_valid |= missing;
+}
+
+/* The sparse solves of a problem made of the evaluator's own M and A (in the store): the
+ * diagonal path when M is diagonal and positive, else the KKT one. JY_UK_NOT_UNIQUE: the
+ * caller solves dense. */
+static jyUkOutcome store_solve(jyEval *e, const jyUkProblem *p, const jyUkOptions *opt, double *acc,
+                               double *mu, jyUkResult *result) {
+  int n = e->model->n;
+  if (e->sparse && e->mass_diagonal) {
+    for (int j = 0; j < n; j++)
+      e->mass_diag[j] = e->store_mass_diag[j] >= 0 ? e->store_mass.x[e->store_mass_diag[j]] : 0;
+    if (jy_sparse_applies(e->mass_diag, n) &&
+        jy_sparse_solve(e->sparse, e->mass_diag, e->store_jac.x, p, opt, acc, mu, result) ==
+          JY_UK_OK)
+      return JY_UK_OK;
+  }
+  return jy_kkt_solve(e->kkt, &e->store_mass, &e->store_jac, p, opt, acc, mu, result);
+}
+
+jyUkOutcome jy_eval_solve(jyEval *e, const jyUkProblem *problem_in, const jyUkOptions *opt,
+                          double *acc, double *mu, jyUkResult *result) {
+  jyUkProblem p = *problem_in; /* every solve leaves out the evaluator's dependent rows */
+  if (!p.dropped) p.dropped = e->ndependent > 0 ? e->dependent : NULL;
+  unsigned both = JY_ASM_MASS | JY_ASM_CONSTRAINTS;
+  int own = p.mass == e->mass && p.jac == e->jac;
+  e->dense_refused = 0;
+  if (own && e->store_solves && (e->store_valid & both) == both) {
+    jyUkOutcome out = store_solve(e, &p, opt, acc, mu, result);
+    if (out == JY_UK_OK) return out;
+    if (e->model->n > JY_DENSE_FALLBACK_MAX_COORDS) { /* O(n^3): minutes, gigabytes */
+      e->dense_refused = 1; /* singular, or rows it could not meet: not checked densely */
+      return out;
+    }
+    /* Rank lost, a free direction, or rows the sparse solve could not meet (near a singular
+     * configuration): the rank-revealing solve decides. */
+    jy_eval_make_dense(e);
+  }
+  if (!e->uk) { /* a large model: no dense solve */
+    e->dense_refused = 1;
+    return result->outcome = JY_UK_NOT_UNIQUE;
+  }
+  jyUkOutcome out = jy_uk_solve(e->uk, &p, opt, acc, result);
+  if (mu && out != JY_UK_NOT_UNIQUE) jy_uk_multipliers(e->uk, &p, acc, mu, NULL);
+  return out;
+}
+
+jyUkOutcome jy_eval_sparse_or_dense(jyEval *e, const jyUkProblem *p, const jyUkOptions *opt,
+                                    double *acc, jyUkResult *result) {
+  jyUkProblem q = *p;
+  q.dropped = NULL; /* the evaluator's dependent rows */
+  return jy_eval_solve(e, &q, opt, acc, NULL, result);
+}
+
+/* A large model keeps no dense A: the rank-revealing decision (compile's, on a model whose
+ * rows the sparse check could not clear) makes it, once, from the store. 0 or -1. */
+static int dense_constraints(jyEval *e) {
+  if (e->jac) return 0;
+  const jyModel *m = e->model;
+  e->jac = jy_calloc(&e->alloc, (size_t)m->m * (size_t)m->n + 1, sizeof(double));
+  if (!e->jac) return -1;
+  e->dense_valid &= ~(unsigned)JY_ASM_CONSTRAINTS;
+  jy_eval_make_dense(e);
+  return 0;
 }
 
 int jy_eval_decide_dependent(jyEval *e) {
   const jyModel *m = e->model;
+  if (dense_constraints(e) != 0) return -1;
   jyUkProblem p = jy_eval_problem(e);
+  if (!dense_work(e)) return -1;
   int count = jy_uk_dependent_rows(e->uk, &p, m->solver.rank_rcond, 0, -1, e->dependent);
   e->ndependent = count > 0 ? count : 0;
   return count;
@@ -202,8 +435,10 @@ int jy_eval_decide_dependent(jyEval *e) {
  * whose pivot is below dependent_rcond (drift makes a dependent row look independent by
  * about the distance from the manifold) at most as many as before are left out. */
 static jyUkOutcome redecide_dependent_and_retry(jyEval *e, const jyUkOptions *opt, double *acc,
-                                                jyUkResult *res) {
+                                                double *mu, jyUkResult *res) {
   const jyModel *m = e->model;
+  if (e->large) return res->outcome; /* O(n^3): kept as compiled (docs/numerics.md) */
+  jy_eval_make_dense(e); /* the rank-revealing decision is dense (a rank change: rare) */
   jyUkProblem p = jy_eval_problem(e);
   int count = jy_uk_dependent_rows(e->uk, &p, m->solver.rank_rcond, m->solver.dependent_rcond,
                                    e->ndependent, e->dependent);
@@ -211,13 +446,25 @@ static jyUkOutcome redecide_dependent_and_retry(jyEval *e, const jyUkOptions *op
   e->ndependent = count;
   e->rank_changes++;
   p = jy_eval_problem(e);
-  return jy_eval_sparse_or_dense(e, &p, opt, acc, res);
+  p.dropped = NULL; /* the new dependent rows */
+  return jy_eval_solve(e, &p, opt, acc, mu, res);
 }
 
 /* The message of a solve whose acceleration is not unique: the massless coordinates no
  * constraint determines. Not the hot path: naming them may allocate. */
 static jyStatus not_unique(jyEval *e, const jyUkProblem *p, double t) {
   const jyModel *m = e->model;
+  if (e->dense_refused) {
+    jy_set_error(e->error,
+                 "acceleration not unique at t = %.9g: the sparse solve found its KKT matrix "
+                 "singular (massless coordinates that no constraint determines, or constraint "
+                 "rows that depend on the others and contradict them); with %d coordinates the "
+                 "model is too large for the dense rank-revealing solve that would name them "
+                 "(at most %d)",
+                 t, m->n, JY_DENSE_FALLBACK_MAX_COORDS);
+    return JY_ERR_NOT_UNIQUE;
+  }
+  jy_eval_make_dense(e);
   jy_uk_free_directions(e->uk, p, 1e-6, e->flags);
   jy_set_error(e->error,
                "acceleration not unique at t = %.9g: massless coordinates that no "
@@ -237,10 +484,19 @@ static jyStatus not_unique(jyEval *e, const jyUkProblem *p, double t) {
 /* The message of an inconsistent solve: the rows that cannot all hold. */
 static jyStatus inconsistent(jyEval *e, const jyUkResult *res, double t) {
   const jyModel *m = e->model;
-  jy_set_error(e->error,
-               "inconsistent constraints at t = %.9g (relative residual %.3g, %d "
-               "rows): these rows cannot all hold: ",
-               t, res->residual, m->m);
+  if (e->dense_refused) /* the sparse solve alone: its accuracy is the suspect as much */
+    jy_set_error(e->error,
+                 "constraints not met at t = %.9g (relative residual %.3g, %d rows): the sparse "
+                 "solve could not meet them to the tolerance, and with %d coordinates the model "
+                 "is too large for the dense rank-revealing solve that would tell inconsistent "
+                 "rows from an ill-conditioned sparse solve (at most %d; docs/numerics.md, "
+                 "\"Which path\"); the rows missed most: ",
+                 t, res->residual, m->m, m->n, JY_DENSE_FALLBACK_MAX_COORDS);
+  else
+    jy_set_error(e->error,
+                 "inconsistent constraints at t = %.9g (relative residual %.3g, %d "
+                 "rows): these rows cannot all hold: ",
+                 t, res->residual, m->m);
   int listed = 0;
   for (int i = 0; i < m->m; i++)
     if (fabs(res->row_residual[i]) > m->solver.consistency_tol) {
@@ -250,15 +506,17 @@ static jyStatus inconsistent(jyEval *e, const jyUkResult *res, double t) {
   return JY_ERR_INCONSISTENT;
 }
 
-jyStatus jy_eval_assembled_acceleration(jyEval *e, double t, double *acc) {
+/* The acceleration, and the multipliers into mu when mu is not NULL. */
+static jyStatus assembled_acceleration(jyEval *e, double t, double *acc, double *mu) {
   const jyModel *m = e->model;
   jyUkProblem p = jy_eval_problem(e);
+  p.dropped = NULL; /* the evaluator's dependent rows */
   jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, m->solver.consistency_tol};
   jyUkResult res;
-  jyUkOutcome outcome = jy_eval_sparse_or_dense(e, &p, &opt, acc, &res);
+  jyUkOutcome outcome = jy_eval_solve(e, &p, &opt, acc, mu, &res);
   if (outcome != JY_UK_NOT_UNIQUE && e->ndependent > 0 &&
       !(res.dropped_residual <= m->solver.dependent_tol))
-    outcome = redecide_dependent_and_retry(e, &opt, acc, &res);
+    outcome = redecide_dependent_and_retry(e, &opt, acc, mu, &res);
   if (outcome == JY_UK_NOT_UNIQUE) return not_unique(e, &p, t);
   if (outcome != JY_UK_OK) return inconsistent(e, &res, t);
   for (int j = 0; j < m->n; j++)
@@ -266,7 +524,24 @@ jyStatus jy_eval_assembled_acceleration(jyEval *e, double t, double *acc) {
       jy_set_error(e->error, "acceleration of %s is not finite at t = %.9g", m->coord_names[j], t);
       return JY_ERR_NOT_UNIQUE;
     }
+  if (mu && e->ndependent > 0 && e->store_solves && !e->large) {
+    /* The sparse solves give dropped rows no force; the dense choice spreads it over them
+     * (jy_uk_multipliers): the same row forces from either path. */
+    jy_eval_make_dense(e);
+    p = jy_eval_problem(e);
+    jy_uk_multipliers(e->uk, &p, acc, mu, NULL);
+  }
   return JY_OK;
+}
+
+jyStatus jy_eval_assembled_acceleration(jyEval *e, double t, double *acc) {
+  return assembled_acceleration(e, t, acc, NULL);
+}
+
+jyStatus jy_eval_acceleration_and_multipliers(jyEval *e, const double *q, const double *v, double t,
+                                              double *acc) {
+  if (e->model->has_laws) return jy_eval_acceleration_with_laws(e, q, v, t, acc);
+  return assembled_acceleration(e, t, acc, e->multipliers);
 }
 
 jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double *v, double t,
@@ -276,7 +551,6 @@ jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double
   int n = m->n;
   memcpy(e->static_nonideal, e->nonideal, sizeof(double) * (size_t)n);
   memset(acc, 0, sizeof(double) * (size_t)n);
-  jyUkProblem p = jy_eval_problem(e);
   /* Row forces and the acceleration settle when a further pass changes them by less than
    * 1e-12 of their size: far below any physical use, a few hundred ulps above rounding.
    * The acceleration too, for laws that depend on it: Coulomb friction at rest takes its
@@ -287,9 +561,8 @@ jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double
     memcpy(e->law_acc, acc, sizeof(double) * (size_t)n);
     memcpy(e->nonideal, e->static_nonideal, sizeof(double) * (size_t)n);
     jyStatus st = jy_assemble_laws(e, q, v, t, e->law_mu, acc);
-    if (st == JY_OK) st = jy_eval_assembled_acceleration(e, t, acc);
+    if (st == JY_OK) st = assembled_acceleration(e, t, acc, e->multipliers);
     if (st != JY_OK) return st;
-    jy_uk_multipliers(e->uk, &p, acc, e->multipliers, NULL);
     double change = jy_max_diff(e->multipliers, e->law_mu, m->m);
     double size = jy_max_abs(e->multipliers, m->m);
     double acc_change = jy_max_diff(acc, e->law_acc, n), acc_size = jy_max_abs(acc, n);
@@ -311,7 +584,7 @@ jyStatus jy_eval_acceleration(jyEval *e, const double *q, const double *v, doubl
   int stabilize = e->baumgarte_rate > 0;
   jyStatus st = jy_assemble(e, q, v, t,
                             JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
-                              (stabilize ? JY_ASM_RESIDUALS : 0u));
+                              (stabilize ? JY_ASM_RESIDUALS : 0u) | JY_ASM_SPARSE_ONLY);
   if (st != JY_OK) return st;
   if (stabilize) {
     /* Baumgarte: phi'' + 2 w phi' + w^2 phi = 0 (critically damped), psi' + w psi = 0. */

@@ -43,21 +43,18 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
           e->local_jac[i + (size_t)(link->offset + c) * nr] * e->multipliers[p->row_offset + i];
   }
   const jyModel *m = e->model;
-  for (int g = 0; g < m->nglues; g++) {
-    const jyModelGlue *other = &m->glues[g];
-    if (other->link >= 0) continue;
-    for (int side = 0; side < 2; side++) {
-      int part = side ? other->part_b : other->part_a;
-      if (part != link->part) continue;
-      int k = side ? other->terminal_b : other->terminal_a;
-      double sign = side ? -1.0 : 1.0;
-      jyStatus jst = jy_terminal_jacobian(e, p, k, ql, vl, t, e->term_jac_a);
-      if (jst != JY_OK) return jst;
-      for (int c = 0; c < link->dim; c++)
-        for (int i = 0; i < other->dim; i++)
-          force[c] -= sign * e->term_jac_a[i + (size_t)(link->offset + c) * other->dim] *
-            e->multipliers[other->row_offset + i];
-    }
+  /* the glues with rows on this part (e->part_glues: not a walk over every glue) */
+  for (int at = e->part_glue_ptr[link->part]; at < e->part_glue_ptr[link->part + 1]; at++) {
+    const jyModelGlue *other = &m->glues[e->part_glues[at] / 2];
+    int side = e->part_glues[at] % 2;
+    int k = side ? other->terminal_b : other->terminal_a;
+    double sign = side ? -1.0 : 1.0;
+    jyStatus jst = jy_terminal_jacobian(e, p, k, ql, vl, t, e->term_jac_a);
+    if (jst != JY_OK) return jst;
+    for (int c = 0; c < link->dim; c++)
+      for (int i = 0; i < other->dim; i++)
+        force[c] -= sign * e->term_jac_a[i + (size_t)(link->offset + c) * other->dim] *
+          e->multipliers[other->row_offset + i];
   }
   for (int c = 0; c < link->dim; c++) out[c] = link->part_is_a ? force[c] : -force[c];
   return JY_OK;
@@ -122,13 +119,9 @@ static void derived_channels(jyEval *e, const double *v, const double energy[2],
   derived[JY_CH_KINETIC] = energy[0];
   derived[JY_CH_POTENTIAL] = energy[1];
   jy_residual_norms(e, &derived[JY_CH_RESIDUAL_POS], &derived[JY_CH_RESIDUAL_VEL]);
-  double ideal = 0, nonideal = 0;
-  for (int j = 0; j < m->n; j++) {
-    double force = 0;
-    for (int i = 0; i < m->m; i++) force += e->jac[i + (size_t)j * m->m] * e->multipliers[i];
-    ideal += force * v[j];
-    nonideal += e->nonideal[j] * v[j];
-  }
+  double ideal = 0, nonideal = 0; /* (A^T mu) . v = mu . (A v) */
+  for (int i = 0; i < m->m; i++) ideal += e->multipliers[i] * e->jac_times_v[i];
+  for (int j = 0; j < m->n; j++) nonideal += e->nonideal[j] * v[j];
   derived[JY_CH_POWER_IDEAL] = ideal;
   derived[JY_CH_POWER_NONIDEAL] = nonideal;
 }
@@ -138,17 +131,12 @@ static void derived_channels(jyEval *e, const double *v, const double energy[2],
 static jyStatus part_constraint_channels(jyEval *e, const jyModelPart *part, const double *q,
                                          const double *v, double t, const double *acc,
                                          double *out) {
-  const jyModel *m = e->model;
   for (int r = 0; r < part->inst.nrows; r++)
     out[part->row_force_channel + r] = e->multipliers[part->row_offset + r];
   if (part->power_channel < 0) return JY_OK;
   double ideal_power = 0; /* mu . (A v) over the part's rows, in global terms */
-  for (int r = 0; r < part->inst.nrows; r++) {
-    int row = part->row_offset + r;
-    double av = 0;
-    for (int j = 0; j < m->n; j++) av += e->jac[row + (size_t)j * m->m] * v[j];
-    ideal_power += e->multipliers[row] * av;
-  }
+  for (int r = 0; r < part->inst.nrows; r++)
+    ideal_power += e->multipliers[part->row_offset + r] * e->jac_times_v[part->row_offset + r];
   const double *vl;
   jyStatus st = jy_part_nonideal(e, part, q, v, t, e->multipliers, acc, &vl);
   if (st != JY_OK) return st;
@@ -204,13 +192,13 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
   const jyModel *m = e->model;
   int n = m->n;
   double *acc = e->channel_scratch;
+  /* Solved, with the multipliers, where the evaluator solves (the store on a large model). */
   jyStatus st = jy_assemble(e, q, v, t,
                             JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
-                              JY_ASM_RESIDUALS);
-  if (st == JY_OK) st = jy_eval_acceleration_with_laws(e, q, v, t, acc);
+                              JY_ASM_RESIDUALS | JY_ASM_SPARSE_ONLY);
+  if (st == JY_OK) st = jy_eval_acceleration_and_multipliers(e, q, v, t, acc);
   if (st != JY_OK) return st;
-  jyUkProblem p = jy_eval_problem(e);
-  jy_uk_multipliers(e->uk, &p, acc, e->multipliers, NULL);
+  jy_eval_constraint_times(e, v, e->jac_times_v);
 
   out[0] = t;
   memcpy(out + 1, q, sizeof(double) * (size_t)n);

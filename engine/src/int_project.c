@@ -9,12 +9,27 @@
  *              of dq is below eps;
  *   velocities: one linear step on all rows (position rows' rate A v + phi_t, velocity
  *              rows' psi; exact for rows linear in v, a Newton step otherwise). */
-#include <cblas.h>
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "internal.h"
+
+/* min_kinetic_step on the evaluator's store (a large model): the rows not selected are left
+ * out as the dependent ones are (decoupled in the KKT matrix), not copied into a dense A. */
+static jyStatus sparse_step(jyEval *e, const unsigned char *use_row, const double *target,
+                            double *dx) {
+  const jyModel *m = e->model;
+  for (int i = 0; i < m->m; i++) {
+    e->solve_dropped[i] = !use_row[i] || (e->ndependent > 0 && e->dependent[i]);
+    e->proj_rhs[i] = use_row[i] ? target[i] : 0.0;
+  }
+  jyUkProblem p = {m->n, m->m, e->mass, e->proj_zero, NULL, e->jac, e->proj_rhs, e->solve_dropped};
+  jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, 1.0 /* any b: project */};
+  jyUkResult res;
+  jyUkOutcome out = jy_eval_solve(e, &p, &opt, dx, NULL, &res);
+  return out == JY_UK_NOT_UNIQUE ? JY_ERR_NOT_UNIQUE : JY_OK;
+}
 
 /* dx = argmin dx^T M dx subject to A_rows dx = target (rows not selected are left free by
  * giving them a zero row). M and A are the eval's assembled ones; when every row is
@@ -24,6 +39,7 @@ static jyStatus min_kinetic_step(jyEval *e, const unsigned char *use_row, const 
   const jyModel *m = e->model;
   int n = m->n, rows = m->m, every_row = 1;
   for (int i = 0; i < rows; i++) every_row &= use_row[i] != 0;
+  if (e->store_solves && !every_row) return sparse_step(e, use_row, target, dx);
   const double *jac = e->jac, *rhs = target;
   if (!every_row) {
     for (int i = 0; i < rows; i++) {
@@ -42,6 +58,11 @@ static jyStatus min_kinetic_step(jyEval *e, const unsigned char *use_row, const 
   jyUkOutcome out = jy_eval_sparse_or_dense(e, &p, &opt, dx, &res);
   return out == JY_UK_NOT_UNIQUE ? JY_ERR_NOT_UNIQUE : JY_OK;
 }
+
+/* What a projection assembles: M and A where the evaluator solves (the store alone on a
+ * large model), the residuals. */
+#define PROJECTION_ASSEMBLY \
+  (JY_ASM_MASS | JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS | JY_ASM_SPARSE_ONLY)
 
 static double wrms(const double *x, const double *w, int n) {
   double s = 0;
@@ -65,7 +86,7 @@ jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const doubl
   double w_max = 0;
   for (int j = 0; j < n; j++) w_max = fmax(w_max, weights[j]);
   for (int it = 0; any_position && it < 10; it++) {
-    jyStatus st = jy_assemble(e, q, v, t, JY_ASM_MASS | JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS);
+    jyStatus st = jy_assemble(e, q, v, t, PROJECTION_ASSEMBLY);
     if (st != JY_OK) return st;
     double worst = 0;
     for (int i = 0; i < rows; i++)
@@ -81,7 +102,7 @@ jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const doubl
     if (wrms(e->proj_dx, weights, n) <= eps) break;
     if (it == 9) return JY_ERR_INCONSISTENT; /* not converging: CVODE retries smaller */
   }
-  jyStatus st = jy_assemble(e, q, v, t, JY_ASM_MASS | JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS);
+  jyStatus st = jy_assemble(e, q, v, t, PROJECTION_ASSEMBLY);
   if (st != JY_OK) return st;
   for (int i = 0; i < rows; i++) {
     e->proj_use[i] = m->row_kinds[i] != JY_ROW_ACCELERATION;
@@ -102,8 +123,7 @@ jyStatus jy_project_error(jyEval *e, double *err_q, double *err_v) {
   if (rows == 0) return JY_OK;
   double *parts[2] = {err_q, err_v};
   for (int k = 0; k < 2; k++) {
-    cblas_dgemv(CblasColMajor, CblasNoTrans, rows, n, 1.0, e->jac, rows, parts[k], 1, 0.0,
-                e->proj_target, 1);
+    jy_eval_constraint_times(e, parts[k], e->proj_target);
     for (int i = 0; i < rows; i++)
       e->proj_use[i] = (unsigned char)(k == 0 ? m->row_kinds[i] == JY_ROW_POSITION
                                               : m->row_kinds[i] != JY_ROW_ACCELERATION);

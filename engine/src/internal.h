@@ -11,6 +11,11 @@
 
 #define JY_ERROR_LEN 1024
 
+/* Beyond this many coordinates a sparse solve that finds its matrix singular reports it
+ * rather than handing the problem to the dense rank-revealing solve (O(n^3): ~1 s here,
+ * minutes and gigabytes at 10,000). */
+#define JY_DENSE_FALLBACK_MAX_COORDS 2000
+
 /* printf into a fixed error buffer (truncating). */
 void jy_set_error(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -171,14 +176,16 @@ enum {
   JY_ASM_FORCE = 2u,
   JY_ASM_NONIDEAL = 4u,
   JY_ASM_CONSTRAINTS = 8u, /* A and b */
-  JY_ASM_RESIDUALS = 16u   /* residual and rate per row */
+  JY_ASM_RESIDUALS = 16u,  /* residual and rate per row */
+  JY_ASM_SPARSE_ONLY = 32u /* M and A into the store only (when the evaluator solves there) */
 };
 
 struct jyEval {
   const jyModel *model;
   jyAllocator alloc;
-  double *mass, *force, *nonideal, *jac, *rhs, *residual, *rate; /* global, dense */
-  double *multipliers;                                           /* m */
+  double *mass, *force, *nonideal, *jac, *rhs, *residual,
+    *rate; /* global, dense; a large model keeps no M and makes A only when compile needs it */
+  double *multipliers; /* m */
   /* scratch for one part call */
   double *local_mass, *local_vec, *local_jac, *local_rhs, *local_res, *local_rate;
   double *term_jac_a, *term_jac_b;
@@ -188,7 +195,26 @@ struct jyEval {
   int *map_count, *map_col; /* max_part_coords, max_part_coords x max_source_coords */
   double *map_val;
   jyUkWork *uk;
-  jySparseWork *sparse; /* NULL: dense only */
+  /* The fixed-pattern compressed-column store of M (both triangles) and A, built for every
+   * model from its parts, links and glues (jy_eval_constraint_matrix hands A out). When
+   * store_solves (the model has at least sparse_min_coords coordinates) jy_assemble fills it
+   * on every call and the solves go through it (sparse for diagonal M, kkt otherwise); the
+   * dense arrays are then filled only when a caller asks (JY_ASM_SPARSE_ONLY leaves them).
+   * store_valid / dense_valid: which of JY_ASM_MASS, JY_ASM_CONSTRAINTS each holds now. */
+  jyCsc store_mass, store_jac;
+  int *store_mass_diag;         /* n: position of M_jj in store_mass */
+  double *mass_diag;            /* n: M's diagonal gathered for the diagonal path */
+  unsigned char *solve_dropped; /* m: scratch, rows a projection leaves out */
+  int store_solves;
+  unsigned store_valid, dense_valid;
+  int dense_refused;   /* the last solve: failed on the sparse path, too large for dense */
+  double *jac_times_v; /* m: A v for the output rows' powers */
+  int large;           /* no dense M, projection copy or dense workspace kept (see eval.c) */
+  /* The glues with rows on each part: part_glues[part_glue_ptr[p] .. part_glue_ptr[p + 1])
+   * hold 2 * glue + side (side 1: the part is the glue's second terminal). */
+  int *part_glue_ptr, *part_glues;
+  jySparseWork *sparse; /* diagonal M; NULL: not applicable */
+  jyKktWork *kkt;       /* any M; NULL: dense only */
   /* The rows this evaluator leaves out of every solve (m flags, ndependent set): the
    * model's dependent rows, re-decided when one of them stops being implied by the others
    * (rank_changes counts the re-decisions). */
@@ -215,6 +241,10 @@ struct jyEval {
   char error[JY_ERROR_LEN];
 };
 
+/* An evaluator that never solves sparse and keeps every dense array (the
+ * Natsiavas–Paraskevopoulos formulation reads the dense M and A). */
+jyEval *jy_eval_create_dense(const jyModel *model);
+
 /* Fills the global arrays of `what` at (q, v, t). On a part failure returns JY_ERR_PART
  * with the message (part, function, time) in e->error. Never allocates. */
 jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsigned what);
@@ -238,6 +268,11 @@ int jy_eval_decide_dependent(jyEval *e);
 
 /* Acceleration from already assembled M, Q, C, A, b; names rows/coordinates on failure. */
 jyStatus jy_eval_assembled_acceleration(jyEval *e, double t, double *acc);
+
+/* The same with the multipliers into e->multipliers (through the laws' fixed point when
+ * there are laws): for the output rows. */
+jyStatus jy_eval_acceleration_and_multipliers(jyEval *e, const double *q, const double *v, double t,
+                                              double *acc);
 
 /* The same, resolving the parts' non-ideal laws by fixed-point iteration on the row forces
  * (e->nonideal holds the static C on entry, the total on return; e->multipliers the row
@@ -267,6 +302,30 @@ jyStatus jy_terminal_jacobian(jyEval *e, const jyModelPart *p, int k, const doub
  * dense one; the evaluator's dependent rows are left out. */
 jyUkOutcome jy_eval_sparse_or_dense(jyEval *e, const jyUkProblem *p, const jyUkOptions *opt,
                                     double *acc, jyUkResult *result);
+
+/* The same with the rows p->dropped left out (NULL: the evaluator's dependent rows) and the
+ * multipliers into mu (m; NULL: not wanted). A problem of the evaluator's own M and A (p->mass
+ * == e->mass, p->jac == e->jac) solves sparse when the evaluator does (the store, not the
+ * dense arrays: those may be stale after JY_ASM_SPARSE_ONLY); the dense rank-revealing solve
+ * takes over where the sparse pivots show a rank loss. */
+jyUkOutcome jy_eval_solve(jyEval *e, const jyUkProblem *p, const jyUkOptions *opt, double *acc,
+                          double *mu, jyUkResult *result);
+
+/* The assembled A (the last jy_assemble with JY_ASM_CONSTRAINTS) in compressed-column form,
+ * m x n, its pattern fixed for the evaluator's life: no dense array is read when the
+ * evaluator solves sparse; for a small model it is gathered from the dense A (O(nnz)). */
+const jyCsc *jy_eval_constraint_matrix(jyEval *e);
+
+/* out = A x (m values) with the last assembled A: from the store when it holds it, else from
+ * the dense A. */
+void jy_eval_constraint_times(const jyEval *e, const double *x, double *out);
+
+/* 1/2 x^T M x with the last assembled M (the store's when it holds it). */
+double jy_eval_kinetic(const jyEval *e, const double *x);
+
+/* Makes the dense M and A current from the store after a JY_ASM_SPARSE_ONLY assembly (for a
+ * dense solve: a fallback, not the hot path). O(n^2 + nm). */
+void jy_eval_make_dense(jyEval *e);
 
 /* The problem the evaluator's assembled arrays make (its dependent rows dropped). */
 jyUkProblem jy_eval_problem(const jyEval *e);

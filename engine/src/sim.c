@@ -111,19 +111,8 @@ static jyStatus setup_tolerances(jySim *sim) {
   return JY_OK;
 }
 
-/* Kinetic energy 1/2 x^T M x with the last assembled M (diagonal or dense). */
-static double kinetic(const jyEval *e, const double *x) {
-  int n = e->model->n;
-  const double *mass = e->mass;
-  double sum = 0;
-  for (int j = 0; j < n; j++) {
-    if (e->mass_diagonal)
-      sum += x[j] * mass[j + (size_t)j * n] * x[j];
-    else
-      for (int i = 0; i < n; i++) sum += x[i] * mass[i + (size_t)j * n] * x[j];
-  }
-  return 0.5 * sum;
-}
+/* Kinetic energy 1/2 x^T M x with the last assembled M (the sparse store or dense). */
+static double kinetic(const jyEval *e, const double *x) { return jy_eval_kinetic(e, x); }
 
 /* A velocity projection that takes away a large part of the kinetic energy is not a
  * correction of the integration error but a jump onto another branch of motion: at a

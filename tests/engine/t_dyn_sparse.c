@@ -9,13 +9,19 @@
  *     it was not told to drop, a zero row (the dense path finds b != 0 there inconsistent);
  *     a dropped row contradicting its twin is JY_UK_INCONSISTENT from both paths;
  *   - jy_sparse_applies only for a diagonal positive M; jy_sparse_create refuses empty
- *     sizes; after the first, a solve allocates nothing.
+ *     sizes; after the first, a solve allocates nothing;
+ *   - the KKT path (dyn_kkt.c) on the same shapes with M block diagonal (1x1 and 2x2 blocks)
+ *     and singular (massless coordinates, each the leading entry of a row), with and
+ *     without dropped dependent rows: q'' and the constraint force A^T mu agree with the
+ *     dense path; no rows at all (q'' = M^-1 Q); a massless coordinate no row touches is
+ *     JY_UK_NOT_UNIQUE; after the first, a solve allocates nothing.
  * Tolerance: both paths solve the same problem exactly up to rounding; the condition of the
  * row-scaled A M^-1/2 is printed per family (at most ~110 measured), so each answer is within
  * ~1e2 * 1e-16 relative of the truth (measured: 2e-14 apart), and the sparse path's shift
  * (1e-12 of the largest pivot) is removed by its refinement to the same level. 1e-10
  * relative to the largest acceleration leaves a margin of ~1e3 over that, for any BLAS
- * kernel, and is far below the O(1) error of a wrong term.
+ * kernel, and is far below the O(1) error of a wrong term. The KKT path refines its shift
+ * away to the same level (measured: 8e-14 apart).
  */
 #include <lapacke.h>
 #include <math.h>
@@ -24,6 +30,7 @@
 #include <string.h>
 
 #include "count_malloc.h"
+#include "dyn_kkt.h"
 #include "dyn_sparse.h"
 #include "dyn_uk.h"
 #include "tap.h"
@@ -100,6 +107,27 @@ static void copy_row(problem *p, int from, int to, double factor) {
 
 static const jyUkOptions options = {1e-10, 1.0, 1e-4}; /* the solver's defaults */
 
+/* The store the evaluator would hold: A's pattern in compressed columns. */
+static jySparseWork *make_sparse(const problem *p, jyCsc *store) {
+  int rows[M * N], cols[M * N], count = 0;
+  for (int j = 0; j < N; j++)
+    for (int i = 0; i < M; i++)
+      if (p->pattern[i + j * M]) rows[count] = i, cols[count++] = j;
+  if (jy_csc_build(NULL, M, N, (size_t)count, rows, cols, store) != 0) return NULL;
+  return jy_sparse_create(NULL, store);
+}
+
+/* The sparse solve of the dense problem: M's diagonal and A's values gathered into the store. */
+static jyUkOutcome solve_sparse(jySparseWork *sw, jyCsc *store, const jyUkProblem *up,
+                                const jyUkOptions *opt, double *acc, jyUkResult *res) {
+  double diag[N];
+  for (int j = 0; j < N; j++) {
+    diag[j] = up->mass[j + j * N];
+    for (int k = store->p[j]; k < store->p[j + 1]; k++) store->x[k] = up->jac[store->i[k] + j * M];
+  }
+  return jy_sparse_solve(sw, diag, store->x, up, opt, acc, NULL, res);
+}
+
 /* Relative difference of the two paths, and |A q'' - b| relative to |b|, over `trials`
  * problems; the families: plain, with C, with every fifth row a dependent copy dropped. */
 typedef enum { PLAIN, NONIDEAL, DROPPED } family;
@@ -122,11 +150,12 @@ static void compare_paths(family fam, int trials, const char *what) {
                       p.jac,
                       p.rhs,
                       fam == DROPPED ? p.dropped : NULL};
-    jySparseWork *sw = jy_sparse_create(NULL, N, M, p.pattern);
+    jyCsc store;
+    jySparseWork *sw = make_sparse(&p, &store);
     jyUkWork *dw = jy_uk_create(NULL, N, M);
     double sparse[N], dense[N];
     jyUkResult rs, rd;
-    jyUkOutcome os = sw ? jy_sparse_solve(sw, &up, &options, sparse, &rs) : JY_UK_NOT_UNIQUE;
+    jyUkOutcome os = sw ? solve_sparse(sw, &store, &up, &options, sparse, &rs) : JY_UK_NOT_UNIQUE;
     jyUkOutcome od = dw ? jy_uk_solve(dw, &up, &options, dense, &rd) : JY_UK_NOT_UNIQUE;
     outcomes_ok &= os == JY_UK_OK && od == JY_UK_OK && rs.dropped_residual <= 1e-10;
     double scale = 0, diff = 0, bscale = 0, res = 0;
@@ -144,6 +173,7 @@ static void compare_paths(family fam, int trials, const char *what) {
     worst_res = fmax(worst_res, res / bscale);
     worst_cond = fmax(worst_cond, condition(&p));
     jy_sparse_destroy(sw);
+    jy_csc_free(NULL, &store);
     jy_uk_destroy(dw);
   }
   diag("%s: condition of the row-scaled A M^-1/2 up to %.3g", what, worst_cond);
@@ -156,29 +186,31 @@ static void compare_paths(family fam, int trials, const char *what) {
 static void check_refusals(void) {
   static problem p;
   fill(&p);
-  jySparseWork *sw = jy_sparse_create(NULL, N, M, p.pattern);
+  jyCsc store;
+  jySparseWork *sw = make_sparse(&p, &store);
   jyUkWork *dw = jy_uk_create(NULL, N, M);
   jyUkProblem up = {N, M, p.mass, p.force, NULL, p.jac, p.rhs, NULL};
   double acc[N];
   jyUkResult res;
   /* The first factorization takes CHOLMOD's workspace (7 allocations measured); the
    * simulation's warm-up evaluation does that before stepping. */
-  jyUkOutcome out = sw ? jy_sparse_solve(sw, &up, &options, acc, &res) : JY_UK_NOT_UNIQUE;
+  jyUkOutcome out = sw ? solve_sparse(sw, &store, &up, &options, acc, &res) : JY_UK_NOT_UNIQUE;
   long before = process_allocations;
   for (int k = 0; k < 10 && out == JY_UK_OK; k++) {
     p.force[k] += 0.1;
-    out = jy_sparse_solve(sw, &up, &options, acc, &res);
+    out = solve_sparse(sw, &store, &up, &options, acc, &res);
   }
   ok(out == JY_UK_OK && (!WRAP_MALLOC || process_allocations == before),
      "after the first, 10 solves allocate nothing (%ld calls%s)", process_allocations - before,
      WRAP_MALLOC ? "" : "; not counted under ASan");
   jy_sparse_destroy(sw);
+  jy_csc_free(NULL, &store);
   copy_row(&p, M - 2, M - 1, 1); /* the last row repeats the one before, not dropped */
-  sw = jy_sparse_create(NULL, N, M, p.pattern);
-  ok(sw && jy_sparse_solve(sw, &up, &options, acc, &res) == JY_UK_NOT_UNIQUE,
+  sw = make_sparse(&p, &store);
+  ok(sw && solve_sparse(sw, &store, &up, &options, acc, &res) == JY_UK_NOT_UNIQUE,
      "a repeated row not dropped: JY_UK_NOT_UNIQUE, so the dense path takes over");
   for (int j = 0; j < N; j++) p.jac[M - 1 + j * M] = 0;
-  ok(sw && jy_sparse_solve(sw, &up, &options, acc, &res) == JY_UK_NOT_UNIQUE &&
+  ok(sw && solve_sparse(sw, &store, &up, &options, acc, &res) == JY_UK_NOT_UNIQUE &&
        jy_uk_solve(dw, &up, &options, acc, &res) == JY_UK_INCONSISTENT,
      "a zero row with b != 0: left to the dense path, which finds it inconsistent");
   copy_row(&p, M - 2, M - 1, 2);
@@ -186,7 +218,7 @@ static void check_refusals(void) {
   p.dropped[M - 1] = 1;
   up.dropped = p.dropped;
   jyUkResult rd;
-  jyUkOutcome os = sw ? jy_sparse_solve(sw, &up, &options, acc, &res) : JY_UK_OK;
+  jyUkOutcome os = sw ? solve_sparse(sw, &store, &up, &options, acc, &res) : JY_UK_OK;
   jyUkOutcome od = jy_uk_solve(dw, &up, &options, acc, &rd);
   ok(os == JY_UK_INCONSISTENT && od == JY_UK_INCONSISTENT && res.dropped_residual > 1e-4 &&
        rd.dropped_residual > 1e-4,
@@ -194,30 +226,185 @@ static void check_refusals(void) {
      "(dropped residual %.3g sparse, %.3g dense)",
      res.dropped_residual, rd.dropped_residual);
   jy_sparse_destroy(sw);
+  jy_csc_free(NULL, &store);
   jy_uk_destroy(dw);
 }
 
 static void check_applies_and_create(void) {
+  double diag[N];
+  for (int j = 0; j < N; j++) diag[j] = 1 + j;
+  ok(jy_sparse_applies(diag, N), "applies to a diagonal positive M");
+  diag[5] = 0;
+  ok(!jy_sparse_applies(diag, N), "not to an M with a massless coordinate");
+  jyCsc empty = {0, N, NULL, NULL, NULL};
+  ok(!jy_sparse_create(NULL, &empty) && !jy_sparse_create(NULL, NULL),
+     "create refuses no rows or no pattern");
+}
+
+/* --- the KKT path (dyn_kkt.c): block-diagonal, singular M --- */
+
+/* M of 1x1 and 2x2 positive blocks with massless coordinates: those where rows 0, 3, 6, ...
+ * start (about one in seven coordinates), each then the leading entry of its own row (so [M; A] has full column rank and q''
+ * is unique). */
+static void fill_blocks(problem *p) {
+  fill(p);
+  memset(p->mass, 0, sizeof p->mass);
+  unsigned char massless[N] = {0};
+  for (int i = 0; i < M; i += 3) /* not rows 4, 9, ...: compare_kkt makes those copies */
+    if (i % 5 != 4) massless[(int)(1.5 * i)] = 1;
+  for (int j = 0; j < N; j++) {
+    if (massless[j]) continue;
+    double a = pow(10, 4 * uniform() - 2);
+    p->mass[j + j * N] = a;
+    if (j + 1 < N && !massless[j + 1] && uniform() < 0.5) { /* a 2x2 block */
+      double b = pow(10, 4 * uniform() - 2), c = 0.5 * sqrt(a * b) * (2 * uniform() - 1);
+      p->mass[j + 1 + (j + 1) * N] = b;
+      p->mass[j + (j + 1) * N] = p->mass[j + 1 + j * N] = c;
+      j++;
+    }
+  }
+}
+
+/* The stores the evaluator would hold for p: M's blocks and diagonal, A's pattern. */
+static jyKktWork *make_kkt(const problem *p, jyCsc *mass, jyCsc *jac) {
+  static int rows[N * N], cols[N * N];
+  int count = 0;
+  for (int j = 0; j < N; j++)
+    for (int i = 0; i < N; i++)
+      if (i == j || p->mass[i + j * N] != 0) rows[count] = i, cols[count++] = j;
+  if (jy_csc_build(NULL, N, N, (size_t)count, rows, cols, mass) != 0) return NULL;
+  count = 0;
+  for (int j = 0; j < N; j++)
+    for (int i = 0; i < M; i++)
+      if (p->pattern[i + j * M]) rows[count] = i, cols[count++] = j;
+  if (jy_csc_build(NULL, M, N, (size_t)count, rows, cols, jac) != 0) return NULL;
+  return jy_kkt_create(NULL, mass, jac);
+}
+
+static void gather(const problem *p, jyCsc *mass, jyCsc *jac) {
+  for (int j = 0; j < N; j++) {
+    for (int k = mass->p[j]; k < mass->p[j + 1]; k++) mass->x[k] = p->mass[mass->i[k] + j * N];
+    for (int k = jac->p[j]; k < jac->p[j + 1]; k++) jac->x[k] = p->jac[jac->i[k] + j * M];
+  }
+}
+
+/* The constraint force A^T mu (n), the same for every choice of mu among redundant rows. */
+static void constraint_force(const problem *p, const double *mu, double *force) {
+  for (int j = 0; j < N; j++) {
+    force[j] = 0;
+    for (int i = 0; i < M; i++) force[j] += p->jac[i + j * M] * mu[i];
+  }
+}
+
+static double relative_diff(const double *a, const double *b, int count) {
+  double scale = 0, diff = 0;
+  for (int k = 0; k < count; k++) {
+    scale = fmax(scale, fabs(b[k]));
+    diff = fmax(diff, fabs(a[k] - b[k]));
+  }
+  return diff / fmax(scale, 1e-300);
+}
+
+/* KKT against dense on random block-diagonal singular-M problems, with every fifth row a
+ * dropped dependent copy when `redundant`: q'' and the constraint force A^T mu agree. */
+static void compare_kkt(int redundant, int trials, const char *what) {
   static problem p;
-  fill(&p);
+  double worst = 0, worst_force = 0;
+  int outcomes_ok = 1;
+  for (int trial = 0; trial < trials; trial++) {
+    fill_blocks(&p);
+    for (int j = 0; j < N; j++) p.nonideal[j] = 2 * uniform() - 1;
+    for (int i = 4; i < M && redundant; i += 5) {
+      copy_row(&p, i - 1, i, 2);
+      p.dropped[i] = 1;
+    }
+    jyUkProblem up = {N,          M,     p.mass, p.force,
+                      p.nonideal, p.jac, p.rhs,  redundant ? p.dropped : NULL};
+    jyCsc mass, jac;
+    jyKktWork *kw = make_kkt(&p, &mass, &jac);
+    jyUkWork *dw = jy_uk_create(NULL, N, M);
+    double kkt[N], dense[N], mu_k[M], mu_d[M], force_k[N], force_d[N];
+    jyUkResult rk, rd;
+    if (kw) gather(&p, &mass, &jac);
+    jyUkOutcome ok_k =
+      kw ? jy_kkt_solve(kw, &mass, &jac, &up, &options, kkt, mu_k, &rk) : JY_UK_NOT_UNIQUE;
+    jyUkOutcome ok_d = dw ? jy_uk_solve(dw, &up, &options, dense, &rd) : JY_UK_NOT_UNIQUE;
+    outcomes_ok &= ok_k == JY_UK_OK && ok_d == JY_UK_OK;
+    if (ok_k == JY_UK_OK && ok_d == JY_UK_OK) {
+      jy_uk_multipliers(dw, &up, dense, mu_d, NULL);
+      constraint_force(&p, mu_k, force_k);
+      constraint_force(&p, mu_d, force_d);
+      worst = fmax(worst, relative_diff(kkt, dense, N));
+      worst_force = fmax(worst_force, relative_diff(force_k, force_d, N));
+    }
+    jy_kkt_destroy(kw);
+    jy_csc_free(NULL, &mass);
+    jy_csc_free(NULL, &jac);
+    jy_uk_destroy(dw);
+  }
+  ok(outcomes_ok, "%s: both paths solve every problem (JY_UK_OK)", what);
+  is_near(worst, 0, AGREE_TOL, what);
+  is_near(worst_force, 0, AGREE_TOL, "... and the constraint forces A^T mu agree");
+}
+
+/* No rows (springs only), a free massless direction, allocation after the first solve. */
+static void check_kkt_cases(void) {
+  static problem p;
+  fill_blocks(&p);
+  for (int j = 0; j < N; j++)
+    if (p.mass[j + j * N] == 0) p.mass[j + j * N] = 1; /* every coordinate with mass */
+  jyCsc mass, jac, none;
+  jyKktWork *kw = make_kkt(&p, &mass, &jac);
+  int rows[1] = {0}, cols[1] = {0};
+  jy_csc_build(NULL, 0, N, 0, rows, cols, &none);
+  jyKktWork *kw0 = jy_kkt_create(NULL, &mass, &none);
+  jyUkWork *dw = jy_uk_create(NULL, N, M);
+  double kkt[N], dense[N];
+  jyUkResult rk, rd;
+  jyUkProblem up0 = {N, 0, p.mass, p.force, NULL, p.jac, p.rhs, NULL};
+  gather(&p, &mass, &jac);
+  jyUkOutcome o0 =
+    kw0 ? jy_kkt_solve(kw0, &mass, &none, &up0, &options, kkt, NULL, &rk) : JY_UK_NOT_UNIQUE;
+  jyUkOutcome d0 = jy_uk_solve(dw, &up0, &options, dense, &rd);
+  is_near(o0 == JY_UK_OK && d0 == JY_UK_OK ? relative_diff(kkt, dense, N) : 1, 0, AGREE_TOL,
+          "no constraint rows: q'' = M^-1 Q from the KKT path as from the dense one");
+  fill_blocks(&p);
   jyUkProblem up = {N, M, p.mass, p.force, NULL, p.jac, p.rhs, NULL};
-  ok(jy_sparse_applies(&up, 0), "applies to a diagonal positive M");
-  p.mass[1 + 2 * N] = p.mass[2 + 1 * N] = 0.01;
-  ok(!jy_sparse_applies(&up, 0), "not to an M with an off-diagonal entry");
-  ok(jy_sparse_applies(&up, 1), "... unless the assembly vouches that it is diagonal");
-  p.mass[5 + 5 * N] = 0;
-  ok(!jy_sparse_applies(&up, 1), "not to an M with a massless coordinate");
-  ok(!jy_sparse_create(NULL, 0, M, p.pattern) && !jy_sparse_create(NULL, N, 0, p.pattern) &&
-       !jy_sparse_create(NULL, N, M, NULL),
-     "create refuses no coordinates, no rows or no pattern");
+  jy_kkt_destroy(kw);
+  jy_csc_free(NULL, &mass);
+  jy_csc_free(NULL, &jac);
+  kw = make_kkt(&p, &mass, &jac);
+  gather(&p, &mass, &jac);
+  jyUkOutcome out =
+    kw ? jy_kkt_solve(kw, &mass, &jac, &up, &options, kkt, NULL, &rk) : JY_UK_NOT_UNIQUE;
+  long before = process_allocations;
+  for (int k = 0; k < 10 && out == JY_UK_OK; k++) {
+    p.force[k] += 0.1;
+    out = jy_kkt_solve(kw, &mass, &jac, &up, &options, kkt, NULL, &rk);
+  }
+  ok(out == JY_UK_OK && (!WRAP_MALLOC || process_allocations == before),
+     "KKT: after the first, 10 solves allocate nothing (%ld calls%s)", process_allocations - before,
+     WRAP_MALLOC ? "" : "; not counted under ASan");
+  for (int k = jac.p[0]; k < jac.p[1]; k++) jac.x[k] = 0; /* coordinate 0: massless, free */
+  ok(jy_kkt_solve(kw, &mass, &jac, &up, &options, kkt, NULL, &rk) == JY_UK_NOT_UNIQUE,
+     "a massless coordinate no row touches: JY_UK_NOT_UNIQUE (the dense path names it)");
+  jy_kkt_destroy(kw);
+  jy_kkt_destroy(kw0);
+  jy_csc_free(NULL, &mass);
+  jy_csc_free(NULL, &jac);
+  jy_csc_free(NULL, &none);
+  jy_uk_destroy(dw);
 }
 
 int main(void) {
-  plan(18);
+  plan(25);
   compare_paths(PLAIN, 20, "sparse and dense q'' agree (20 problems)");
   compare_paths(NONIDEAL, 10, "sparse and dense q'' agree with a non-ideal C (10 problems)");
   compare_paths(DROPPED, 10, "sparse and dense q'' agree with dependent rows dropped (10)");
   check_refusals();
   check_applies_and_create();
+  compare_kkt(0, 20, "KKT and dense q'' agree, block-diagonal singular M (20 problems)");
+  compare_kkt(1, 10, "KKT and dense q'' agree with dependent rows dropped (10)");
+  check_kkt_cases();
   return done();
 }

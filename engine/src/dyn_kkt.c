@@ -1,0 +1,474 @@
+/* The sparse acceleration solve for any sparse symmetric positive semi-definite M: block
+ * diagonal of any block size, massless coordinates (singular M), no constraint rows at all.
+ *
+ * With the rows of A scaled to unit length (As, bs) and the auxiliary mass
+ * M_a = M + alpha As^T As (positive definite whenever q'' is unique), q'' and z solve the
+ * quasi-definite system
+ *     K [q''; z] = [M_a, As^T; As, -beta I] [q''; z] = [Q + C + alpha As^T bs; bs]
+ * at beta = 0 (then A q'' = b and M q'' = Q + C - As^T z: the multipliers are mu = -S z).
+ * A quasi-definite matrix has an LDL^T factorization in any symmetric ordering, so CHOLMOD's
+ * simplicial LDL^T factors K (beta > 0) in a fill-reducing ordering chosen once; K's pattern
+ * is that of M, A and As^T As, fixed by the model, and is stored already permuted so that a
+ * factorization permutes nothing (allocates nothing). Iterative refinement against beta = 0
+ * removes the shift. Dependent rows the caller drops become decoupled rows (z = 0); rows
+ * that depend on the others without being dropped, and massless free directions, show as
+ * tiny pivots: JY_UK_NOT_UNIQUE, and the caller decides (dense rank-revealing path or error).
+ * M, A are read from compressed-column stores (jyCsc), never from dense arrays. */
+#include "dyn_kkt.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <suitesparse/cholmod.h>
+
+#include "mem.h"
+
+/* --- compressed-column patterns --- */
+
+typedef struct {
+  int64_t key;
+  int index;
+} KeyedEntry;
+
+static int compare_keys(const void *a, const void *b) {
+  int64_t x = ((const KeyedEntry *)a)->key, y = ((const KeyedEntry *)b)->key;
+  return (x > y) - (x < y);
+}
+
+/* Sorts (row, col) pairs by column then row; position[k] receives pair k's place among the
+ * distinct pairs, p (ncol + 1) and i (distinct count) their pattern. Returns the distinct
+ * count, or -1. i may be NULL (count only). */
+static int64_t sorted_pattern(const jyAllocator *a, int nrow, int ncol, size_t count,
+                              const int *rows, const int *cols, int *position, int *p, int *i) {
+  KeyedEntry *e = jy_calloc(a, count + 1, sizeof *e);
+  if (!e) return -1;
+  for (size_t k = 0; k < count; k++) e[k] = (KeyedEntry){(int64_t)cols[k] * nrow + rows[k], (int)k};
+  qsort(e, count, sizeof *e, compare_keys);
+  int64_t distinct = 0;
+  for (int j = 0; j <= ncol; j++) p[j] = 0;
+  for (size_t k = 0; k < count; k++) {
+    if (k == 0 || e[k].key != e[k - 1].key) {
+      if (i) i[distinct] = (int)(e[k].key % nrow);
+      p[e[k].key / nrow + 1]++;
+      distinct++;
+    }
+    if (position) position[e[k].index] = (int)(distinct - 1);
+  }
+  for (int j = 0; j < ncol; j++) p[j + 1] += p[j];
+  jy_free(a, e);
+  return distinct;
+}
+
+int jy_csc_build(const jyAllocator *a, int nrow, int ncol, size_t count, const int *rows,
+                 const int *cols, jyCsc *out) {
+  memset(out, 0, sizeof *out);
+  out->nrow = nrow;
+  out->ncol = ncol;
+  out->p = jy_calloc(a, (size_t)ncol + 1, sizeof(int));
+  out->i = jy_calloc(a, count + 1, sizeof(int));
+  if (!out->p || !out->i ||
+      sorted_pattern(a, nrow > 0 ? nrow : 1, ncol, count, rows, cols, NULL, out->p, out->i) < 0) {
+    jy_csc_free(a, out);
+    return -1;
+  }
+  out->x = jy_calloc(a, (size_t)out->p[ncol] + 1, sizeof(double));
+  if (!out->x) {
+    jy_csc_free(a, out);
+    return -1;
+  }
+  return 0;
+}
+
+void jy_csc_free(const jyAllocator *a, jyCsc *c) {
+  jy_free(a, c->p);
+  jy_free(a, c->i);
+  jy_free(a, c->x);
+  c->p = c->i = NULL;
+  c->x = NULL;
+}
+
+/* --- the KKT work --- */
+
+struct jyKktWork {
+  jyAllocator alloc;
+  int n, m, size;
+  cholmod_common common;
+  int started;
+  cholmod_sparse *k; /* upper triangle of P K P^T */
+  cholmod_factor *l; /* its simplicial LDL^T, natural ordering */
+  int *perm, *inv;   /* position k of the factor is unknown perm[k] (coordinates, then rows) */
+  int *mass_pos;     /* per entry of M: its place in k, -1 below the diagonal */
+  int *jac_pos;      /* per entry of A: its place in k (column n + row) */
+  int *pair_a, *pair_b, *pair_pos, npairs; /* As^T As: entries a, b of one row of A */
+  int *row_pos, *mass_diag;                /* per row: its diagonal in k; per coordinate: M_jj */
+  double *row_scale, *row_norm, *rhs, *x, *res, *corr;
+};
+
+void jy_kkt_destroy(jyKktWork *w) {
+  if (!w) return;
+  if (w->started) {
+    cholmod_free_sparse(&w->k, &w->common);
+    cholmod_free_factor(&w->l, &w->common);
+    cholmod_finish(&w->common);
+  }
+  jyAllocator a = w->alloc;
+  int *ints[] = {w->perm,   w->inv,      w->mass_pos, w->jac_pos,  w->pair_a,
+                 w->pair_b, w->pair_pos, w->row_pos,  w->mass_diag};
+  for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) jy_free(&a, ints[k]);
+  double *doubles[] = {w->row_scale, w->row_norm, w->rhs, w->x, w->res, w->corr};
+  for (size_t k = 0; k < sizeof doubles / sizeof doubles[0]; k++) jy_free(&a, doubles[k]);
+  jy_free(&a, w);
+}
+
+/* The unordered pairs of unknowns (ta, tb) where K can be non-zero, in this order: M's
+ * upper entries, A's entries (coordinate, n + row), the products of As^T As, the rows'
+ * diagonals, the coordinates' diagonals. Returns how many (arrays NULL: count only). */
+static size_t k_entries(const jyKktWork *w, const jyCsc *mass, const jyCsc *jac, int *ta, int *tb) {
+  size_t t = 0;
+  int n = w->n, m = w->m;
+  for (int j = 0; j < n; j++)
+    for (int k = mass->p[j]; k < mass->p[j + 1]; k++)
+      if (mass->i[k] <= j) {
+        if (ta) ta[t] = mass->i[k], tb[t] = j;
+        t++;
+      }
+  for (int j = 0; j < n; j++)
+    for (int k = jac->p[j]; k < jac->p[j + 1]; k++) {
+      if (ta) ta[t] = j, tb[t] = n + jac->i[k];
+      t++;
+    }
+  for (int q = 0; q < w->npairs; q++) {
+    if (ta) ta[t] = w->pair_a[q], tb[t] = w->pair_b[q]; /* columns, filled below */
+    t++;
+  }
+  for (int r = 0; r < m + n; r++) {
+    if (ta) ta[t] = r < m ? n + r : r - m, tb[t] = ta[t];
+    t++;
+  }
+  return t;
+}
+
+/* The products of As^T As: for every row of A, each pair of its entries (a, b) with
+ * column(a) <= column(b). pair_a/pair_b hold entry indices. */
+static int build_pairs(jyKktWork *w, const jyCsc *jac) {
+  int m = w->m, n = w->n, nnz = jac->p[n];
+  int *row_ptr = jy_calloc(&w->alloc, (size_t)m + 2, sizeof(int));
+  int *row_entry = jy_calloc(&w->alloc, (size_t)nnz + 1, sizeof(int));
+  int status = -1;
+  if (!row_ptr || !row_entry) goto done;
+  for (int k = 0; k < nnz; k++) row_ptr[jac->i[k] + 2]++;
+  for (int r = 0; r < m; r++) row_ptr[r + 2] += row_ptr[r + 1];
+  for (int j = 0; j < n; j++) /* columns in order: each row's entries by column */
+    for (int k = jac->p[j]; k < jac->p[j + 1]; k++) row_entry[row_ptr[jac->i[k] + 1]++] = k;
+  size_t npairs = 0;
+  for (int r = 0; r < m; r++) {
+    size_t c = (size_t)(row_ptr[r + 1] - row_ptr[r]);
+    npairs += c * (c + 1) / 2;
+  }
+  w->pair_a = jy_calloc(&w->alloc, npairs + 1, sizeof(int));
+  w->pair_b = jy_calloc(&w->alloc, npairs + 1, sizeof(int));
+  w->pair_pos = jy_calloc(&w->alloc, npairs + 1, sizeof(int));
+  if (!w->pair_a || !w->pair_b || !w->pair_pos) goto done;
+  for (int r = 0; r < m; r++)
+    for (int x = row_ptr[r]; x < row_ptr[r + 1]; x++)
+      for (int y = x; y < row_ptr[r + 1]; y++) {
+        w->pair_a[w->npairs] = row_entry[x];
+        w->pair_b[w->npairs] = row_entry[y];
+        w->npairs++;
+      }
+  status = 0;
+done:
+  jy_free(&w->alloc, row_ptr);
+  jy_free(&w->alloc, row_entry);
+  return status;
+}
+
+/* Column of entry k of A (entries are stored column by column). */
+static int entry_column(const jyCsc *c, int k) {
+  int lo = 0, hi = c->ncol - 1;
+  while (lo < hi) {
+    int mid = lo + (hi - lo + 1) / 2;
+    if (c->p[mid] <= k)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+/* K's upper pattern in the order inv (unknown u at position inv[u]) into w->k, and where
+ * each contribution lands. Allocation happens here only. */
+static int build_k(jyKktWork *w, const jyCsc *mass, const jyCsc *jac) {
+  size_t count = k_entries(w, mass, jac, NULL, NULL);
+  int *ta = jy_calloc(&w->alloc, count + 1, sizeof(int));
+  int *tb = jy_calloc(&w->alloc, count + 1, sizeof(int));
+  int *pos = jy_calloc(&w->alloc, count + 1, sizeof(int));
+  int *cp = jy_calloc(&w->alloc, (size_t)w->size + 1, sizeof(int)), status = -1;
+  if (!ta || !tb || !pos || !cp) goto done;
+  k_entries(w, mass, jac, ta, tb);
+  size_t first_pair = count - (size_t)w->npairs - (size_t)w->size;
+  for (int q = 0; q < w->npairs; q++) {
+    ta[first_pair + q] = entry_column(jac, w->pair_a[q]);
+    tb[first_pair + q] = entry_column(jac, w->pair_b[q]);
+  }
+  for (size_t t = 0; t < count; t++) { /* upper triangle of the permuted matrix */
+    int a = w->inv[ta[t]], b = w->inv[tb[t]];
+    ta[t] = a < b ? a : b;
+    tb[t] = a < b ? b : a;
+  }
+  int64_t nnz = sorted_pattern(&w->alloc, w->size, w->size, count, ta, tb, pos, cp, NULL);
+  if (nnz < 0) goto done;
+  w->k = cholmod_allocate_sparse((size_t)w->size, (size_t)w->size, (size_t)nnz, 1, 1, 1,
+                                 CHOLMOD_REAL, &w->common);
+  if (!w->k) goto done;
+  int *kp = w->k->p, *ki = w->k->i;
+  memcpy(kp, cp, sizeof(int) * ((size_t)w->size + 1));
+  for (size_t t = 0; t < count; t++) ki[pos[t]] = ta[t];
+  double *kx = w->k->x;
+  for (int64_t q = 0; q < nnz; q++) kx[q] = 1.0; /* any non-zero for the analysis */
+  size_t t = 0;
+  for (int j = 0; j < w->n; j++)
+    for (int k = mass->p[j]; k < mass->p[j + 1]; k++)
+      w->mass_pos[k] = mass->i[k] <= j ? pos[t++] : -1;
+  for (int k = 0; k < jac->p[w->n]; k++) w->jac_pos[k] = pos[t++];
+  for (int q = 0; q < w->npairs; q++) w->pair_pos[q] = pos[t++];
+  for (int r = 0; r < w->m; r++) w->row_pos[r] = pos[t++];
+  status = 0;
+done:
+  jy_free(&w->alloc, ta);
+  jy_free(&w->alloc, tb);
+  jy_free(&w->alloc, pos);
+  jy_free(&w->alloc, cp);
+  return status;
+}
+
+static int allocate_arrays(jyKktWork *w, const jyCsc *mass, const jyCsc *jac) {
+  const jyAllocator *a = &w->alloc;
+  size_t size = (size_t)w->size + 1;
+  w->perm = jy_calloc(a, size, sizeof(int));
+  w->inv = jy_calloc(a, size, sizeof(int));
+  w->mass_pos = jy_calloc(a, (size_t)mass->p[w->n] + 1, sizeof(int));
+  w->jac_pos = jy_calloc(a, (size_t)jac->p[w->n] + 1, sizeof(int));
+  w->row_pos = jy_calloc(a, (size_t)w->m + 1, sizeof(int));
+  w->mass_diag = jy_calloc(a, (size_t)w->n + 1, sizeof(int));
+  w->row_scale = jy_calloc(a, (size_t)w->m + 1, sizeof(double));
+  w->row_norm = jy_calloc(a, (size_t)w->m + 1, sizeof(double));
+  w->rhs = jy_calloc(a, size, sizeof(double));
+  w->x = jy_calloc(a, size, sizeof(double));
+  w->res = jy_calloc(a, size, sizeof(double));
+  w->corr = jy_calloc(a, size, sizeof(double));
+  if (!w->perm || !w->inv || !w->mass_pos || !w->jac_pos || !w->row_pos || !w->mass_diag ||
+      !w->row_scale || !w->row_norm || !w->rhs || !w->x || !w->res || !w->corr)
+    return -1;
+  for (int j = 0; j < w->n; j++) w->mass_diag[j] = jy_csc_find(mass, j, j);
+  return 0;
+}
+
+jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCsc *jac) {
+  jyAllocator a = alloc ? *alloc : (jyAllocator){0};
+  if (!mass || !jac || mass->ncol <= 0 || jac->ncol != mass->ncol) return NULL;
+  jyKktWork *w = jy_calloc(&a, 1, sizeof *w);
+  if (!w) return NULL;
+  w->alloc = a;
+  w->n = mass->ncol;
+  w->m = jac->nrow;
+  w->size = w->n + w->m;
+  if (allocate_arrays(w, mass, jac) != 0 || build_pairs(w, jac) != 0) goto fail;
+  cholmod_start(&w->common);
+  w->started = 1;
+  w->common.print = 0;
+  w->common.supernodal = CHOLMOD_SIMPLICIAL;
+  w->common.final_ll = 0; /* LDL^T: K is indefinite */
+  /* The pattern in the natural order lets CHOLMOD choose the ordering; K is then built
+   * again in that order and analysed with the natural ordering. */
+  for (int u = 0; u < w->size; u++) w->perm[u] = w->inv[u] = u;
+  if (build_k(w, mass, jac) != 0) goto fail;
+  cholmod_factor *order = cholmod_analyze(w->k, &w->common);
+  if (!order) goto fail;
+  const int *perm = order->Perm;
+  for (int k = 0; k < w->size; k++) {
+    w->perm[k] = perm[k];
+    w->inv[perm[k]] = k;
+  }
+  cholmod_free_factor(&order, &w->common);
+  cholmod_free_sparse(&w->k, &w->common);
+  if (build_k(w, mass, jac) != 0) goto fail;
+  w->common.nmethods = 1;
+  w->common.method[0].ordering = CHOLMOD_NATURAL;
+  w->common.postorder = 0;
+  w->l = cholmod_analyze(w->k, &w->common);
+  if (!w->l || w->l->ordering != CHOLMOD_NATURAL) goto fail;
+  return w;
+fail:
+  jy_kkt_destroy(w);
+  return NULL;
+}
+
+/* --- the numeric solve --- */
+
+/* Row scales (1 / |A_i|; 0 for dropped and zero rows) and alpha. */
+static double scale_rows(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, const jyUkProblem *p,
+                         double augment_scale) {
+  int n = w->n, m = w->m;
+  memset(w->row_scale, 0, sizeof(double) * (size_t)m);
+  for (int k = 0; k < jac->p[n]; k++) w->row_scale[jac->i[k]] += jac->x[k] * jac->x[k];
+  for (int r = 0; r < m; r++) {
+    double norm = sqrt(w->row_scale[r]);
+    w->row_norm[r] = norm;
+    w->row_scale[r] = (p->dropped && p->dropped[r]) || !(norm > 0) ? 0.0 : 1.0 / norm;
+  }
+  if (m == 0) return 0.0;
+  double trace = 0;
+  for (int j = 0; j < n; j++) trace += w->mass_diag[j] >= 0 ? mass->x[w->mass_diag[j]] : 0.0;
+  double alpha = trace / n;
+  if (!(alpha > 0)) alpha = 1.0;
+  return alpha * (augment_scale > 0 ? augment_scale : 1.0);
+}
+
+/* K's values at the shift beta, and the right side [Q + C + alpha As^T bs; bs] (permuted). */
+static void fill_k(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, const jyUkProblem *p,
+                   double alpha, double beta) {
+  int n = w->n, m = w->m;
+  double *kx = w->k->x;
+  memset(kx, 0, sizeof(double) * (size_t)((int *)w->k->p)[w->size]);
+  for (int k = 0; k < mass->p[n]; k++)
+    if (w->mass_pos[k] >= 0) kx[w->mass_pos[k]] += mass->x[k];
+  for (int q = 0; q < w->npairs; q++) {
+    int a = w->pair_a[q], b = w->pair_b[q];
+    double s = w->row_scale[jac->i[a]];
+    kx[w->pair_pos[q]] += alpha * s * s * jac->x[a] * jac->x[b];
+  }
+  for (int j = 0; j < n; j++)
+    w->rhs[w->inv[j]] = p->force[j] + (p->nonideal ? p->nonideal[j] : 0.0);
+  for (int j = 0; j < n; j++)
+    for (int k = jac->p[j]; k < jac->p[j + 1]; k++) {
+      int r = jac->i[k];
+      double s = w->row_scale[r];
+      kx[w->jac_pos[k]] += s * jac->x[k];
+      w->rhs[w->inv[j]] += alpha * s * jac->x[k] * s * p->rhs[r];
+    }
+  for (int r = 0; r < m; r++) {
+    int active = w->row_scale[r] != 0;
+    kx[w->row_pos[r]] = active ? -beta : -1.0; /* a left-out row: decoupled, z = 0 */
+    w->rhs[w->inv[n + r]] = active ? w->row_scale[r] * p->rhs[r] : 0.0;
+  }
+}
+
+/* x <- (L D L^T)^-1 x with the simplicial LDL^T factor (unit L, D on its diagonal). */
+static void solve_ldl(const cholmod_factor *l, double *x) {
+  const int *lp = l->p, *li = l->i, *lnz = l->nz;
+  const double *lx = l->x;
+  int n = (int)l->n;
+  for (int j = 0; j < n; j++)
+    for (int k = lp[j] + 1; k < lp[j] + lnz[j]; k++) x[li[k]] -= lx[k] * x[j];
+  for (int j = 0; j < n; j++) x[j] /= lx[lp[j]];
+  for (int j = n - 1; j >= 0; j--)
+    for (int k = lp[j] + 1; k < lp[j] + lnz[j]; k++) x[j] -= lx[k] * x[li[k]];
+}
+
+/* Whether the pivots have the signs of a quasi-definite matrix: coordinates' positive, the
+ * kept rows' negative. A free massless direction makes K singular (a zero pivot, or one of
+ * the wrong sign from rounding); where a pivot is small is no guide (a row eliminated after
+ * the coordinates it shares with another row has a pivot near -beta without being
+ * dependent), so near-singularity is judged by the refinement instead. */
+static int pivots_sound(const jyKktWork *w) {
+  const int *lp = w->l->p;
+  const double *lx = w->l->x;
+  for (int k = 0; k < w->size; k++) {
+    int u = w->perm[k];
+    double d = lx[lp[k]];
+    if (!isfinite(d)) return 0;
+    if (u < w->n ? !(d > 0) : w->row_scale[u - w->n] != 0 && !(d < 0)) return 0;
+  }
+  return 1;
+}
+
+/* res = rhs - K0 x, K0: K without the shift of the active rows (K stored upper). */
+static double kkt_residual(jyKktWork *w, double beta) {
+  const int *kp = w->k->p, *ki = w->k->i;
+  const double *kx = w->k->x;
+  memcpy(w->res, w->rhs, sizeof(double) * (size_t)w->size);
+  for (int j = 0; j < w->size; j++)
+    for (int q = kp[j]; q < kp[j + 1]; q++) {
+      int i = ki[q];
+      w->res[i] -= kx[q] * w->x[j];
+      if (i != j) w->res[j] -= kx[q] * w->x[i];
+    }
+  for (int r = 0; r < w->m; r++)
+    if (w->row_scale[r] != 0) w->res[w->inv[w->n + r]] -= beta * w->x[w->inv[w->n + r]];
+  double worst = 0;
+  for (int k = 0; k < w->size; k++) worst = fmax(worst, fabs(w->res[k]));
+  return worst;
+}
+
+/* Solve, then refine against beta = 0 while that keeps improving the answer. Returns the
+ * last residual of the unshifted system relative to its right side. */
+static double refined_solve(jyKktWork *w, double beta) {
+  memcpy(w->x, w->rhs, sizeof(double) * (size_t)w->size);
+  solve_ldl(w->l, w->x);
+  double last = INFINITY, size = 0;
+  for (int k = 0; k < w->size; k++) size = fmax(size, fabs(w->rhs[k]));
+  for (int pass = 0; pass < 12; pass++) {
+    double worst = kkt_residual(w, beta);
+    if (!(worst < 0.5 * last) || worst == 0) {
+      last = fmin(last, worst);
+      break;
+    }
+    last = worst;
+    memcpy(w->corr, w->res, sizeof(double) * (size_t)w->size);
+    solve_ldl(w->l, w->corr);
+    for (int k = 0; k < w->size; k++) w->x[k] += w->corr[k];
+  }
+  return last / (size > 0 ? size : 1.0);
+}
+
+/* acc, mu and the scaled residual of A q'' = b (as the dense path measures it). */
+static void unpack(jyKktWork *w, const jyCsc *jac, const jyUkProblem *p, double consistency_tol,
+                   double *acc, double *mu, jyUkResult *result) {
+  int n = w->n, m = w->m;
+  for (int j = 0; j < n; j++) acc[j] = w->x[w->inv[j]];
+  if (mu)
+    for (int r = 0; r < m; r++) mu[r] = -w->row_scale[r] * w->x[w->inv[n + r]];
+  double *ax = w->res; /* A q'' - b, row by row */
+  for (int r = 0; r < m; r++) ax[r] = -p->rhs[r];
+  for (int j = 0; j < n; j++)
+    for (int k = jac->p[j]; k < jac->p[j + 1]; k++) ax[jac->i[k]] += jac->x[k] * acc[j];
+  double scale = 0, worst = 0, dropped_worst = 0;
+  for (int r = 0; r < m; r++)
+    if (w->row_scale[r] != 0) scale = fmax(scale, fabs(w->row_scale[r] * p->rhs[r]));
+  if (!(scale > 0)) scale = 1;
+  for (int r = 0; r < m; r++) {
+    int dropped = p->dropped && p->dropped[r];
+    /* a dropped row is measured at its own unit length, as the dense path does */
+    double unit = w->row_norm[r] > 0 ? 1.0 / w->row_norm[r] : 0.0;
+    w->corr[r] = unit != 0 ? unit * ax[r] / scale : ax[r];
+    worst = fmax(worst, fabs(w->corr[r]));
+    if (dropped) dropped_worst = fmax(dropped_worst, fabs(w->corr[r]));
+  }
+  result->residual = worst;
+  result->dropped_residual = dropped_worst;
+  result->row_residual = w->corr;
+  result->outcome = worst <= consistency_tol ? JY_UK_OK : JY_UK_INCONSISTENT;
+}
+
+jyUkOutcome jy_kkt_solve(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, const jyUkProblem *p,
+                         const jyUkOptions *opt, double *acc, double *mu, jyUkResult *result) {
+  result->outcome = JY_UK_OK;
+  result->rank = -1; /* not revealed by this path */
+  result->residual = 0;
+  result->dropped_residual = 0;
+  result->row_residual = w->corr;
+  double alpha = scale_rows(w, mass, jac, p, opt->augment_scale);
+  /* The shift: far below the rows' pivots (~1/alpha, unit rows), enough to factor. */
+  double beta = w->m > 0 ? 1e-10 / alpha : 0.0;
+  fill_k(w, mass, jac, p, alpha, beta);
+  if (!cholmod_factorize(w->k, w->l, &w->common) || w->common.status != CHOLMOD_OK || w->l->is_ll ||
+      w->l->is_super || !pivots_sound(w))
+    return result->outcome = JY_UK_NOT_UNIQUE;
+  /* Refinement that stalls above 1e-8 of the right side: K is (nearly) singular, a free
+   * massless direction or rows that contradict each other; rounding alone stays ~1e-14. */
+  if (!(refined_solve(w, beta) <= 1e-8)) return result->outcome = JY_UK_NOT_UNIQUE;
+  unpack(w, jac, p, opt->consistency_tol, acc, mu, result);
+  return result->outcome;
+}

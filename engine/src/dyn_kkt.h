@@ -1,0 +1,53 @@
+/* Compressed-column matrices with a fixed pattern, and the sparse acceleration solve for any
+ * symmetric positive semi-definite sparse M (blocks of any size, massless coordinates) through
+ * the quasi-definite KKT matrix (CHOLMOD simplicial LDL^T). Internal. */
+#ifndef JY_DYN_KKT_H
+#define JY_DYN_KKT_H
+
+#include "dyn_uk.h"
+
+/* A compressed-column matrix whose pattern is fixed when it is built: column j's entries are
+ * p[j] .. p[j + 1] - 1, rows i[] sorted, values x[]. */
+typedef struct jyCsc {
+  int nrow, ncol;
+  int *p, *i;
+  double *x;
+} jyCsc;
+
+/* The pattern of `count` (row, col) pairs (duplicates merged), values zero. 0, or -1 (no
+ * memory). */
+int jy_csc_build(const jyAllocator *alloc, int nrow, int ncol, size_t count, const int *rows,
+                 const int *cols, jyCsc *out);
+void jy_csc_free(const jyAllocator *alloc, jyCsc *c);
+
+/* Position of (row, col) in c's pattern, or -1 (binary search in the column). */
+static inline int jy_csc_find(const jyCsc *c, int row, int col) {
+  int lo = c->p[col], hi = c->p[col + 1] - 1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2, r = c->i[mid];
+    if (r == row) return mid;
+    if (r < row)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
+  return -1;
+}
+
+typedef struct jyKktWork jyKktWork;
+
+/* For M (n x n, both triangles stored) and A (m x n, m may be 0) of these patterns: the
+ * ordering and symbolic factorization, done once. NULL when out of memory. */
+jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCsc *jac);
+void jy_kkt_destroy(jyKktWork *work);
+
+/* q'' (acc) and the multipliers mu (m, A^T mu = M q'' - Q - C; NULL: not wanted) from the
+ * values in mass and jac, Q, C, b and the dropped rows of p (p->mass and p->jac are not
+ * read). Solves [M + alpha As^T As, As^T; As, -beta I] [q''; z] = [Q + C + alpha As^T bs; bs]
+ * (As, bs: rows scaled to unit length) and refines against beta = 0. JY_UK_NOT_UNIQUE when
+ * the pivots show a free massless direction or rows that depend on the others (the caller
+ * decides: the dense rank-revealing path, or an error). No allocation. */
+jyUkOutcome jy_kkt_solve(jyKktWork *work, const jyCsc *mass, const jyCsc *jac, const jyUkProblem *p,
+                         const jyUkOptions *opt, double *acc, double *mu, jyUkResult *result);
+
+#endif
