@@ -412,9 +412,12 @@ static double refined_solve(jyKktWork *w, double beta) {
   for (int pass = 0; pass < 12; pass++) {
     double worst = kkt_residual(w, beta);
     if (!(worst < 0.5 * last) || worst == 0) {
+      if (!(worst <= last)) /* the last correction made it worse: keep the answer before it */
+        for (int k = 0; k < w->size; k++) w->x[k] -= w->corr[k];
       last = fmin(last, worst);
       break;
     }
+
     last = worst;
     memcpy(w->corr, w->res, sizeof(double) * (size_t)w->size);
     solve_ldl(w->l, w->corr);
@@ -430,13 +433,19 @@ static void unpack(jyKktWork *w, const jyCsc *jac, const jyUkProblem *p, double 
   for (int j = 0; j < n; j++) acc[j] = w->x[w->inv[j]];
   if (mu)
     for (int r = 0; r < m; r++) mu[r] = -w->row_scale[r] * w->x[w->inv[n + r]];
-  double *ax = w->res; /* A q'' - b, row by row */
-  for (int r = 0; r < m; r++) ax[r] = -p->rhs[r];
+  double *ax = w->res, *terms = w->corr; /* A q'' - b, sum |A_rj q''_j| (corr: reused below) */
+  for (int r = 0; r < m; r++) ax[r] = -p->rhs[r], terms[r] = 0;
   for (int j = 0; j < n; j++)
-    for (int k = jac->p[j]; k < jac->p[j + 1]; k++) ax[jac->i[k]] += jac->x[k] * acc[j];
+    for (int k = jac->p[j]; k < jac->p[j + 1]; k++) {
+      ax[jac->i[k]] += jac->x[k] * acc[j];
+      terms[jac->i[k]] += fabs(jac->x[k] * acc[j]);
+    }
+  /* Relative to the size of what the rows balance: b, and the terms of A q'' (at rest b is
+   * zero or rounding, ~1e-29, while the terms are of the order of g). */
   double scale = 0, worst = 0, dropped_worst = 0;
   for (int r = 0; r < m; r++)
-    if (w->row_scale[r] != 0) scale = fmax(scale, fabs(w->row_scale[r] * p->rhs[r]));
+    if (w->row_scale[r] != 0)
+      scale = fmax(scale, w->row_scale[r] * fmax(fabs(p->rhs[r]), terms[r]));
   if (!(scale > 0)) scale = 1;
   for (int r = 0; r < m; r++) {
     int dropped = p->dropped && p->dropped[r];
