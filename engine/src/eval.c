@@ -162,17 +162,24 @@ static int large_model(const jyModel *md, int allow_sparse) {
     md->n >= md->solver.sparse_min_coords && md->n > JY_DENSE_FALLBACK_MAX_COORDS;
 }
 
+/* Whether the evaluator solves in its store (sparse_solvers' condition): its dense M, A,
+ * projection copy and solver workspace are then made only when a fallback needs them
+ * (jy_eval_dense_ready): n^2 + 2 m n doubles and more, 200 MB at 2000 coordinates. */
+static int lazy_dense(const jyModel *md, int allow_sparse) {
+  return allow_sparse && md->solver.sparse_min_coords > 0 && md->n >= md->solver.sparse_min_coords;
+}
+
 static int double_buffers(jyEval *e, EvalBuffer *b) {
   const jyModel *md = e->model;
   size_t n = (size_t)md->n, m = (size_t)md->m;
-  size_t square = e->large ? 0 : n * n + 1, projection = e->large ? 0 : m * n + 1;
+  size_t square = e->lazy_dense ? 0 : n * n + 1, projection = e->lazy_dense ? 0 : m * n + 1;
   size_t pc = (size_t)md->max_part_coords + 1, pr = (size_t)md->max_part_rows + 1;
   size_t width = (size_t)(md->max_source_coords > 0 ? md->max_source_coords : 1);
   const EvalBuffer list[] = {
     {&e->mass, square},
     {&e->force, n + 1},
     {&e->nonideal, n + 1},
-    {&e->jac, e->large ? 0 : m * n + 1}, /* large: made on demand (dense_constraints) */
+    {&e->jac, e->lazy_dense ? 0 : m * n + 1}, /* lazy: made on demand */
     {&e->rhs, m + 1},
     {&e->residual, m + 1},
     {&e->rate, m + 1},
@@ -215,6 +222,7 @@ static jyEval *create(const jyModel *model, int allow_sparse) {
   e->model = model;
   e->alloc = model->alloc;
   e->large = large_model(model, allow_sparse);
+  e->lazy_dense = lazy_dense(model, allow_sparse);
   size_t n = (size_t)model->n, m = (size_t)model->m, pc = (size_t)model->max_part_coords + 1;
   size_t width = (size_t)(model->max_source_coords > 0 ? model->max_source_coords : 1);
   EvalBuffer buffers[MAX_EVAL_BUFFERS];
@@ -231,7 +239,7 @@ static jyEval *create(const jyModel *model, int allow_sparse) {
     memcpy(e->dependent, model->dependent_rows, m);
     e->ndependent = model->ndependent;
   }
-  e->uk = e->large ? NULL : jy_uk_create(a, model->n, model->m);
+  e->uk = e->lazy_dense ? NULL : jy_uk_create(a, model->n, model->m);
   e->store_mass_diag = jy_calloc(a, n + 1, sizeof(int));
   e->mass_diag = jy_calloc(a, n + 1, sizeof(double));
   e->solve_dropped = jy_calloc(a, m + 1, 1);
@@ -239,7 +247,7 @@ static jyEval *create(const jyModel *model, int allow_sparse) {
     index_part_glues(e) == 0;
   if (ok && allow_sparse) sparse_solvers(e);
   if (!ok || !e->proj_use || !e->map_count || !e->map_col || !e->flags || !e->dependent ||
-      !(e->uk || e->large) || (e->large && !e->store_solves)) {
+      !(e->uk || e->lazy_dense) || (e->lazy_dense && !e->store_solves)) {
     jy_eval_destroy(e);
     return NULL;
   }
@@ -252,9 +260,20 @@ jyEval *jy_eval_create_dense(const jyModel *model) { return create(model, 0); }
 
 /* The dense solver's workspace, made on first use for a large model (a compile's dependent
  * rows: not the right-hand side). NULL when out of memory. */
-static jyUkWork *dense_work(jyEval *e) {
-  if (!e->uk) e->uk = jy_uk_create(&e->alloc, e->model->n, e->model->m);
-  return e->uk;
+int jy_eval_dense_ready(jyEval *e) {
+  const jyModel *md = e->model;
+  size_t n = (size_t)md->n, m = (size_t)md->m;
+  if (!e->jac) {
+    if (!(e->jac = jy_calloc(&e->alloc, m * n + 1, sizeof(double)))) return -1;
+    e->dense_valid &= ~(unsigned)JY_ASM_CONSTRAINTS;
+  }
+  if (!e->mass && !e->large) { /* a large model's M stays sparse (3.2 GB at 20,000) */
+    if (!(e->mass = jy_calloc(&e->alloc, n * n + 1, sizeof(double)))) return -1;
+    e->dense_valid &= ~(unsigned)JY_ASM_MASS;
+  }
+  if (!e->uk && !(e->uk = jy_uk_create(&e->alloc, md->n, md->m))) return -1;
+  jy_eval_make_dense(e);
+  return 0;
 }
 
 void jy_eval_destroy(jyEval *e) {
@@ -389,11 +408,15 @@ jyUkOutcome jy_eval_solve(jyEval *e, const jyUkProblem *problem_in, const jyUkOp
     }
     /* Rank lost, a free direction, or rows the sparse solve could not meet (near a singular
      * configuration): the rank-revealing solve decides. */
-    jy_eval_make_dense(e);
   }
-  if (!e->uk) { /* a large model: no dense solve */
+  if (e->large || (!e->uk && jy_eval_dense_ready(e) != 0)) { /* no dense solve here */
     e->dense_refused = 1;
     return result->outcome = JY_UK_NOT_UNIQUE;
+  }
+  if (own) { /* the dense arrays may have been made just now */
+    jy_eval_make_dense(e);
+    p.mass = e->mass;
+    p.jac = e->jac;
   }
   jyUkOutcome out = jy_uk_solve(e->uk, &p, opt, acc, result);
   if (mu && out != JY_UK_NOT_UNIQUE) jy_uk_multipliers(e->uk, &p, acc, mu, NULL);
@@ -407,23 +430,10 @@ jyUkOutcome jy_eval_sparse_or_dense(jyEval *e, const jyUkProblem *p, const jyUkO
   return jy_eval_solve(e, &q, opt, acc, NULL, result);
 }
 
-/* A large model keeps no dense A: the rank-revealing decision (compile's, on a model whose
- * rows the sparse check could not clear) makes it, once, from the store. 0 or -1. */
-static int dense_constraints(jyEval *e) {
-  if (e->jac) return 0;
-  const jyModel *m = e->model;
-  e->jac = jy_calloc(&e->alloc, (size_t)m->m * (size_t)m->n + 1, sizeof(double));
-  if (!e->jac) return -1;
-  e->dense_valid &= ~(unsigned)JY_ASM_CONSTRAINTS;
-  jy_eval_make_dense(e);
-  return 0;
-}
-
 int jy_eval_decide_dependent(jyEval *e) {
   const jyModel *m = e->model;
-  if (dense_constraints(e) != 0) return -1;
+  if (jy_eval_dense_ready(e) != 0) return -1;
   jyUkProblem p = jy_eval_problem(e);
-  if (!dense_work(e)) return -1;
   int count = jy_uk_dependent_rows(e->uk, &p, m->solver.rank_rcond, 0, -1, e->dependent);
   e->ndependent = count > 0 ? count : 0;
   return count;
@@ -438,7 +448,8 @@ static jyUkOutcome redecide_dependent_and_retry(jyEval *e, const jyUkOptions *op
                                                 double *mu, jyUkResult *res) {
   const jyModel *m = e->model;
   if (e->large) return res->outcome; /* O(n^3): kept as compiled (docs/numerics.md) */
-  jy_eval_make_dense(e); /* the rank-revealing decision is dense (a rank change: rare) */
+  /* the rank-revealing decision is dense (a rank change: rare) */
+  if (jy_eval_dense_ready(e) != 0) return res->outcome;
   jyUkProblem p = jy_eval_problem(e);
   int count = jy_uk_dependent_rows(e->uk, &p, m->solver.rank_rcond, m->solver.dependent_rcond,
                                    e->ndependent, e->dependent);
@@ -464,8 +475,14 @@ static jyStatus not_unique(jyEval *e, const jyUkProblem *p, double t) {
                  t, m->n, JY_DENSE_FALLBACK_MAX_COORDS);
     return JY_ERR_NOT_UNIQUE;
   }
-  jy_eval_make_dense(e);
-  jy_uk_free_directions(e->uk, p, 1e-6, e->flags);
+  if (jy_eval_dense_ready(e) != 0) {
+    jy_set_error(e->error, "out of memory naming the free coordinates at t = %.9g", t);
+    return JY_ERR_NOMEM;
+  }
+  jyUkProblem dense = *p; /* made before the dense arrays may have been */
+  if (!dense.mass) dense.mass = e->mass;
+  if (!dense.jac) dense.jac = e->jac;
+  jy_uk_free_directions(e->uk, &dense, 1e-6, e->flags);
   jy_set_error(e->error,
                "acceleration not unique at t = %.9g: massless coordinates that no "
                "constraint determines: ",
@@ -527,7 +544,7 @@ static jyStatus assembled_acceleration(jyEval *e, double t, double *acc, double 
   if (mu && e->ndependent > 0 && e->store_solves && !e->large) {
     /* The sparse solves give dropped rows no force; the dense choice spreads it over them
      * (jy_uk_multipliers): the same row forces from either path. */
-    jy_eval_make_dense(e);
+    if (jy_eval_dense_ready(e) != 0) return JY_ERR_NOMEM;
     p = jy_eval_problem(e);
     jy_uk_multipliers(e->uk, &p, acc, mu, NULL);
   }

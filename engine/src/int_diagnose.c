@@ -172,7 +172,7 @@ static int constraint_rank(Probe *p, const double *q, const double *v, double *f
   jyEval *e = p->e;
   const jyModel *m = p->m;
   unsigned what = JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS;
-  if (!e->mass || !e->uk) return -1; /* a large model keeps no dense M: not probed */
+  if (e->large || jy_eval_dense_ready(e) != 0) return -1; /* no dense M there: not probed */
   if (jy_assemble(e, q, v, p->f->t, what) != JY_OK) return -1;
   jyUkProblem prob = {m->n, m->m, e->mass, e->force, e->nonideal, e->jac, e->rhs, NULL};
   jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, m->solver.consistency_tol};

@@ -208,6 +208,7 @@ struct jyEval {
   int store_solves;
   unsigned store_valid, dense_valid;
   int dense_refused;   /* the last solve: failed on the sparse path, too large for dense */
+  int lazy_dense;      /* solves in the store: dense arrays made on demand (jy_eval_dense_ready) */
   double *jac_times_v; /* m: A v for the output rows' powers */
   int large;           /* no dense M, projection copy or dense workspace kept (see eval.c) */
   /* The glues with rows on each part: part_glues[part_glue_ptr[p] .. part_glue_ptr[p + 1])
@@ -315,6 +316,10 @@ jyUkOutcome jy_eval_solve(jyEval *e, const jyUkProblem *p, const jyUkOptions *op
  * m x n, its pattern fixed for the evaluator's life: no dense array is read when the
  * evaluator solves sparse; for a small model it is gathered from the dense A (O(nnz)). */
 const jyCsc *jy_eval_constraint_matrix(jyEval *e);
+
+/* The dense A, M (not on a large model) and rank-revealing workspace, made on first need on
+ * a model that solves in its store, and filled from the store: 0, or -1 out of memory. */
+int jy_eval_dense_ready(jyEval *e);
 
 /* out = A x (m values) with the last assembled A: from the store when it holds it, else from
  * the dense A. */
