@@ -412,7 +412,7 @@ static double refined_solve(jyKktWork *w, double beta) {
   for (int pass = 0; pass < 12; pass++) {
     double worst = kkt_residual(w, beta);
     if (!(worst < 0.5 * last) || worst == 0) {
-      if (!(worst <= last)) /* the last correction made it worse: keep the answer before it */
+      if (pass > 0 && !(worst <= last)) /* the last correction made it worse: undo it */
         for (int k = 0; k < w->size; k++) w->x[k] -= w->corr[k];
       last = fmin(last, worst);
       break;
