@@ -30,7 +30,7 @@ static jyStatus not_finite(jyEval *e, const jyModelPart *p, const char *function
 
 jyPartState jy_part_state(jyEval *e, const double *q, const double *v, double t) {
   e->part_error[0] = '\0';
-  return (jyPartState){q, v, t, e->model->gravity, e->part_error, sizeof e->part_error};
+  return (jyPartState){q, v, t, e->model->gravity, e->part_error, sizeof e->part_error, 0};
 }
 
 /* Terminal k of part p at its local state: value, Jacobian (dim x ncoords, local), biases. */

@@ -341,6 +341,12 @@ jyPartState jy_part_state(jyEval *e, const double *q_loc, const double *v_loc, d
 /* Records "part 'name' (type), function: why at t = ..." in e->error; JY_ERR_PART. */
 jyStatus jy_part_failed(jyEval *e, const jyModelPart *p, const char *function, double t);
 
+/* Sets parameter `param` of part `part` to value for this evaluator only (a simulation's
+ * event action): checked against the parameter's domain, the part's shape must not change,
+ * its instance data is made again by `init`. JY_OK, or JY_ERR_PARAM / JY_ERR_INVALID with
+ * the reason in e->error. Defined in sim_hybrid.c until the evaluator owns it. */
+jyStatus jy_eval_set_param(jyEval *e, int part, int param, double value);
+
 /* Norms of the position and velocity residuals from e->residual / e->rate. */
 void jy_residual_norms(const jyEval *e, double *pos, double *vel);
 

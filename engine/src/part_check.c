@@ -172,7 +172,7 @@ static void copy(double *dst, const double *src, int n) {
 
 static jyPartState state_at(Checker *c, const double *q, const double *v, double t) {
   c->error[0] = '\0';
-  return (jyPartState){q, v, t, c->gravity, c->error, sizeof c->error};
+  return (jyPartState){q, v, t, c->gravity, c->error, sizeof c->error, 0};
 }
 
 /* NULL outputs are passed to the part as NULL. */

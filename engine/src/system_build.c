@@ -130,6 +130,10 @@ int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *sha
                   size_t error_len) {
   int rc = type->shape(type, params, shape, error, error_len);
   if (type->version < 2) shape->angle_outputs = 0; /* protocol 1 has no angle outputs */
+  if (type->version < 3) {                         /* nor modes before protocol 3 */
+    shape->hybrid = NULL;
+    shape->nguards = 0;
+  }
   return rc;
 }
 
@@ -140,6 +144,8 @@ static const char *shape_beyond_limits(const jyPartShape *s) {
   if (s->nrows < 0 || s->nrows > JY_PART_MAX_ROWS) return "constraint rows";
   if (s->noutputs < 0 || s->noutputs > JY_PART_MAX_OUTPUTS) return "outputs";
   if (s->noutputs < 32 && (s->angle_outputs >> s->noutputs) != 0) return "angle outputs";
+  if (s->nguards < 0 || s->nguards > JY_PART_MAX_GUARDS || (s->nguards > 0 && !s->hybrid))
+    return "guards";
   for (int i = 0; i < s->nterminals; i++)
     if (s->terminals[i].dim < 1 || s->terminals[i].dim > JY_TERMINAL_MAX_DIM)
       return "terminal dimension";

@@ -196,6 +196,52 @@ typedef int (*jyChannelFn)(void *ud, const jyModel *model, const double *row, do
                            char *error, size_t error_len);
 JY_API jyStatus jy_system_add_channel(jySystem *sys, const char *name, jyChannelFn fn, void *ud);
 
+/* ---- events (docs/events.md) ---------------------------------------------------------
+ * An event is a function g of the simulation state whose zero crossing the integrator
+ * locates (CVODE's root finding, to its own tolerance); its action then runs at that
+ * instant: stop the run, change a part's parameter (a mode switch) or set coordinates and
+ * velocities (a jump, projected back onto the constraints). A run writes an output row
+ * just before and just after every instant at which events fired. Events at one instant
+ * run in a fixed order: the parts' own (contacts, friction) in part order, then the user
+ * events in the order they were added; a stop takes effect after all of them. */
+typedef struct jyEventCall jyEventCall; /* the state during a `when` or `action` call */
+typedef enum jyEventDirection {
+  JY_EVENT_BOTH = 0, /* any crossing */
+  JY_EVENT_UP = 1,   /* g rising through zero */
+  JY_EVENT_DOWN = -1 /* g falling through zero */
+} jyEventDirection;
+/* g at the call's state into *value: 0, or non-zero with a message in error (the run stops
+ * with the event's name and the time). Called often (every step): keep it cheap. */
+typedef int (*jyEventWhenFn)(void *ud, jyEventCall *call, double *value, char *error,
+                             size_t error_len);
+/* What happens at the crossing: 0, or non-zero with a message in error (the run stops). */
+typedef int (*jyEventActionFn)(void *ud, jyEventCall *call, char *error, size_t error_len);
+/* Adds an event to the system; every simulation of a model compiled from it watches it.
+ * name: unique among the events, no '.'. action NULL: stop the run. ud must outlive every
+ * model compiled from the system. JY_ERR_INVALID on a bad name or direction. */
+JY_API jyStatus jy_system_add_event(jySystem *sys, const char *name, jyEventWhenFn when,
+                                    jyEventDirection direction, jyEventActionFn action, void *ud);
+
+/* The state of a call: time, coordinates and velocities (the model's n each), the model. */
+JY_API double jy_event_time(const jyEventCall *call);
+JY_API const double *jy_event_q(const jyEventCall *call);
+JY_API const double *jy_event_v(const jyEventCall *call);
+JY_API const jyModel *jy_event_model(const jyEventCall *call);
+JY_API const char *jy_event_name(const jyEventCall *call);
+/* The whole output row (jy_model_channel_name order) at the call's state, computed on first
+ * use within the call; *row valid until the call returns. */
+JY_API jyStatus jy_event_channels(jyEventCall *call, const double **row);
+/* Actions only (JY_ERR_INVALID from a `when`): set coordinate or velocity j (the state is
+ * projected onto the constraints after the action, moving the other coordinates as little
+ * as the kinetic metric allows); set a part's parameter for the rest of this simulation
+ * (the value is checked against the parameter's domain, and the part's shape must not
+ * change); stop the run after this instant. */
+JY_API jyStatus jy_event_set_q(jyEventCall *call, int j, double value);
+JY_API jyStatus jy_event_set_v(jyEventCall *call, int j, double value);
+JY_API jyStatus jy_event_set_param(jyEventCall *call, const char *part, const char *param,
+                                   double value);
+JY_API void jy_event_stop(jyEventCall *call);
+
 /* ---- model (compiled, immutable) ---------------------------------------------------- */
 
 /* Solver settings that belong to the model: how the acceleration is computed. */
@@ -416,8 +462,24 @@ typedef struct jySimStats {
   long restarts; /* integrator restarts (Adams: a step end projected back to the manifold;
                      jy_sim_set_state) */
   long projections_skipped; /* reported states whose projection did not settle (kept as is) */
+  long events;              /* event firings handled: user events and parts' mode changes */
+  long guard_evals;         /* evaluations of the event functions by the root finding */
 } jySimStats;
 JY_API jySimStats jy_sim_stats(const jySim *sim);
+
+/* The events that fired in this simulation: how many distinct names, and for each its name
+ * ("<event>" for a user event, "<part>.<what>" for a part's mode change, e.g.
+ * "floor.impact"), how often, first and last time. k = 0 .. jy_sim_num_event_kinds - 1. */
+typedef struct jyEventSummary {
+  const char *name;
+  long count;
+  double first_t, last_t;
+} jyEventSummary;
+JY_API int jy_sim_num_event_kinds(const jySim *sim);
+JY_API jyEventSummary jy_sim_event_summary(const jySim *sim, int k);
+/* The event that stopped the run ("" when none did): jy_sim_advance and jy_sim_run then
+ * return JY_OK with jy_sim_time at the stop, and further advancing is JY_ERR_INVALID. */
+JY_API const char *jy_sim_stopped_by(const jySim *sim);
 
 #ifdef __cplusplus
 }

@@ -54,14 +54,17 @@ extern "C" {
  * added after a type's version as zero. Any other change also sets JY_PART_PROTOCOL_OLDEST
  * to the new version.
  *   1  the first protocol.
- *   2  jyPartShape.angle_outputs (a version 1 type has none: no output is an angle). */
-#define JY_PART_PROTOCOL_VERSION 2
+ *   2  jyPartShape.angle_outputs (a version 1 type has none: no output is an angle).
+ *   3  jyPartShape.nguards and .hybrid, jyPartState.mode: parts with modes (contacts that
+ *      close and open, friction that sticks and slips; docs/events.md). */
+#define JY_PART_PROTOCOL_VERSION 3
 #define JY_PART_PROTOCOL_OLDEST 1
 
 #define JY_PART_MAX_COORDS 64
 #define JY_PART_MAX_TERMINALS 16
 #define JY_PART_MAX_ROWS 64
 #define JY_PART_MAX_OUTPUTS 16
+#define JY_PART_MAX_GUARDS 8
 #define JY_TERMINAL_MAX_DIM 7 /* a spatial frame: position and unit quaternion */
 
 /* What values a parameter accepts; checked before the part sees it. */
@@ -119,6 +122,10 @@ typedef struct jyPartShape {
    * previous report, so it stays right while it turns less than half a turn between
    * reports. Protocol version 2; read as zero for a version 1 type. */
   unsigned angle_outputs;
+  /* A part with modes (protocol version 3; NULL and 0 for older types): its functions and
+   * how many guard functions it has (0..JY_PART_MAX_GUARDS, the same in every mode). */
+  const struct jyPartHybrid *hybrid;
+  int nguards;
 } jyPartShape;
 
 /* M does not depend on q or t: the engine may assemble it once. */
@@ -131,6 +138,7 @@ typedef struct jyPartShape {
 #define JY_PART_CONSERVATIVE 2u
 
 struct jyPartType;
+struct jyPartHybrid;
 
 /* One part in a compiled model, as a part function sees it. Read-only while simulating:
  * many simulations of one model share it. */
@@ -152,6 +160,7 @@ typedef struct jyPartState {
                             2-D parts [0] and [1]); a part with mass adds its weight to Q */
   char *error;           /* where a failing function says why */
   size_t error_len;
+  int mode; /* the part's current mode (0 for a part without modes); protocol 3 */
 } jyPartState;
 
 typedef struct jyPartType {
@@ -232,6 +241,43 @@ typedef struct jyPartType {
   void *type_data; /* owned by whoever registered the type (e.g. the Lua binding); the
                       engine never reads it */
 } jyPartType;
+
+/* A part with modes: a contact that is open or closed, friction that slides or sticks.
+ * The part lists every row it can ever have (shape.nrows); each mode makes some of them
+ * active, and the others are left out of every solve, projection and residual (their row
+ * forces are 0). Guards are functions of the state and the active rows' forces whose
+ * zero crossings the integrator locates (like a user event's); at a crossing `transition`
+ * picks the new mode and may ask for an impact on some rows, which changes the velocities
+ * by the impulsive Udwadia-Kalaba equation: the M-closest velocity with each such row's
+ * rate -e times what it was, the other active rows' rates unchanged. In the new mode the
+ * engine solves again and asks `admissible` whether the mode holds with its own forces,
+ * and switches again until every part's mode holds (docs/events.md). All functions return
+ * 0 on success, non-zero with a message in state->error. */
+typedef struct jyPartHybrid {
+  /* Bit k set: row k is active in `mode`. */
+  unsigned long long (*active_rows)(const struct jyPartInstance *self, int mode);
+  /* The mode at the start of a simulation (state->mode is 0), e.g. closed when touching;
+   * `admissible` then checks it. NULL: mode 0. */
+  int (*initial_mode)(const struct jyPartInstance *self, const jyPartState *state, int *mode);
+  /* The nguards guard values in state->mode. row_forces: the part's rows' forces (0 on
+   * inactive rows); acc: the part's acceleration (local coordinates). */
+  int (*guards)(const struct jyPartInstance *self, const jyPartState *state,
+                const double *row_forces, const double *acc, double *g);
+  /* Guard k crossed zero, rising (direction +1) or falling (-1), in state->mode: set *mode
+   * to the new mode (left unchanged: nothing happens) and, for an impact, restitution[r] in
+   * [0, 1] on the rows it acts on (they arrive NaN: no impact). */
+  int (*transition)(const struct jyPartInstance *self, const jyPartState *state,
+                    const double *row_forces, int guard, int direction, int *mode,
+                    double *restitution);
+  /* In state->mode just entered, with its row forces and acceleration: leave *mode as it is
+   * when the mode holds, else set the mode to take instead (a contact that would pull
+   * opens, a stick that needs more than the static friction slips). NULL: always holds. */
+  int (*admissible)(const struct jyPartInstance *self, const jyPartState *state,
+                    const double *row_forces, const double *acc, int *mode);
+  /* A short name of the mode or transition for the event list ("contact", "free",
+   * "stick", "slide"); an impact is listed as "impact". NULL: "mode<k>". */
+  const char *(*mode_name)(const struct jyPartInstance *self, int mode);
+} jyPartHybrid;
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,54 @@
+/* Events inside a simulation: the guard functions the integrator's root finding watches and
+ * what happens when one crosses zero. Internal.
+ *
+ * Two groups of guards share one root function (sim.c, jy_sim_guards): first the parts' own
+ * (sim_hybrid.c: contacts that close and open, friction that sticks and slips, with the
+ * modes each part is in), then the user events (sim_events.c: jy_system_add_event). At a
+ * located crossing sim.c writes the row before, calls jy_hybrid_fire then jy_events_fire,
+ * restarts the integrator from the state they leave, and writes the row after. */
+#ifndef JY_SIM_EVENTS_H
+#define JY_SIM_EVENTS_H
+
+#include "sim.h"
+
+/* ---- parts with modes (sim_hybrid.c) ---- */
+
+/* Sets up the modes of the model's hybrid parts at the simulation's initial state (initial
+ * modes, then each checked as admissible) and the evaluator's active rows: JY_OK, or an
+ * error with the reason in sim->error. Nothing to do (JY_OK) for a model without them. */
+jyStatus jy_hybrid_setup(jySim *sim);
+void jy_hybrid_destroy(jySim *sim);
+/* How many guard functions the parts have (constant for the simulation's life). */
+int jy_hybrid_count(const jySim *sim);
+/* The parts' guard values at (t, y) into g (jy_hybrid_count of them): 0, or -1 with the
+ * reason in sim->error and sim->failure set. */
+int jy_hybrid_guards(jySim *sim, double t, const double *y, double *g);
+/* The part guards found[k] != 0 (+1 rising, -1 falling; jy_hybrid_count entries) crossed at
+ * t: transitions, impacts (y's velocities change), then the new modes settled. *changed set
+ * when y or a mode changed. Each firing is counted in the event summary as
+ * "<part>.<mode or impact>". JY_OK or an error in sim->error. */
+jyStatus jy_hybrid_fire(jySim *sim, double t, double *y, const int *found, int *changed);
+
+/* ---- user events (sim_events.c) ---- */
+
+jyStatus jy_events_setup(jySim *sim);
+void jy_events_destroy(jySim *sim);
+int jy_events_count(const jySim *sim);
+/* Per user event: -1, 0 or +1 (jyEventDirection). */
+void jy_events_directions(const jySim *sim, int *directions);
+/* The user events' g at (t, y): 0, or -1 with the reason (event name, script line through
+ * the callback's message, time) in sim->error and sim->failure set. */
+int jy_events_guards(jySim *sim, double t, const double *y, double *g);
+/* The user events found[k] != 0 crossed at t: their actions in order, y changed in place
+ * (then projected onto the constraints). *changed when y or a parameter changed, *stop when
+ * an action stops the run. JY_OK or an error in sim->error. */
+jyStatus jy_events_fire(jySim *sim, double t, double *y, const int *found, int *changed, int *stop);
+
+/* ---- shared (sim.c) ---- */
+
+/* The root function SUNDIALS calls (CVodeRootInit, ARKStepRootInit): both groups in order. */
+int jy_sim_guards(double t, N_Vector y, double *g, void *sim);
+/* Counts one firing of `name` at t in the simulation's event summary (the name is copied). */
+jyStatus jy_sim_count_event(jySim *sim, const char *name, double t);
+
+#endif
