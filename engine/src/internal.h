@@ -332,6 +332,10 @@ jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const doubl
 /* Removes from an error estimate its components across the manifold (same projector). */
 jyStatus jy_project_error(jyEval *e, double *err_q, double *err_v);
 
+/* The part's local acceleration q_loc'' = G acc + g into e->acc_loc (after jy_localize with
+ * the same part: mapped as it returned). */
+void jy_local_acceleration(jyEval *e, const jyModelPart *p, int mapped, const double *acc);
+
 /* Terminal k's Jacobian (dim x ncoords, local) at a part's local state. */
 jyStatus jy_terminal_jacobian(jyEval *e, const jyModelPart *p, int k, const double *q_loc,
                               const double *v_loc, double t, double *jac);
