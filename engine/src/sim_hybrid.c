@@ -91,14 +91,18 @@ static jyStatus count(jySim *sim, const jyModelPart *p, const char *what, double
   return st;
 }
 
-/* The acceleration and row forces at (t, q, v) in the current modes (h->acc, e->multipliers). */
-static jyStatus solve_state(jySim *sim, double t, const double *q, const double *v) {
+/* The acceleration and row forces at (t, q, v) in the current modes (h->acc, e->multipliers).
+ * With `lenient`, laws that do not settle are taken at their last pass: at a sliding velocity
+ * crossing zero where the body should stick, Coulomb friction flips with every pass, and the
+ * guards and transitions there need the row forces only roughly (the stick decides). */
+static jyStatus solve_state(jySim *sim, double t, const double *q, const double *v, int lenient) {
   jyEval *e = sim->eval;
   Hybrid *h = sim->hybrid;
   jyStatus st = jy_assemble(e, q, v, t,
                             JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
                               JY_ASM_SPARSE_ONLY);
   if (st == JY_OK) st = jy_eval_acceleration_and_multipliers(e, q, v, t, h->acc);
+  if (st == JY_ERR_CONVERGENCE && lenient) return JY_OK;
   if (st != JY_OK) jy_set_error(sim->error, "%s", e->error);
   return st;
 }
@@ -133,7 +137,7 @@ static jyStatus settle_modes(jySim *sim, double t, const double *q, const double
   Hybrid *h = sim->hybrid;
   const jyModel *m = sim->model;
   for (int pass = 0; pass < MAX_SETTLE_PASSES; pass++) {
-    jyStatus st = solve_state(sim, t, q, v);
+    jyStatus st = solve_state(sim, t, q, v, 0);
     if (st != JY_OK) return st;
     memcpy(h->modes, e->modes, sizeof(int) * (size_t)m->nparts);
     int changed = 0;
@@ -210,7 +214,7 @@ int jy_hybrid_guards(jySim *sim, double t, const double *y, double *g) {
   jyEval *e = sim->eval;
   const jyModel *m = sim->model;
   const double *q = y, *v = y + sim->nq;
-  jyStatus st = solve_state(sim, t, q, v);
+  jyStatus st = solve_state(sim, t, q, v, 1);
   for (int k = 0; k < h->nparts && st == JY_OK; k++) {
     const jyModelPart *p = &m->parts[h->parts[k]];
     jyPartState s;
@@ -285,8 +289,10 @@ static jyStatus impact(jySim *sim, double t, const double *q, double *v) {
     const jyModelPart *p = &m->parts[h->parts[k]];
     double sum = 0;
     int hit = 0;
+    /* only position rows make an impact: a velocity row's reset (a stick) is not one */
     for (int i = p->row_offset; i < p->row_offset + p->inst.nrows; i++)
-      if (!isnan(h->restitution[i])) sum += h->impulse[i], hit = 1;
+      if (!isnan(h->restitution[i]) && m->row_kinds[i] == JY_ROW_POSITION)
+        sum += h->impulse[i], hit = 1;
     if (!hit) continue;
     e->impulse[h->parts[k]] = sum;
     if ((st = count(sim, p, "impact", t)) != JY_OK) return st;
@@ -301,7 +307,7 @@ jyStatus jy_hybrid_fire(jySim *sim, double t, double *y, const int *found, int *
   jyEval *e = sim->eval;
   const jyModel *m = sim->model;
   double *q = y, *v = y + sim->nq;
-  jyStatus st = solve_state(sim, t, q, v);
+  jyStatus st = solve_state(sim, t, q, v, 1);
   if (st != JY_OK) return st;
   for (int i = 0; i < m->m; i++) h->restitution[i] = NAN;
   memcpy(h->modes, e->modes, sizeof(int) * (size_t)m->nparts);
