@@ -199,12 +199,26 @@ static int initial_mode(const jyPartInstance *self, const jyPartState *state, in
   return 0;
 }
 
+/* Dead bands of the guards. A guard that stays exactly zero (two pendulum balls hanging
+ * touching: gap 0 and force 0 for ever) makes the integrator's root finding fail ("root
+ * found at and very near t") as soon as another event fires, and rounding makes it cross
+ * back and forth. So a contact counts as reached at a penetration of GAP_BAND (relative to
+ * the constraint's length scale), and releases when it pulls by more than FORCE_BAND. */
+#define GAP_BAND 1e-12
+#define FORCE_BAND 1e-10 /* N (N m for an angle): far below any force a model reports */
+
+static double gap_band(const jyPartInstance *self, const Gap *g) {
+  double ref = is_floor(self) ? fabs(self->params[4]) + g->scale : self->params[1];
+  return GAP_BAND * ref;
+}
+
 static int guards(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
                   const double *acc, double *out) {
   (void)acc;
   Gap g;
   measure(self, state, &g);
-  out[0] = state->mode == MODE_CLOSED ? g.sign * row_forces[0] : g.sign * g.phi;
+  out[0] = state->mode == MODE_CLOSED ? g.sign * row_forces[0] + FORCE_BAND
+                                      : g.sign * g.phi + gap_band(self, &g);
   return 0;
 }
 
@@ -235,7 +249,7 @@ static int admissible(const jyPartInstance *self, const jyPartState *state,
   (void)acc;
   Gap g;
   measure(self, state, &g);
-  if (state->mode == MODE_CLOSED && g.sign * row_forces[0] < 0) *mode = MODE_OPEN;
+  if (state->mode == MODE_CLOSED && g.sign * row_forces[0] < -FORCE_BAND) *mode = MODE_OPEN;
   return 0;
 }
 

@@ -186,10 +186,14 @@ static jyStatus settle_initial_state(jyModel *md, jySystem *sys, const char **st
   jyEval *e = jy_eval_create(md);
   if (!e) return JY_ERR_NOMEM;
   *stage = "the consistent initial state";
-  /* parts with modes start in theirs: the rows of an open contact are not met */
-  jyStatus st = jy_eval_initial_modes(e, md->q0, md->v0, 0);
-  if (st != JY_OK) jy_set_error(sys->error, "%s", e->error);
-  if (st == JY_OK) st = jy_compile_initial_state(md, sys, e);
+  /* Parts with modes first all open (mode 0: the rows of an open contact are not met), then
+   * in the modes they start in at that state, whose closed rows are met in a second pass. */
+  jyStatus st = jy_compile_initial_state(md, sys, e);
+  if (st == JY_OK && jy_model_has_modes(md)) {
+    st = jy_eval_initial_modes(e, md->q0, md->v0, 0);
+    if (st != JY_OK) jy_set_error(sys->error, "%s", e->error);
+    if (st == JY_OK) st = jy_compile_initial_state(md, sys, e);
+  }
   /* After the initial state, whose Newton never reaches LAPACK without coordinates: rows
    * between fixed parts that cannot hold (two grounds welded apart) are named first. */
   if (st == JY_OK) st = check_has_coordinates(md, sys);
