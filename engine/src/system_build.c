@@ -160,6 +160,14 @@ int jy_part_shape_checked(const jyPartType *type, const double *params, jyPartSh
     snprintf(error, error_len, "%s", why[0] ? why : "the type's shape function failed");
     return -1;
   }
+  const jyPartHybrid *h = shape->hybrid;
+  if (h && (!h->active_rows || (shape->nguards > 0 && !h->guards))) {
+    snprintf(error, error_len,
+             "its shape has modes (a jyPartHybrid table) without %s: a part with modes needs "
+             "active_rows, and guards when it has guards (joinery/part.h)",
+             !h->active_rows ? "active_rows" : "guards");
+    return -1;
+  }
   const char *beyond = shape_beyond_limits(shape);
   if (beyond) {
     snprintf(error, error_len,
