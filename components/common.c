@@ -74,3 +74,30 @@ void jy_ends_eval(jyEnds *e, int dim, const double *q, const double *v) {
   e->len_rate = 0.0;
   for (int i = 0; i < dim; i++) e->len_rate += e->u[i] * e->rate[i];
 }
+
+int jy_ss_mode_of_velocity(double vt) {
+  return vt > 0 ? JY_SS_FORWARD : vt < 0 ? JY_SS_BACKWARD : JY_SS_STICK;
+}
+
+double jy_ss_direction(int mode, double vt, double at) {
+  if (mode == JY_SS_STICK) return 0.0;
+  if (mode == JY_SS_FORWARD) return 1.0;
+  if (mode == JY_SS_BACKWARD) return -1.0;
+  double x = vt != 0.0 ? vt : at;
+  return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
+}
+
+double jy_ss_guard(int mode, double vt, double margin) { return mode == JY_SS_STICK ? margin : vt; }
+
+void jy_ss_transition(int mode, int direction, double f_t, int *new_mode, double *reset) {
+  if (mode != JY_SS_STICK) {
+    *new_mode = JY_SS_STICK;
+    *reset = 0.0;
+  } else if (direction < 0) {
+    *new_mode = f_t > 0 ? JY_SS_BACKWARD : JY_SS_FORWARD;
+  }
+}
+
+void jy_ss_admissible(int mode, double margin, double f_t, int *new_mode) {
+  if (mode == JY_SS_STICK && margin < 0) *new_mode = f_t > 0 ? JY_SS_BACKWARD : JY_SS_FORWARD;
+}

@@ -13,7 +13,7 @@
 #include "parts.h"
 
 enum { P_DIM, P_NX, P_D = P_NX + 3, P_CX, P_MU = P_CX + 3, P_VISCOUS, P_MU_S };
-enum { MODE_SLIDE, MODE_STICK };
+enum { MODE_SLIDE = 0, MODE_STICK = JY_SS_STICK }; /* and JY_SS_FORWARD, JY_SS_BACKWARD */
 
 static const jyParamSpec params[] = {
   {"dim", 2, JY_PARAM_DIMENSION, "1", "number of space dimensions"},
@@ -145,11 +145,16 @@ static void friction(const jyPartInstance *self, const jyPartState *state, doubl
     at2 += at[i] * at[i];
   }
   double coulomb = self->params[P_MU] * fabs(lambda) * sqrt(nn);
-  /* A guide that sticks reaches rest only through its stick mode: any sliding velocity
-   * (a crossing located to the tolerance leaves ~1e-13 m/s) gives the direction. */
-  double rest = sticks(self->params) ? 0.0 : 1e-12;
-  const double *dir = sqrt(vt2) > rest ? vt : at;
-  double len = sqrt(sqrt(vt2) > rest ? vt2 : at2);
+  const double *dir = sqrt(vt2) > 1e-12 ? vt : at;
+  double len = sqrt(sqrt(vt2) > 1e-12 ? vt2 : at2);
+  double along[3] = {0}; /* sliding in a simulation: the mode's direction, fixed */
+  if (state->mode == JY_SS_FORWARD || state->mode == JY_SS_BACKWARD) {
+    double s = jy_ss_direction(state->mode, 0, 0), t = hypot(n[0], n[1]);
+    along[0] = -s * n[1] / t;
+    along[1] = s * n[0] / t;
+    dir = along;
+    len = 1.0;
+  }
   for (int i = 0; i < dim; i++) {
     force[i] = coulomb_only ? 0.0 : -self->params[P_VISCOUS] * vt[i];
     if (len > 0) force[i] -= coulomb * dir[i] / len;
@@ -206,14 +211,14 @@ static unsigned long long active_rows(const jyPartInstance *self, int mode) {
 }
 
 static int initial_mode(const jyPartInstance *self, const jyPartState *state, int *mode) {
-  *mode = sliding_velocity(self, state) == 0.0 ? MODE_STICK : MODE_SLIDE;
+  *mode = jy_ss_mode_of_velocity(sliding_velocity(self, state));
   return 0;
 }
 
 static int guards(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
                   const double *acc, double *g) {
   (void)acc;
-  g[0] = state->mode == MODE_STICK ? stick_margin(self, row_forces) : sliding_velocity(self, state);
+  g[0] = jy_ss_guard(state->mode, sliding_velocity(self, state), stick_margin(self, row_forces));
   return 0;
 }
 
@@ -223,20 +228,15 @@ static int guards(const jyPartInstance *self, const jyPartState *state, const do
 static int transition(const jyPartInstance *self, const jyPartState *state,
                       const double *row_forces, int guard, int direction, int *mode,
                       double *restitution) {
-  (void)self, (void)row_forces, (void)guard;
-  if (state->mode == MODE_SLIDE) {
-    *mode = MODE_STICK;
-    restitution[1] = 0.0;
-  } else if (direction < 0) {
-    *mode = MODE_SLIDE;
-  }
+  (void)self, (void)guard;
+  jy_ss_transition(state->mode, direction, row_forces[1], mode, &restitution[1]);
   return 0;
 }
 
 static int admissible(const jyPartInstance *self, const jyPartState *state,
                       const double *row_forces, const double *acc, int *mode) {
   (void)acc;
-  if (state->mode == MODE_STICK && stick_margin(self, row_forces) < 0) *mode = MODE_SLIDE;
+  jy_ss_admissible(state->mode, stick_margin(self, row_forces), row_forces[1], mode);
   return 0;
 }
 

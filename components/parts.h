@@ -76,4 +76,25 @@ typedef struct jyEnds {
 
 void jy_ends_eval(jyEnds *ends, int dim, const double *q, const double *v);
 
+/* Stick-slip on a straight 2-D line (guide.c, unilateral.c's floor): the modes a part with a
+ * stick row shares. While sliding, the Coulomb force keeps the direction of its mode, so the
+ * sliding velocity crosses zero smoothly and the integrator locates it; then it sticks (a
+ * velocity row holds it) while mu_s |N| - |F_t| >= 0, and slips against F_t. Mode 0 of a guide
+ * (and mode 1 of a floor) slides with the direction of the velocity, for evaluators outside a
+ * simulation. */
+enum { JY_SS_STICK = 2, JY_SS_FORWARD = 3, JY_SS_BACKWARD = 4 };
+
+/* The sliding mode a velocity along t starts in (JY_SS_STICK at rest). */
+int jy_ss_mode_of_velocity(double vt);
+/* The Coulomb direction along t in `mode` (+1: the force is -mu |N| t), from the velocity vt
+ * or, at rest, the tangential acceleration at; 0: none (sticking, or nothing to go by). */
+double jy_ss_direction(int mode, double vt, double at);
+/* The guard: mu_s |N| - |F_t| while sticking, the sliding velocity vt otherwise. */
+double jy_ss_guard(int mode, double vt, double margin);
+/* A crossing of the guard in `mode`: sliding -> stick (*reset set: the stick row's plastic
+ * reset of the residual velocity); sticking and the margin falling -> slip against F_t. */
+void jy_ss_transition(int mode, int direction, double f_t, int *new_mode, double *reset);
+/* Sticking that needs more than mu_s |N| slips against F_t. */
+void jy_ss_admissible(int mode, double margin, double f_t, int *new_mode);
+
 #endif

@@ -8,12 +8,19 @@
  * signed row force s lambda (pushing, or pulling for a rope), falling through zero when the
  * constraint would start to pull. On contact the engine applies an impact with restitution
  * e: when the separation speed e |rate| is at least v_close the contact bounces (stays open),
- * else it closes with a plastic impact, so a slow bounce ends rather than chattering. */
+ * else it closes with a plastic impact, so a slow bounce ends rather than chattering.
+ *
+ * A 2-D floor with Coulomb friction (mu > 0) slides while closed (the law -mu |N| along the
+ * sliding direction) and sticks as a 2-D guide does (components/guide.c): a second row, the
+ * velocity row t . v = 0, active in the mode `stick`, and a second guard (the sliding
+ * velocity while sliding, mu_s |N| - |F_t| while sticking, 1 while open). */
 #include <math.h>
 
 #include "parts.h"
 
-enum { MODE_OPEN, MODE_CLOSED };
+/* A floor with friction closes into JY_SS_STICK, _FORWARD or _BACKWARD (parts.h) */
+enum { MODE_OPEN, MODE_CLOSED, MODE_STICK = JY_SS_STICK };
+enum { F_D = 4, F_MU, F_MU_S };
 
 static const jyParamSpec floor_params[] = {
   {"dim", 2, JY_PARAM_DIMENSION, "1", "number of space dimensions (2 or 3)"},
@@ -21,6 +28,8 @@ static const jyParamSpec floor_params[] = {
   {"ny", 1, JY_PARAM_REAL, "1", "y component of the normal n"},
   {"nz", 0, JY_PARAM_REAL, "1", "z component of the normal n (3-D)"},
   {"d", 0, JY_PARAM_REAL, "m", "offset: the point stays where n . pos >= d"},
+  {"mu", 0, JY_PARAM_NONNEGATIVE, "1", "Coulomb friction coefficient while in contact (2-D)"},
+  {"mu_s", -1, JY_PARAM_REAL, "1", "static friction coefficient, >= mu (-1: equal to mu)"},
   {"e", 1, JY_PARAM_NONNEGATIVE, "1", "coefficient of restitution, 0 (plastic) to 1 (elastic)"},
   {"v_close", 1e-6, JY_PARAM_NONNEGATIVE, "m/s",
    "a bounce slower than this closes the contact (no chatter)"},
@@ -98,6 +107,39 @@ static void measure(const jyPartInstance *self, const jyPartState *state, Gap *g
   }
 }
 
+/* A floor with friction (2-D, mu > 0): it has the stick row and the second guard. */
+static int has_friction(const jyPartInstance *self) { return self->nrows == 2; }
+
+/* The floor's unit tangent t = (-ny, nx) / |n|, the sliding velocity t . v, and |n|. */
+static double floor_sliding(const jyPartInstance *self, const double *v, double t[2]) {
+  const double *n = self->params + 1;
+  double len = hypot(n[0], n[1]);
+  t[0] = -n[1] / len;
+  t[1] = n[0] / len;
+  return t[0] * v[0] + t[1] * v[1];
+}
+
+/* mu_s |N| - |F_t| (N): how far the static friction is from its limit. */
+static double stick_margin(const jyPartInstance *self, const double *row_forces) {
+  const double *p = self->params, *n = p + 1;
+  double mu_s = p[F_MU_S] < 0 ? p[F_MU] : p[F_MU_S];
+  return mu_s * fabs(row_forces[0]) * hypot(n[0], n[1]) - fabs(row_forces[1]);
+}
+
+/* The sliding floor's Coulomb force -mu |N| along the sliding direction (from rest: against
+ * the tangential acceleration), only while it slides. */
+static int nonideal_law(const jyPartInstance *self, const jyPartState *state,
+                        const double *row_forces, const double *acc, double *force) {
+  if (!has_friction(self) || state->mode == MODE_OPEN) return 0;
+  double t[2], vt = floor_sliding(self, state->v, t);
+  double dir = jy_ss_direction(state->mode, vt, t[0] * acc[0] + t[1] * acc[1]);
+  if (dir == 0.0) return 0;
+  const double *n = self->params + 1;
+  double size = self->params[F_MU] * fabs(row_forces[0]) * hypot(n[0], n[1]);
+  for (int i = 0; i < 2; i++) force[i] = -size * (dir > 0 ? 1.0 : -1.0) * t[i];
+  return 0;
+}
+
 static int check_restitution(const double *p, int nparams, char *error, size_t error_len) {
   double e = p[nparams - 2];
   if (e > 1)
@@ -118,6 +160,16 @@ static int floor_shape(const jyPartType *type, const double *p, jyPartShape *s, 
     return jy_part_fail(error, error_len, "the normal (nx, ny%s) is zero: set a non-zero component",
                         dim > 2 ? ", nz" : "");
   if (check_restitution(p, type->nparams, error, error_len)) return 1;
+  if (p[F_MU] > 0 && dim != 2)
+    return jy_part_fail(error, error_len,
+                        "friction on a floor (mu = %g) is modelled in 2-D only (dim = 2)", p[F_MU]);
+  if (p[F_MU_S] < 0 && p[F_MU_S] != -1)
+    return jy_part_fail(error, error_len, "mu_s = %g must be >= 0 (or -1: equal to mu)", p[F_MU_S]);
+  if (p[F_MU_S] >= 0 && p[F_MU_S] < p[F_MU])
+    return jy_part_fail(error, error_len,
+                        "mu_s = %g is below mu = %g: static friction must be at least the "
+                        "kinetic (mu_s >= mu)",
+                        p[F_MU_S], p[F_MU]);
   s->ncoords = dim;
   for (int i = 0; i < dim; i++) s->coord_names[i] = jy_names_xyz[i];
   s->nterminals = 1;
@@ -149,6 +201,18 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->output_names[1] = rope ? "tension" : "normal_force";
   s->hybrid = &hybrid;
   s->nguards = 1;
+  if (type->params == floor_params) {
+    if (!(p[F_MU] > 0))
+      s->flags |= JY_PART_NO_LAW;
+    else {
+      s->nrows = 2;
+      s->row_names[1] = "stick";
+      s->row_kinds[1] = JY_ROW_VELOCITY;
+      s->noutputs = 3;
+      s->output_names[2] = "friction_force";
+      s->nguards = 2;
+    }
+  }
   return 0;
 }
 
@@ -164,13 +228,20 @@ static int constraints(const jyPartInstance *self, const jyPartState *state, dou
                        double *residual, double *rate) {
   Gap g;
   measure(self, state, &g);
-  if (g.degenerate && state->mode == MODE_CLOSED)
+  if (g.degenerate && state->mode != MODE_OPEN)
     return jy_part_fail(state->error, state->error_len,
                         "the ends coincide, so the direction of the constraint is undefined");
-  for (int j = 0; j < self->ncoords; j++) A[j] = g.A[j];
+  int nr = self->nrows;
+  for (int j = 0; j < self->ncoords; j++) A[j * nr] = g.A[j];
   rhs[0] = g.rhs;
   if (residual) residual[0] = g.phi;
   if (rate) rate[0] = g.rate;
+  if (has_friction(self)) { /* the stick row t . v = 0: A = t, b = 0 (a straight floor) */
+    double t[2], vt = floor_sliding(self, state->v, t);
+    A[1] = t[0];
+    A[1 + nr] = t[1];
+    if (residual) residual[1] = vt;
+  }
   return 0;
 }
 
@@ -182,12 +253,23 @@ static int outputs(const jyPartInstance *self, const jyPartState *state, const d
   measure(self, state, &g);
   out[0] = g.sign * g.phi / g.scale;
   out[1] = g.sign * row_forces[0] * g.scale;
+  if (has_friction(self))
+    out[2] = state->mode == MODE_STICK ? fabs(row_forces[1])
+      : state->mode != MODE_OPEN       ? self->params[F_MU] * fabs(row_forces[0]) * g.scale
+                                       : 0.0;
   return 0;
+}
+
+/* The mode a contact closes into: with friction, sliding the way it moves (or sticking). */
+static int closed_mode(const jyPartInstance *self, const jyPartState *state) {
+  double t[2];
+  return has_friction(self) ? jy_ss_mode_of_velocity(floor_sliding(self, state->v, t))
+                            : MODE_CLOSED;
 }
 
 static unsigned long long active_rows(const jyPartInstance *self, int mode) {
   (void)self;
-  return mode == MODE_CLOSED ? 1ULL : 0ULL;
+  return mode == MODE_STICK ? 3ULL : mode == MODE_OPEN ? 0ULL : 1ULL;
 }
 
 /* Closed when touching (within 1e-9 of the scale of phi) and not separating. */
@@ -195,7 +277,8 @@ static int initial_mode(const jyPartInstance *self, const jyPartState *state, in
   Gap g;
   measure(self, state, &g);
   double ref = is_floor(self) ? fabs(self->params[4]) + g.scale : self->params[1];
-  *mode = g.sign * g.phi <= 1e-9 * ref && g.sign * g.rate <= 0 ? MODE_CLOSED : MODE_OPEN;
+  *mode =
+    g.sign * g.phi <= 1e-9 * ref && g.sign * g.rate <= 0 ? closed_mode(self, state) : MODE_OPEN;
   return 0;
 }
 
@@ -217,8 +300,14 @@ static int guards(const jyPartInstance *self, const jyPartState *state, const do
   (void)acc;
   Gap g;
   measure(self, state, &g);
-  out[0] = state->mode == MODE_CLOSED ? g.sign * row_forces[0] + FORCE_BAND
-                                      : g.sign * g.phi + gap_band(self, &g);
+  out[0] = state->mode != MODE_OPEN ? g.sign * row_forces[0] + FORCE_BAND
+                                    : g.sign * g.phi + gap_band(self, &g);
+  if (has_friction(self)) {
+    double t[2];
+    out[1] = state->mode == MODE_OPEN
+      ? 1.0 /* nothing slides */
+      : jy_ss_guard(state->mode, floor_sliding(self, state->v, t), stick_margin(self, row_forces));
+  }
   return 0;
 }
 
@@ -226,9 +315,13 @@ static int transition(const jyPartInstance *self, const jyPartState *state,
                       const double *row_forces, int guard, int direction, int *mode,
                       double *restitution_out) {
   (void)row_forces;
-  (void)guard;
+  if (guard == 1) { /* friction: the sliding velocity through zero, or static friction spent */
+    if (state->mode != MODE_OPEN)
+      jy_ss_transition(state->mode, direction, row_forces[1], mode, &restitution_out[1]);
+    return 0;
+  }
   if (direction > 0) return 0; /* a gap opening or a force growing: nothing happens */
-  if (state->mode == MODE_CLOSED) {
+  if (state->mode != MODE_OPEN) {
     *mode = MODE_OPEN; /* it would pull: released */
     return 0;
   }
@@ -239,7 +332,7 @@ static int transition(const jyPartInstance *self, const jyPartState *state,
     restitution_out[0] = e; /* a bounce: stays open */
   } else {
     restitution_out[0] = 0.0; /* plastic, or too slow to bounce: closes */
-    *mode = MODE_CLOSED;
+    *mode = closed_mode(self, state);
   }
   return 0;
 }
@@ -249,13 +342,17 @@ static int admissible(const jyPartInstance *self, const jyPartState *state,
   (void)acc;
   Gap g;
   measure(self, state, &g);
-  if (state->mode == MODE_CLOSED && g.sign * row_forces[0] < -FORCE_BAND) *mode = MODE_OPEN;
+  if (state->mode != MODE_OPEN && g.sign * row_forces[0] < -FORCE_BAND)
+    *mode = MODE_OPEN;
+  else if (has_friction(self))
+    jy_ss_admissible(state->mode, stick_margin(self, row_forces), row_forces[1], mode);
   return 0;
 }
 
 static const char *mode_name(const jyPartInstance *self, int mode) {
   if (is_rope(self)) return mode == MODE_CLOSED ? "taut" : "slack";
-  return mode == MODE_CLOSED ? "contact" : "free";
+  if (mode == MODE_STICK) return "stick";
+  return mode == MODE_OPEN ? "free" : has_friction(self) ? "slide" : "contact";
 }
 
 static const jyPartHybrid hybrid = {
@@ -277,6 +374,7 @@ static const jyPartType floor_type = {
   .terminal = terminal,
   .constraints = constraints,
   .outputs = outputs,
+  .nonideal_law = nonideal_law,
 };
 
 static const jyPartType rope_type = {
