@@ -12,9 +12,16 @@
  *      (agreeing to 1e-10); an inactive row's force is 0;
  *   4. jy_eval_set_param: a spring's k doubled doubles the acceleration of its mass, for that
  *      evaluator only; a value outside the domain or changing the shape is refused, named;
- *   5. bad parameters: restitution above 1, mu_s below mu, each named.
- * Tolerance: every case is one linear solve of O(1) numbers whose closed form is exact, so the
- * answers agree to rounding (~1e-15); 1e-12 leaves a margin of 1e3. */
+ *   5. bad parameters: restitution above 1, mu_s below mu, each named;
+ *   6. simulations (sim_hybrid.c) against closed forms: a ball dropped from 1 m on a floor
+ *      with e = 0.8 (impact times t1 (1 + 2 e (1 - e^k) / (1 - e))), a block on a spring
+ *      k = 100 on a guide with mu = 0.3 (turning points 0.5 - 2 k mu g / k at k pi / 10 s,
+ *      sticking at the eighth), a block landing on a floor with mu = 0.3 and stopping at
+ *      t_land + v0 / (mu g); parts with modes refused under Natsiavas-Paraskevopoulos.
+ * Tolerance: cases 1-5 are one linear solve of O(1) numbers whose closed form is exact, so the
+ * answers agree to rounding (~1e-15); 1e-12 leaves a margin of 1e3. Case 6 integrates at
+ * the defaults (rtol 1e-11, atol 1e-13): events are located to ~1e-11 s and positions to
+ * ~2e-9 m (measured); 1e-9 s and 1e-7 m leave margins of 30 to 100 under any method. */
 #include <math.h>
 #include <string.h>
 
@@ -212,6 +219,129 @@ static void check_bad_params(jyEnv *env) {
   jy_system_destroy(sys);
 }
 
+/* The rows a simulation writes: the times and one column of the rows that repeat a time (an
+ * event's row before and after), up to 128, and the last row. */
+typedef struct Rows {
+  int column, count;
+  double t[128], value[128], prev_t, last[64];
+} Rows;
+
+static int collect(void *ud, const double *row, int nchannels) {
+  Rows *r = ud;
+  if (row[0] == r->prev_t && r->count < 128) {
+    r->t[r->count] = row[0];
+    r->value[r->count++] = row[r->column];
+  }
+  r->prev_t = row[0];
+  memcpy(r->last, row, sizeof(double) * (size_t)(nchannels < 64 ? nchannels : 64));
+  return 0;
+}
+
+/* Runs the system to t_end with the default settings, the rows into r (column by name). */
+static jyStatus run(jySystem *sys, double t_end, const char *column, Rows *r, jyModel **md,
+                    jyFormulation formulation, char *error, size_t len) {
+  *md = stage_compile(sys, 1);
+  jy_system_destroy(sys);
+  memset(r, 0, sizeof *r);
+  r->prev_t = NAN;
+  if (!*md) return JY_ERR_INVALID;
+  r->column = jy_model_find_channel(*md, column);
+  jySimDef def = jy_default_sim_def();
+  def.t_end = t_end;
+  def.formulation = formulation;
+  jyStatus st;
+  jySim *sim = jy_sim_create(*md, &def, &st);
+  if (sim && st == JY_OK) st = jy_sim_run(sim, collect, r);
+  snprintf(error, len, "%s", sim ? jy_sim_error(sim) : "");
+  jy_sim_destroy(sim);
+  return st;
+}
+
+static void check_bouncing_ball(jyEnv *env) {
+  jySystem *sys = jy_system_create(env);
+  jy_system_set_gravity(sys, (double[3]){0, -9.81, 0});
+  jyPartId ball = PART(sys, "mass", "ball", {"dim", 2}, {"m", 1});
+  jyPartId fl = PART(sys, "floor", "floor", {"e", 0.8});
+  stage_glue(sys, fl, "pos", ball, "pos", "touch");
+  jy_system_set_coord(sys, ball, "y", 1);
+  Rows r;
+  jyModel *md;
+  char why[JY_ERROR_LEN];
+  jyStatus st = run(sys, 6, "impulse.floor", &r, &md, JY_FORMULATION_UK, why, sizeof why);
+  ok(st == JY_OK, "bouncing ball: ran to t_end %s", why);
+  double g = 9.81, e = 0.8, t = sqrt(2 / g), v = sqrt(2 * g), worst = 0;
+  int k = 0;
+  for (int i = 0; i < r.count && k < 5; i++) {
+    if (r.value[i] == 0) continue; /* the rows before */
+    worst = fmax(worst, fabs(r.t[i] - t));
+    is_near(r.value[i], (1 + e) * v, 1e-7, "the impulse (1 + e) m v of each impact");
+    v *= e, t += 2 * v / g, k++;
+  }
+  ok(k == 5 && worst <= 1e-9, "five impact times on the closed form (worst %.2g s)", worst);
+  int y = stage_coord(md, "ball.y");
+  ok(y >= 0 && fabs(r.last[1 + y]) <= 1e-12 && fabs(r.last[1 + md->n + y]) <= 1e-12,
+     "at rest on the floor at t_end (the contact closed after the bounces)");
+  jy_model_destroy(md);
+  sys = jy_system_create(env);
+  ball = PART(sys, "mass", "ball", {"dim", 2}, {"m", 1});
+  fl = PART(sys, "floor", "floor", {"e", 0.8});
+  stage_glue(sys, fl, "pos", ball, "pos", "touch");
+  st = run(sys, 1, "t", &r, &md, JY_FORMULATION_NP, why, sizeof why);
+  ok(st != JY_OK, "refused under Natsiavas-Paraskevopoulos");
+  SAYS(why, "the message names the part and the formulation", "'floor'", "Udwadia-Kalaba");
+  jy_model_destroy(md);
+}
+
+static void check_stick_slip(jyEnv *env) {
+  jySystem *sys = jy_system_create(env);
+  jy_system_set_gravity(sys, (double[3]){0, -9.81, 0});
+  jyPartId wall = PART(sys, "ground", "wall", {"dim", 2});
+  jyPartId block = PART(sys, "mass", "block", {"dim", 2}, {"m", 1});
+  jyPartId spring = PART(sys, "spring", "spring", {"dim", 2}, {"k", 100}, {"L", 0});
+  jyPartId guide = PART(sys, "guide", "level", {"mu", 0.3});
+  stage_glue(sys, spring, "a", wall, "pos", "sa");
+  stage_glue(sys, spring, "b", block, "pos", "sb");
+  stage_glue(sys, guide, "pos", block, "pos", "on");
+  jy_system_set_coord(sys, block, "x", 0.5);
+  Rows r;
+  jyModel *md;
+  char why[JY_ERROR_LEN];
+  jyStatus st = run(sys, 5, "block.x", &r, &md, JY_FORMULATION_UK, why, sizeof why);
+  ok(st == JY_OK, "stick-slip: ran to t_end %s", why);
+  double step = 2 * 0.3 * 9.81 / 100, wt = 0, wx = 0;
+  for (int k = 1; k <= r.count; k++) {
+    wt = fmax(wt, fabs(r.t[k - 1] - k * 3.14159265358979323846 / 10));
+    wx = fmax(wx, fabs(r.value[k - 1] - (k % 2 ? -1 : 1) * (0.5 - k * step)));
+  }
+  ok(r.count == 8 && wt <= 1e-9 && wx <= 1e-7,
+     "eight turning points on the closed form (%d; worst %.2g s, %.2g m)", r.count, wt, wx);
+  int x = stage_coord(md, "block.x");
+  is_near(r.last[1 + x], 0.5 - 8 * step, 1e-7, "it sticks at the eighth and stays to t_end");
+  is_near(r.last[1 + md->n + x], 0, 1e-12, "at rest at t_end");
+  jy_model_destroy(md);
+}
+
+static void check_floor_friction(jyEnv *env) {
+  jySystem *sys = jy_system_create(env);
+  jy_system_set_gravity(sys, (double[3]){0, -9.81, 0});
+  jyPartId block = PART(sys, "mass", "block", {"dim", 2}, {"m", 1});
+  jyPartId fl = PART(sys, "floor", "floor", {"e", 0}, {"mu", 0.3});
+  stage_glue(sys, fl, "pos", block, "pos", "on");
+  jy_system_set_coord(sys, block, "y", 0.2);
+  jy_system_set_velocity(sys, block, "x", 1);
+  Rows r;
+  jyModel *md;
+  char why[JY_ERROR_LEN];
+  jyStatus st = run(sys, 1, "block.x", &r, &md, JY_FORMULATION_UK, why, sizeof why);
+  ok(st == JY_OK && r.count == 2, "floor with friction: lands, slides, sticks (%d events) %s",
+     r.count, why);
+  double land = sqrt(0.4 / 9.81), stop = land + 1 / (0.3 * 9.81);
+  is_near(r.t[0], land, 1e-9, "lands at sqrt(2 h / g)");
+  is_near(r.t[1], stop, 1e-9, "stops at t_land + v0 / (mu g)");
+  is_near(r.value[1], land + 1 / (2 * 0.3 * 9.81), 1e-7, "where v0 t_land + v0^2 / (2 mu g)");
+  jy_model_destroy(md);
+}
+
 int main(void) {
   jyEnv *env = stage_env();
   if (!env) return 1;
@@ -224,6 +354,9 @@ int main(void) {
   check_inactive_rows(env);
   check_set_param(env);
   check_bad_params(env);
+  check_bouncing_ball(env);
+  check_stick_slip(env);
+  check_floor_friction(env);
   jy_env_destroy(env);
   printf("1..%d\n", tap_count);
   return done();
