@@ -90,6 +90,9 @@ double jy_ss_direction(int mode, double vt, double at) {
 double jy_ss_guard(int mode, double vt, double margin) { return mode == JY_SS_STICK ? margin : vt; }
 
 void jy_ss_transition(int mode, int direction, double f_t, int *new_mode, double *reset) {
+  /* A slide ends where its own velocity falls to zero; the other way is the start of one
+   * (a slip leaves a residual velocity of rounding size, either sign). */
+  if ((mode == JY_SS_FORWARD && direction > 0) || (mode == JY_SS_BACKWARD && direction < 0)) return;
   if (mode != JY_SS_STICK) {
     *new_mode = JY_SS_STICK;
     *reset = 0.0;

@@ -91,8 +91,9 @@ int jy_ss_mode_of_velocity(double vt);
 double jy_ss_direction(int mode, double vt, double at);
 /* The guard: mu_s |N| - |F_t| while sticking, the sliding velocity vt otherwise. */
 double jy_ss_guard(int mode, double vt, double margin);
-/* A crossing of the guard in `mode`: sliding -> stick (*reset set: the stick row's plastic
- * reset of the residual velocity); sticking and the margin falling -> slip against F_t. */
+/* A crossing of the guard in `mode`: sliding -> stick when the slide's velocity falls to zero
+ * (*reset set: the stick row's plastic reset of the residual velocity); sticking and the
+ * margin falling -> slip against F_t. */
 void jy_ss_transition(int mode, int direction, double f_t, int *new_mode, double *reset);
 /* Sticking that needs more than mu_s |N| slips against F_t. */
 void jy_ss_admissible(int mode, double margin, double f_t, int *new_mode);

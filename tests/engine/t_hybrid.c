@@ -342,6 +342,33 @@ static void check_floor_friction(jyEnv *env) {
   jy_model_destroy(md);
 }
 
+/* A block launched at 2 m/s up a 30 degree incline (mu = 0.2, mu_s = 0.4 < tan 30): it stops
+ * at v0 / (g (sin a + mu cos a)) and slides back at once (the slip's residual velocity of
+ * rounding size must not be taken for the end of the new slide). */
+static void check_incline_slip(jyEnv *env) {
+  const double a = 3.14159265358979323846 / 6, g = 9.81, v0 = 2;
+  jySystem *sys = jy_system_create(env);
+  jy_system_set_gravity(sys, (double[3]){0, -g, 0});
+  jyPartId block = PART(sys, "mass", "block", {"dim", 2}, {"m", 1});
+  jyPartId guide =
+    PART(sys, "guide", "incline", {"nx", -sin(a)}, {"ny", cos(a)}, {"mu", 0.2}, {"mu_s", 0.4});
+  stage_glue(sys, guide, "pos", block, "pos", "on");
+  jy_system_set_velocity(sys, block, "x", v0 * cos(a));
+  jy_system_set_velocity(sys, block, "y", v0 * sin(a));
+  Rows r;
+  jyModel *md;
+  char why[JY_ERROR_LEN];
+  jyStatus st = run(sys, 1, "block.x", &r, &md, JY_FORMULATION_UK, why, sizeof why);
+  double up = g * (sin(a) + 0.2 * cos(a)), down = g * (sin(a) - 0.2 * cos(a));
+  double ts = v0 / up, s_max = v0 * v0 / (2 * up), dt = 1 - ts;
+  ok(st == JY_OK && r.count == 1, "incline: one event (stops, slips back) %s", why);
+  is_near(r.t[0], ts, 1e-9, "stops at v0 / (g (sin a + mu cos a))");
+  int x = stage_coord(md, "block.x");
+  is_near(r.last[1 + x], (s_max - 0.5 * down * dt * dt) * cos(a), 1e-7,
+          "slides back with g (sin a - mu cos a) to t_end");
+  jy_model_destroy(md);
+}
+
 int main(void) {
   jyEnv *env = stage_env();
   if (!env) return 1;
@@ -357,6 +384,7 @@ int main(void) {
   check_bouncing_ball(env);
   check_stick_slip(env);
   check_floor_friction(env);
+  check_incline_slip(env);
   jy_env_destroy(env);
   printf("1..%d\n", tap_count);
   return done();
