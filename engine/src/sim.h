@@ -72,6 +72,7 @@ struct jySim {
   char solver_flag[64];     /* the integrator's return flag name on failure */
   char solver_message[512]; /* the integrator's own last error message */
   char rhs_message[JY_ERROR_LEN];
+  struct jyEventsRun *user_events; /* sim_events.c: the user events' work; NULL without any */
 };
 
 /* The right-hand side y' = f(t, y) for SUNDIALS (UK or N–P by sim->np): 0, 1 (recoverable:
