@@ -12,8 +12,8 @@
  * "der(part.coord)", value), s:set_param("part", "param", value) and s:stop().
  *
  * How: as sys:channel (lua/channel.c): each event has a context userdata whose user value 1
- * is a Lua thread holding the message handler, the two functions, the proxy s and a cache
- * of channel indices; the engine's callbacks lua_pcall on that thread, so a Lua error never
+ * is a Lua thread holding the message handler, the two functions and the proxy s (user
+ * value 3: a cache of channel indices); the engine's callbacks lua_pcall on that thread, so a Lua error never
  * unwinds through engine frames; the contexts are anchored in the system's user value 2.
  */
 #include "binding.h"
@@ -30,31 +30,32 @@
 
 #define JYL_EVENT "joinery.Event"
 
-enum { SLOT_WHEN = 2, SLOT_ACTION = 3, SLOT_PROXY = 4, SLOT_CACHE = 5 };
+enum { SLOT_WHEN = 2, SLOT_ACTION = 3, SLOT_PROXY = 4 };
 
 typedef struct EventCtx {
-  lua_State *T;      /* stack: 1 message handler, 2 when, 3 action or false, 4 s, 5 cache */
+  lua_State *T;      /* stack: 1 message handler, 2 when, 3 action or false, 4 s */
   const char *name;  /* anchored by user value 2 */
   jyEventCall *call; /* during a call; NULL otherwise */
   int in_action;     /* the call is the action's (s:stop and the setters allowed) */
   char when_at[160]; /* "file:line" where the when function is defined */
 } EventCtx;
 
-/* The channel index of `key` (cached on the event's thread), or -1. */
+/* The channel index of `key`, or -1; the context (upvalue 1 of the calling C function)
+ * caches them in its user value 3 (a function runs on the event's own thread, whose base
+ * slots its frame cannot reach). */
 static int channel_index(lua_State *L, EventCtx *c, const char *key) {
-  lua_State *T = c->T;
-  if (lua_getfield(T, SLOT_CACHE, key) == LUA_TNUMBER) {
-    int i = (int)lua_tointeger(T, -1);
-    lua_pop(T, 1);
-    return i;
+  lua_getiuservalue(L, lua_upvalueindex(1), 3);
+  int i = -1;
+  if (lua_getfield(L, -1, key) == LUA_TNUMBER) {
+    i = (int)lua_tointeger(L, -1);
+  } else {
+    i = jy_model_find_channel(jy_event_model(c->call), key);
+    if (i >= 0) {
+      lua_pushinteger(L, i);
+      lua_setfield(L, -3, key);
+    }
   }
-  lua_pop(T, 1);
-  int i = jy_model_find_channel(jy_event_model(c->call), key);
-  if (i >= 0) {
-    lua_pushinteger(T, i);
-    lua_setfield(T, SLOT_CACHE, key);
-  }
-  (void)L;
+  lua_pop(L, 2);
   return i;
 }
 
@@ -163,7 +164,7 @@ static int call_lua(EventCtx *c, jyEventCall *call, int slot, int nresults, char
   }
   c->call = call;
   c->in_action = slot == SLOT_ACTION;
-  lua_settop(T, SLOT_CACHE);
+  lua_settop(T, SLOT_PROXY);
   lua_pushvalue(T, slot);
   lua_pushvalue(T, SLOT_PROXY);
   int st = lua_pcall(T, 1, nresults, 1);
@@ -171,7 +172,7 @@ static int call_lua(EventCtx *c, jyEventCall *call, int slot, int nresults, char
   if (st != LUA_OK) {
     const char *msg = lua_tostring(T, -1);
     snprintf(error, error_len, "%s", msg ? msg : "error in the event's function");
-    lua_settop(T, SLOT_CACHE);
+    lua_settop(T, SLOT_PROXY);
   }
   return st;
 }
@@ -188,7 +189,7 @@ static int ev_when(void *ud, jyEventCall *call, double *value, char *error, size
     snprintf(error, error_len, "its when function (%s) returned NaN", c->when_at);
   else
     *value = lua_tonumber(T, -1), failed = 0;
-  lua_settop(T, SLOT_CACHE);
+  lua_settop(T, SLOT_PROXY);
   return failed;
 }
 
@@ -196,7 +197,7 @@ static int ev_action(void *ud, jyEventCall *call, char *error, size_t error_len)
   EventCtx *c = (EventCtx *)ud;
   if (!lua_isfunction(c->T, SLOT_ACTION)) return 0; /* no action: located and counted only */
   if (call_lua(c, call, SLOT_ACTION, 0, error, error_len) != LUA_OK) return 1;
-  lua_settop(c->T, SLOT_CACHE);
+  lua_settop(c->T, SLOT_PROXY);
   return 0;
 }
 
@@ -256,7 +257,7 @@ static int push_action(lua_State *L, int tbl, const char *name) {
                     type == LUA_TSTRING ? "'" : "");
 }
 
-/* The context's thread: message handler, when, action, proxy s, cache (ctx at ctx_idx,
+/* The context's thread: message handler, when, action, proxy s (ctx at ctx_idx,
  * when and action on L's top two slots, popped). */
 static void fill_thread(lua_State *L, EventCtx *c, int ctx_idx) {
   c->T = lua_newthread(L);
@@ -273,7 +274,6 @@ static void fill_thread(lua_State *L, EventCtx *c, int ctx_idx) {
   lua_pushcfunction(T, proxy_newindex);
   lua_setfield(T, -2, "__newindex");
   lua_setmetatable(T, -2);
-  lua_createtable(T, 0, 8); /* channel index cache */
 }
 
 /* sys:event{ name = ..., when = ..., direction = ..., action = ... } */
@@ -290,9 +290,11 @@ static int sys_event(lua_State *L) {
     return luaL_error(L, "sys:event needs name = \"...\" (a string), got %s", luaL_typename(L, -1));
   const char *name = lua_tostring(L, 3); /* 3 */
   jyEventDirection direction = direction_of(L, 2, name);
-  EventCtx *c = (EventCtx *)lua_newuserdatauv(L, sizeof *c, 2); /* 4 */
+  EventCtx *c = (EventCtx *)lua_newuserdatauv(L, sizeof *c, 3); /* 4 */
   memset(c, 0, sizeof *c);
   luaL_setmetatable(L, JYL_EVENT);
+  lua_createtable(L, 0, 8); /* the channel index cache */
+  lua_setiuservalue(L, 4, 3);
   lua_pushvalue(L, 3);
   c->name = lua_tostring(L, -1);
   lua_setiuservalue(L, 4, 2);

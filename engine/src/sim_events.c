@@ -127,18 +127,24 @@ static jyStatus settle_jump(jySim *sim, const jyUserEvent *ev, double t, double 
   return JY_OK;
 }
 
+/* The run stops after this instant; the first event to say so is the one named. */
+static void stop_by(jySim *sim, const jyUserEvent *ev, int *stop) {
+  *stop = 1;
+  if (!sim->stopped_by[0]) snprintf(sim->stopped_by, sizeof sim->stopped_by, "%s", ev->name);
+}
+
 /* Event k's action (NULL: stop) at (t, y). */
 static jyStatus run_action(jySim *sim, int k, double t, double *y, int *changed, int *stop) {
   const jyUserEvent *ev = &sim->model->events[k];
   if (!ev->action) {
-    *stop = 1;
+    stop_by(sim, ev, stop);
     return JY_OK;
   }
   jyEventsRun *run = sim->user_events;
   jyEventCall *c = begin_call(sim, k, t, y, 1);
   if (ev->action(ev->ud, c, run->message, sizeof run->message) != 0)
     return event_failed(sim, ev, run->message[0] ? run->message : "its action failed", t);
-  if (c->stop) *stop = 1;
+  if (c->stop) stop_by(sim, ev, stop);
   if (c->param_changed) *changed = 1;
   if (!c->moved) return JY_OK;
   *changed = 1;
@@ -263,22 +269,4 @@ jyStatus jy_event_set_param(jyEventCall *call, const char *part, const char *par
 
 void jy_event_stop(jyEventCall *call) {
   if (call && call->in_action) call->stop = 1;
-}
-
-/* TEMPORARY: until the events plumbing (sim.c) lands on main; removed at the merge. */
-__attribute__((weak)) jyStatus jy_sim_count_event(jySim *sim, const char *name, double t) {
-  (void)sim, (void)name, (void)t;
-  return JY_OK;
-}
-__attribute__((weak)) int jy_sim_num_event_kinds(const jySim *sim) {
-  (void)sim;
-  return 0;
-}
-__attribute__((weak)) jyEventSummary jy_sim_event_summary(const jySim *sim, int k) {
-  (void)sim, (void)k;
-  return (jyEventSummary){"", 0, 0, 0};
-}
-__attribute__((weak)) const char *jy_sim_stopped_by(const jySim *sim) {
-  (void)sim;
-  return "";
 }
