@@ -84,12 +84,12 @@ static int s_set(lua_State *L) {
   if (i < 0) return no_channel(L, model, key);
   if (i < 1 || i > 2 * n)
     return luaL_error(L,
-                      "event '%s': s:set sets a coordinate \"part.coord\" or a velocity "
+                      "s:set sets a coordinate \"part.coord\" or a velocity "
                       "\"der(part.coord)\", not '%s'",
-                      c->name, key);
+                      key);
   jyStatus st =
     i <= n ? jy_event_set_q(c->call, i - 1, value) : jy_event_set_v(c->call, i - 1 - n, value);
-  if (st != JY_OK) return luaL_error(L, "event '%s': %s", c->name, jy_event_error(c->call));
+  if (st != JY_OK) return luaL_error(L, "%s", jy_event_error(c->call));
   return 0;
 }
 
@@ -99,7 +99,7 @@ static int s_set_param(lua_State *L) {
   const char *part = luaL_checkstring(L, 2), *param = luaL_checkstring(L, 3);
   double value = luaL_checknumber(L, 4);
   if (jy_event_set_param(c->call, part, param, value) != JY_OK)
-    return luaL_error(L, "event '%s': %s", c->name, jy_event_error(c->call));
+    return luaL_error(L, "%s", jy_event_error(c->call));
   return 0;
 }
 
@@ -107,7 +107,7 @@ static int s_set_param(lua_State *L) {
 static int s_stop(lua_State *L) {
   EventCtx *c = active_ctx(L, "s:stop works");
   if (!c->in_action)
-    return luaL_error(L, "event '%s': s:stop() is for the event's action, not its `when`", c->name);
+    return luaL_error(L, "s:stop() is for the event's action, not its `when` function");
   jy_event_stop(c->call);
   return 0;
 }
@@ -144,7 +144,7 @@ static int proxy_index(lua_State *L) {
   } else {
     const double *row = NULL;
     if (jy_event_channels(c->call, &row) != JY_OK)
-      return luaL_error(L, "event '%s': %s", c->name, jy_event_error(c->call));
+      return luaL_error(L, "%s", jy_event_error(c->call));
     lua_pushnumber(L, row[i]);
   }
   return 1;
