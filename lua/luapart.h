@@ -108,6 +108,12 @@ typedef struct LpType {
   unsigned flags;
   unsigned angle_outputs; /* jyPartShape.angle_outputs */
   int flat;               /* functions get arrays (x[1], ...) and no p (sys:constrain's types) */
+  /* Modes (lua/part_modes.c): names, the rows active in each (bit r: row r), the guards'
+   * count and the functions; nmodes 0 for a part without modes. */
+  int nmodes, nguards;
+  char **mode_names;
+  unsigned long long *mode_rows;
+  LpFn guards, transition, admissible, initial_mode;
   /* stack slots on T */
   int s_msgh, s_jetmt, s_names, s_p, s_p_proxy, s_grav, s_qn, s_qn_proxy, s_vn, s_vn_proxy, s_rowf;
   int s_lawf, s_lawf_proxy, s_acc, s_acc_proxy; /* the law's row forces and accelerations */
@@ -128,6 +134,24 @@ void jyl_lp_free(LpType *lt);
 /* Lays out the instance cache (lt->data_doubles and the offsets) and fills lt->type: the
  * protocol functions the definition needs, release, type_data. Call once parsed. */
 void jyl_lp_bind_calls(LpType *lt);
+
+/* The calling conventions part_modes.c shares with part_calls.c. */
+int jyl_lp_enter(LpType *lt, const jyPartInstance *self, const jyPartState *s, int *base);
+void jyl_lp_leave(LpType *lt, int base);
+/* Fills q, v as numbers and f (row forces by row name and number), a (accelerations by
+ * coordinate) for the law and the modes' functions; pushes nothing. */
+void jyl_lp_fill_law_args(LpType *lt, const jyPartState *s, const double *row_forces,
+                          const double *acc);
+/* Pushes (q, v, t, p) as numbers (after the function). Returns how many. */
+int jyl_lp_push_plain_args(LpType *lt, const jyPartState *s);
+/* lua_pcall with the type's message handler and nres results; 1 with "<label>: message" in
+ * error on failure. */
+int jyl_lp_pcall(LpType *lt, const LpFn *fn, int nargs, int nres, char *error, size_t len);
+
+/* ---- lua/part_modes.c ------------------------------------------------------------------ */
+
+/* The jyPartHybrid every Lua part type with modes uses (it dispatches on the type's record). */
+extern const jyPartHybrid jyl_lp_hybrid;
 
 /* ---- lua/eval_part.c ------------------------------------------------------------------- */
 

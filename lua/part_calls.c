@@ -62,6 +62,11 @@ void jyl_lp_free(LpType *lt) {
   LpFn *fns[] = {&lt->lagrangian, &lt->kinetic,  &lt->potential, &lt->mass,
                  &lt->force,      &lt->nonideal, &lt->law};
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) free(fns[i]->label);
+  LpFn *mode_fns[] = {&lt->guards, &lt->transition, &lt->admissible, &lt->initial_mode};
+  for (size_t i = 0; i < sizeof mode_fns / sizeof mode_fns[0]; i++) free(mode_fns[i]->label);
+  for (int k = 0; k < lt->nmodes; k++) free(lt->mode_names[k]);
+  free(lt->mode_names);
+  free(lt->mode_rows);
   free(lt->lag_q);
   free(lt->p_last);
   free(lt);
@@ -183,7 +188,7 @@ static int lp_pcall(LpType *lt, const LpFn *fn, int nargs, char *error, size_t l
   return lp_pcalln(lt, fn, nargs, 1, error, len);
 }
 
-static int enter(LpType *lt, const jyPartInstance *self, const jyPartState *s, int *base) {
+int jyl_lp_enter(LpType *lt, const jyPartInstance *self, const jyPartState *s, int *base) {
   /* A lua_State is not thread-safe: a model of Lua parts simulated in another OS thread
    * (joinery.h's thread contract) would corrupt it. Checked before busy, which is no lock. */
   if (!pthread_equal(pthread_self(), lt->owner))
@@ -202,7 +207,7 @@ static int enter(LpType *lt, const jyPartInstance *self, const jyPartState *s, i
   return 0;
 }
 
-static void leave(LpType *lt, int base) {
+void jyl_lp_leave(LpType *lt, int base) {
   lua_settop(lt->T, base);
   lt->busy = 0;
 }
@@ -452,7 +457,7 @@ static int eval_dynamics(LpType *lt, const jyPartInstance *self, const jyPartSta
   if (cache_hit(blk, s, n)) return 0;
   blk[0] = 0.0;
   int base, bad = 0;
-  if (enter(lt, self, s, &base)) return 1;
+  if (jyl_lp_enter(lt, self, s, &base)) return 1;
   if (lt->mode == DYN_LAGRANGIAN || lt->mode == DYN_ENERGY) {
     bad = lagrangian_dynamics(lt, s, out);
   } else if (lt->mode == DYN_DIRECT) {
@@ -469,7 +474,7 @@ static int eval_dynamics(LpType *lt, const jyPartInstance *self, const jyPartSta
   }
   if (!bad && lt->mode == DYN_DIRECT && !finite_all(M, n * n))
     bad = fail(s->error, s->error_len, "%s: returned a value that is not finite", lt->mass.label);
-  leave(lt, base);
+  jyl_lp_leave(lt, base);
   if (bad) return 1;
   cache_store_key(blk, s, n);
   blk[0] = 1.0;
@@ -646,9 +651,9 @@ static int lp_terminal(const jyPartInstance *self, const jyPartState *s, int k, 
   if (!cache_hit(blk, s, n)) {
     int base;
     blk[0] = 0.0;
-    if (enter(lt, self, s, &base)) return 1;
+    if (jyl_lp_enter(lt, self, s, &base)) return 1;
     int bad = call_terminal(lt, tm, s, val, J, vb, ab);
-    leave(lt, base);
+    jyl_lp_leave(lt, base);
     if (bad) return 1;
     cache_store_key(blk, s, n);
     blk[0] = 1.0;
@@ -794,7 +799,7 @@ static int lp_constraints(const jyPartInstance *self, const jyPartState *s, doub
                           double *residual, double *rate) {
   LpType *lt = (LpType *)self->type->type_data;
   int base, bad = 0, numbers = 0; /* numbers: q and v as plain numbers filled */
-  if (enter(lt, self, s, &base)) return 1;
+  if (jyl_lp_enter(lt, self, s, &base)) return 1;
   if (lt->pos_t) set_pos_inputs(lt, s);
   if (lt->vel_t) {
     for (int i = 0; i < lt->n; i++) {
@@ -813,7 +818,7 @@ static int lp_constraints(const jyPartInstance *self, const jyPartState *s, doub
       lua_settop(lt->T, res);
     }
   }
-  leave(lt, base);
+  jyl_lp_leave(lt, base);
   return bad;
 }
 
@@ -822,7 +827,7 @@ static int lp_constraints(const jyPartInstance *self, const jyPartState *s, doub
 static int lp_nonideal(const jyPartInstance *self, const jyPartState *s, double *C) {
   LpType *lt = (LpType *)self->type->type_data;
   int base, bad;
-  if (enter(lt, self, s, &base)) return 1;
+  if (jyl_lp_enter(lt, self, s, &base)) return 1;
   fill_numbers(lt, s->q, s->v);
   lua_pushvalue(lt->T, lt->nonideal.slot);
   int nargs = push_plain_args(lt, s);
@@ -831,17 +836,12 @@ static int lp_nonideal(const jyPartInstance *self, const jyPartState *s, double 
   if (!bad && !finite_all(C, lt->n))
     bad =
       fail(s->error, s->error_len, "%s: returned a value that is not finite", lt->nonideal.label);
-  leave(lt, base);
+  jyl_lp_leave(lt, base);
   return bad;
 }
 
-/* The non-ideal law C(q, v, t, row forces, q''): f holds the part's row forces by row name
- * (and by row number), a the accelerations of the previous iterate by coordinate. */
-static int lp_law(const jyPartInstance *self, const jyPartState *s, const double *row_forces,
-                  const double *acc, double *force) {
-  LpType *lt = (LpType *)self->type->type_data;
-  int base, bad;
-  if (enter(lt, self, s, &base)) return 1;
+void jyl_lp_fill_law_args(LpType *lt, const jyPartState *s, const double *row_forces,
+                          const double *acc) {
   lua_State *T = lt->T;
   fill_numbers(lt, s->q, s->v);
   for (int r = 0; r < lt->nrows; r++) {
@@ -857,15 +857,38 @@ static int lp_law(const jyPartInstance *self, const jyPartState *s, const double
     lua_pushnumber(T, acc ? acc[i] : 0.0);
     lua_rawset(T, lt->s_acc);
   }
+}
+
+int jyl_lp_push_plain_args(LpType *lt, const jyPartState *s) { return push_plain_args(lt, s); }
+
+int jyl_lp_pcall(LpType *lt, const LpFn *fn, int nargs, int nres, char *error, size_t len) {
+  return lp_pcalln(lt, fn, nargs, nres, error, len);
+}
+
+/* The non-ideal law C(q, v, t, row forces, q'' [, mode]): f holds the part's row forces by
+ * row name (and by row number), a the accelerations of the previous iterate by coordinate;
+ * a part with modes also gets the name of its mode. */
+static int lp_law(const jyPartInstance *self, const jyPartState *s, const double *row_forces,
+                  const double *acc, double *force) {
+  LpType *lt = (LpType *)self->type->type_data;
+  int base, bad;
+  if (jyl_lp_enter(lt, self, s, &base)) return 1;
+  lua_State *T = lt->T;
+  jyl_lp_fill_law_args(lt, s, row_forces, acc);
   lua_pushvalue(T, lt->law.slot);
   int nargs = push_plain_args(lt, s) + 2;
   lua_pushvalue(T, lt->s_lawf_proxy);
   lua_pushvalue(T, lt->s_acc_proxy);
+  if (lt->nmodes > 0) {
+    int mode = s->mode >= 0 && s->mode < lt->nmodes ? s->mode : 0;
+    lua_pushstring(T, lt->mode_names[mode]);
+    nargs++;
+  }
   bad = lp_pcall(lt, &lt->law, nargs, s->error, s->error_len) ||
     read_coord_vector(lt, lua_gettop(T), force, &lt->law, s->error, s->error_len);
   if (!bad && !finite_all(force, lt->n))
     bad = fail(s->error, s->error_len, "%s: returned a value that is not finite", lt->law.label);
-  leave(lt, base);
+  jyl_lp_leave(lt, base);
   return bad;
 }
 
@@ -873,7 +896,7 @@ static int lp_outputs(const jyPartInstance *self, const jyPartState *s, const do
                       double *out) {
   LpType *lt = (LpType *)self->type->type_data;
   int base, bad = 0;
-  if (enter(lt, self, s, &base)) return 1;
+  if (jyl_lp_enter(lt, self, s, &base)) return 1;
   lua_State *T = lt->T;
   fill_numbers(lt, s->q, s->v);
   for (int r = 0; r < lt->nrows; r++) {
@@ -894,7 +917,7 @@ static int lp_outputs(const jyPartInstance *self, const jyPartState *s, const do
       bad = fail(s->error, s->error_len, "%s: returned a value that is not finite", fn->label);
     lua_settop(T, base);
   }
-  leave(lt, base);
+  jyl_lp_leave(lt, base);
   return bad;
 }
 
@@ -923,6 +946,10 @@ static int lp_shape(const jyPartType *type, const double *params, jyPartShape *s
   shape->flags = lt->flags;
   shape->angle_outputs = lt->angle_outputs;
   shape->instance_size = lt->data_doubles * sizeof(double);
+  if (lt->nmodes > 0) {
+    shape->hybrid = &jyl_lp_hybrid;
+    shape->nguards = lt->nguards;
+  }
   return 0;
 }
 

@@ -686,7 +686,7 @@ static void make_argument_tables(LpType *lt) {
   lt->s_vn_proxy = make_proxy(lt, lt->s_vn, "v");
   lua_createtable(T, lt->nrows, 0);
   lt->s_rowf = lua_gettop(T);
-  if (lt->law.slot) {
+  if (lt->law.slot || lt->nmodes > 0) {
     lua_createtable(T, lt->nrows, lt->nrows);
     lt->s_lawf = lua_gettop(T);
     lt->s_lawf_proxy = make_proxy(lt, lt->s_lawf, "f");
@@ -763,13 +763,103 @@ static void parse_dynamics(lua_State *L, LpType *lt) {
     lt->flags |= JY_PART_CONSERVATIVE;
 }
 
+/* Row r's index by name, or -1. */
+static int row_index(const LpType *lt, const char *name) {
+  for (int r = 0; r < lt->nrows; r++)
+    if (strcmp(lt->rows[r].name, name) == 0) return r;
+  return -1;
+}
+
+/* One entry of `modes` (the table at e): { name = "closed", rows = { "gap", ... } }. */
+static void parse_mode(lua_State *L, LpType *lt, int e, int k) {
+  static const char *const keys[] = {"name", "rows"};
+  if (lua_type(L, e) != LUA_TTABLE)
+    luaL_error(L, "part type '%s': modes[%d] must be a table { name = ..., rows = {...} }",
+               lt->name, k + 1);
+  check_keys(L, e, "a mode", keys, 2, lt->name);
+  const char *name = opt_string(L, e, "name", "a mode", lt);
+  if (!is_identifier(name))
+    luaL_error(L, "part type '%s': modes[%d] needs a name (letters, digits, _)", lt->name, k + 1);
+  for (int j = 0; j < k; j++)
+    if (strcmp(lt->mode_names[j], name) == 0)
+      luaL_error(L, "part type '%s': two modes are named '%s'", lt->name, name);
+  lt->mode_names[k] = dup(L, name);
+  lua_getfield(L, e, "rows");
+  if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TTABLE)
+    luaL_error(L, "part type '%s': mode '%s': rows must be a list of row names", lt->name, name);
+  int nr = lua_isnil(L, -1) ? 0 : (int)lua_rawlen(L, -1);
+  for (int i = 0; i < nr; i++) {
+    lua_rawgeti(L, -1, i + 1);
+    const char *rn = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    int r = rn ? row_index(lt, rn) : -1;
+    if (r < 0)
+      luaL_error(L, "part type '%s': mode '%s': '%s' is not one of its constraint rows", lt->name,
+                 name, rn ? rn : luaL_typename(L, -1));
+    lt->mode_rows[k] |= 1ull << r;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
+/* The modes and their functions (lua/part_modes.c calls them):
+ *   modes = { { name = "open", rows = {} }, { name = "closed", rows = { "gap" } } },
+ *   nguards = 1, guards = function(q, v, t, p, f, a, mode) return { g } end,
+ *   transition = function(q, v, t, p, f, guard, direction, mode) return "closed", { gap = e } end,
+ *   admissible = function(q, v, t, p, f, a, mode) return nil or "open" end,
+ *   initial_mode = function(q, v, t, p) return "closed" end.
+ * A simulation starts in the first mode unless initial_mode names another. */
+static void parse_modes(lua_State *L, LpType *lt) {
+  static const char *const keys[] = {"guards", "transition", "admissible", "initial_mode"};
+  LpFn *fns[] = {&lt->guards, &lt->transition, &lt->admissible, &lt->initial_mode};
+  for (int i = 0; i < 4; i++) {
+    lua_getfield(L, 1, keys[i]);
+    take_fn(L, lt, -1, keys[i], fns[i]);
+    lua_pop(L, 1);
+  }
+  lua_getfield(L, 1, "nguards");
+  int isnum = 0;
+  lua_Integer ng = lua_tointegerx(L, -1, &isnum);
+  if (!lua_isnil(L, -1) && (!isnum || ng < 0 || ng > JY_PART_MAX_GUARDS))
+    luaL_error(L, "part type '%s': nguards must be a whole number from 0 to %d", lt->name,
+               JY_PART_MAX_GUARDS);
+  lt->nguards = (int)ng;
+  lua_pop(L, 1);
+  if (lua_getfield(L, 1, "modes") == LUA_TNIL) {
+    lua_pop(L, 1);
+    if (lt->nguards || lt->guards.slot || lt->transition.slot || lt->admissible.slot ||
+        lt->initial_mode.slot)
+      luaL_error(L, "part type '%s': guards, transition, admissible and initial_mode need modes",
+                 lt->name);
+    return;
+  }
+  int list = lua_gettop(L), count = lua_istable(L, list) ? (int)lua_rawlen(L, list) : 0;
+  if (count < 1)
+    luaL_error(L, "part type '%s': modes must be a list of { name = ..., rows = {...} }", lt->name);
+  if ((lt->nguards > 0) != (lt->guards.slot != 0) || (lt->nguards > 0 && !lt->transition.slot))
+    luaL_error(L,
+               "part type '%s': a part with modes gives nguards > 0 with guards and transition "
+               "functions (a guard's zero crossing is where its mode may change)",
+               lt->name);
+  lt->mode_names = (char **)calloc((size_t)count, sizeof *lt->mode_names);
+  lt->mode_rows = (unsigned long long *)calloc((size_t)count, sizeof *lt->mode_rows);
+  if (!lt->mode_names || !lt->mode_rows) luaL_error(L, "out of memory registering a part type");
+  lt->nmodes = count;
+  for (int k = 0; k < count; k++) {
+    lua_rawgeti(L, list, k + 1);
+    parse_mode(L, lt, lua_gettop(L), k);
+    lua_settop(L, list);
+  }
+  lua_pop(L, 1);
+}
+
 /* A new record for the definition at 1, guarded at 2 (freed if an error unwinds), with its
  * name, doc and thread (at 3; the message handler and the Jet metatable on its stack). */
 static LpType *new_record(lua_State *L, jyEnv *env) {
-  static const char *const keys[] = {"name",      "doc",           "params",       "coords",
-                                     "terminals", "lagrangian",    "kinetic",      "potential",
-                                     "mass",      "force",         "constraints",  "nonideal",
-                                     "outputs",   "constant_mass", "nonideal_law", "flat"};
+  static const char *const keys[] = {
+    "name",    "doc",           "params",       "coords",      "terminals",   "lagrangian",
+    "kinetic", "potential",     "mass",         "force",       "constraints", "nonideal",
+    "outputs", "constant_mass", "nonideal_law", "flat",        "modes",       "nguards",
+    "guards",  "transition",    "admissible",   "initial_mode"};
   LpType **guard = (LpType **)lua_newuserdatauv(L, sizeof *guard, 0); /* 2 */
   *guard = NULL;
   luaL_setmetatable(L, LP_GUARD);
@@ -821,6 +911,7 @@ static int l_part_type(lua_State *L) {
   parse_entries(L, lt, "terminals", "fn", JY_PART_MAX_TERMINALS, parse_terminal);
   check_params_not_terminals(L, lt);
   parse_entries(L, lt, "constraints", "phi", 0, parse_constraint); /* rows counted by each */
+  parse_modes(L, lt);
   parse_entries(L, lt, "outputs", "fn", JY_PART_MAX_OUTPUTS, parse_output);
   make_argument_tables(lt);
   make_input_jets(lt);
