@@ -65,6 +65,15 @@ typedef struct jyUserChannel {
   void *ud;
 } jyUserChannel;
 
+/* A user event (jy_system_add_event); the model's copies own their names. */
+typedef struct jyUserEvent {
+  char *name;
+  jyEventWhenFn when;
+  jyEventDirection direction;
+  jyEventActionFn action; /* NULL: stop the run */
+  void *ud;
+} jyUserEvent;
+
 /* Names to indices (open addressing; slot k holds index + 1, 0 empty), so that adding the
  * N-th part or glue checks its name in O(1), not against every earlier one. */
 typedef struct jyNameIndex {
@@ -77,6 +86,8 @@ struct jySystem {
   jyNameIndex part_names, glue_names;
   jyUserChannel *channels;
   int nchannels, channels_cap;
+  jyUserEvent *events;
+  int nevents, events_cap;
   jySysPart *parts;
   int nparts, parts_cap;
   jySysGlue *glues;
@@ -137,7 +148,9 @@ struct jyModel {
   jyUserChannel *user_channels; /* names owned by the model */
   int nuser, user_channel;      /* how many, and the channel index of the first */
   int ch_derived;               /* index of the first derived channel (JY_DERIVED_CHANNELS) */
-  double *q0, *v0;              /* consistent initial state */
+  jyUserEvent *events;          /* nevents, in the order added; names owned by the model */
+  int nevents;
+  double *q0, *v0; /* consistent initial state */
   /* m flags: the rows that depend on the others at the initial state (redundant
    * constraints), left out of the acceleration solve; ndependent of them. */
   unsigned char *dependent_rows;
