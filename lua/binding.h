@@ -66,6 +66,9 @@ void jyl_push_part_type(lua_State *L, int env_idx);
 /* lua/channel.c: adds sys:channel(name, fn) (user output channels computed in Lua). */
 void jyl_open_channel(lua_State *L);
 
+/* lua/event.c: adds sys:event{...} (events located by the integrator's root finding). */
+void jyl_open_event(lua_State *L);
+
 /* sys:constrain, sys:load, the body helpers: lua/prelude.h. */
 
 /* lua/plugin.c: sets load_plugin (C plugins) and check_part (the conformance suite) in the

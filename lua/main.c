@@ -308,6 +308,32 @@ static lua_Integer int_field(lua_State *L, int idx, const char *key) {
   return v;
 }
 
+/* The events that fired (name, count, first and last time) and the one that stopped the
+ * run, from the result at res; nothing for a run without any. */
+static void print_events(lua_State *L, int res, long guard_evals) {
+  int top = lua_gettop(L);
+  lua_getfield(L, res, "events");
+  lua_Integer kinds = luaL_len(L, -1);
+  if (kinds > 0) printf("events (%ld evaluations of their functions):\n", guard_evals);
+  for (lua_Integer k = 1; k <= kinds; k++) {
+    lua_rawgeti(L, -1, k);
+    int e = lua_gettop(L);
+    lua_getfield(L, e, "name");
+    lua_getfield(L, e, "first");
+    lua_getfield(L, e, "last");
+    long count = (long)int_field(L, e, "count");
+    printf("  %-24s %6ld x, first t = %.9g, last t = %.9g\n", lua_tostring(L, e + 1), count,
+           lua_tonumber(L, e + 2), lua_tonumber(L, e + 3));
+    lua_settop(L, e - 1);
+  }
+  if (lua_getfield(L, res, "stopped_by") == LUA_TSTRING) {
+    lua_getfield(L, res, "t");
+    lua_rawgeti(L, -1, int_field(L, res, "rows"));
+    printf("stopped by event '%s' at t = %.9g\n", lua_tostring(L, -3), lua_tonumber(L, -1));
+  }
+  lua_settop(L, top);
+}
+
 /* A large model may move thousands of values: the first few say what happened. */
 #define MAX_MOVED_WARNINGS 20
 
@@ -386,6 +412,7 @@ static int simulate_system(lua_State *L) {
   lua_getfield(L, 4, "stats"); /* 6 */
   printf("run time %.3f s (%ld steps, %ld right-hand-side evaluations)\n", seconds,
          (long)int_field(L, 6, "steps"), (long)int_field(L, 6, "rhs_evals"));
+  print_events(L, 4, (long)int_field(L, 6, "guard_evals"));
   lua_getfield(L, 4, "channels");
   lua_getfield(L, 4, "out");
   printf("wrote %ld rows x %d columns to %s\n", (long)int_field(L, 4, "rows"), (int)luaL_len(L, -2),

@@ -7,7 +7,9 @@
  *   per channel: res.t, res["bob.x"], res["der(bob.x)"], res.energy, res["force.hinge.x"],
  *   ...), res.rows (number of output rows), res.report, res.stats ({steps=, rhs_evals=,
  *   error_test_fails=, nonlinear_fails=, jac_evals=, jac_rhs_evals=, krylov_iters=,
- *   restarts=}), res.seconds (wall time of the
+ *   restarts=, events=, guard_evals=}), res.events (the events that fired: {name=, count=,
+ *   first=, last=} each), res.stopped_by (the event that stopped the run, if one did),
+ *   res.seconds (wall time of the
  *   integration), res.model. With opts.out = "file.csv" the engine writes the rows to that
  *   file (jy_sim_write_csv: the file appears only when the run succeeded; a failed run's rows
  *   go to <stem>.incomplete.csv and the error says so) and the same
@@ -181,11 +183,39 @@ static void push_stats(lua_State *L, const jySim *sim) {
                 {"jac_evals", st.jac_evals},
                 {"jac_rhs_evals", st.jac_rhs_evals},
                 {"krylov_iters", st.krylov_iters},
-                {"restarts", st.restarts}};
-  lua_createtable(L, 0, 8);
+                {"restarts", st.restarts},
+                {"events", st.events},
+                {"guard_evals", st.guard_evals}};
+  lua_createtable(L, 0, 10);
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
     lua_pushinteger(L, (lua_Integer)fields[i].value);
     lua_setfield(L, -2, fields[i].name);
+  }
+}
+
+/* res.events: the events that fired ({name=, count=, first=, last=} in the order they first
+ * fired); res.stopped_by: the event that stopped the run (absent when none did). */
+static void set_event_summary(lua_State *L, int res, const jySim *sim) {
+  int kinds = jy_sim_num_event_kinds(sim);
+  lua_createtable(L, kinds, 0);
+  for (int k = 0; k < kinds; k++) {
+    jyEventSummary e = jy_sim_event_summary(sim, k);
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, e.name);
+    lua_setfield(L, -2, "name");
+    lua_pushinteger(L, (lua_Integer)e.count);
+    lua_setfield(L, -2, "count");
+    lua_pushnumber(L, e.first_t);
+    lua_setfield(L, -2, "first");
+    lua_pushnumber(L, e.last_t);
+    lua_setfield(L, -2, "last");
+    lua_rawseti(L, -2, k + 1);
+  }
+  lua_setfield(L, res, "events");
+  const char *by = jy_sim_stopped_by(sim);
+  if (by && *by) {
+    lua_pushstring(L, by);
+    lua_setfield(L, res, "stopped_by");
   }
 }
 
@@ -257,8 +287,10 @@ static void push_result(lua_State *L, int model_idx, int sim_idx, LRows *r, cons
   const char *report = jy_model_report(model);
   lua_pushstring(L, report ? report : "");
   lua_setfield(L, res, "report");
-  push_stats(L, ((LSim *)lua_touserdata(L, sim_idx))->sim);
+  const jySim *sim = ((LSim *)lua_touserdata(L, sim_idx))->sim;
+  push_stats(L, sim);
   lua_setfield(L, res, "stats");
+  set_event_summary(L, res, sim);
   lua_pushnumber(L, seconds);
   lua_setfield(L, res, "seconds");
   lua_pushvalue(L, model_idx);

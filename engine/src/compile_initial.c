@@ -506,6 +506,11 @@ jyStatus jy_compile_dependent_rows(jyModel *md, jyEval *e) {
     if (full_rank != 0) return full_rank == 1 ? JY_OK : JY_ERR_NOMEM;
   }
   int count = jy_eval_decide_dependent(e);
+  for (int i = 0; e->inactive && count > 0 && i < m; i++)
+    if (e->inactive[i] && e->dependent[i]) { /* a zero row now, not a redundant one */
+      e->dependent[i] = 0;
+      count--;
+    }
   if (count <= 0) return JY_OK;
   md->dependent_rows = jy_calloc(&md->alloc, (size_t)m, 1);
   if (!md->dependent_rows) return JY_ERR_NOMEM;

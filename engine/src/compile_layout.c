@@ -103,13 +103,14 @@ static void number_coords_and_rows(jyModel *md) {
 }
 
 /* t, q, der(q), the derived channels, glue forces, row forces and powers, part outputs,
- * user channels. */
+ * impulses of parts with modes, user channels. */
 static int count_channels(const jyModel *md) {
   int count = 1 + 2 * md->n + JY_NUM_DERIVED + md->nuser;
   for (int g = 0; g < md->nglues; g++) count += md->glues[g].dim;
   for (int i = 0; i < md->nparts; i++) {
     const jyModelPart *p = &md->parts[i];
     count += p->inst.nrows + 2 * has_power_channels(p) + p->shape.noutputs;
+    count += p->shape.hybrid != NULL; /* impulse.<part> */
   }
   return count;
 }
@@ -231,6 +232,11 @@ static void name_part_channels(Namer *nm) {
     p->output_channel = nm->ch;
     for (int o = 0; o < p->shape.noutputs; o++)
       add_channel(nm, join_name(a, p->inst.name, ".", p->shape.output_names[o], ""));
+  }
+  for (int i = 0; i < md->nparts && !nm->bad; i++) { /* parts with modes: their impacts */
+    jyModelPart *p = &md->parts[i];
+    p->impulse_channel = p->shape.hybrid ? nm->ch : -1;
+    if (p->shape.hybrid) add_channel(nm, join_name(a, "impulse.", p->inst.name, "", ""));
   }
 }
 

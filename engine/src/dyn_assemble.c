@@ -28,9 +28,11 @@ static jyStatus not_finite(jyEval *e, const jyModelPart *p, const char *function
   return JY_ERR_PART;
 }
 
-jyPartState jy_part_state(jyEval *e, const double *q, const double *v, double t) {
+jyPartState jy_part_state(jyEval *e, const jyModelPart *p, const double *q, const double *v,
+                          double t) {
   e->part_error[0] = '\0';
-  return (jyPartState){q, v, t, e->model->gravity, e->part_error, sizeof e->part_error, 0};
+  int mode = e->modes ? e->modes[p - e->model->parts] : 0;
+  return (jyPartState){q, v, t, e->model->gravity, e->part_error, sizeof e->part_error, mode};
 }
 
 /* Terminal k of part p at its local state: value, Jacobian (dim x ncoords, local), biases. */
@@ -55,8 +57,9 @@ static jyStatus eval_terminal(jyEval *e, const jyModelPart *p, int k, const doub
                  p->inst.name, p->inst.type->name);
     return JY_ERR_PART;
   }
-  jyPartState s = jy_part_state(e, q_loc, v_loc, t);
-  if (p->inst.type->terminal(&p->inst, &s, k, out->value, jac, out->vel_bias, out->acc_bias) != 0)
+  jyPartState s = jy_part_state(e, p, q_loc, v_loc, t);
+  if (p->inst.type->terminal(jy_eval_inst(e, p), &s, k, out->value, jac, out->vel_bias,
+                             out->acc_bias) != 0)
     return jy_part_failed(e, p, "terminal", t);
   if (!all_finite(out->value, dim) || !all_finite(out->vel_bias, dim) ||
       !all_finite(out->acc_bias, dim) || !all_finite(jac, dim * nc))
@@ -177,7 +180,7 @@ static jyStatus assemble_mass(jyEval *e, const jyModelPart *p, const jyPartState
   const jyModel *m = e->model;
   int nc = p->inst.ncoords, width = m->max_source_coords;
   memset(e->local_mass, 0, sizeof(double) * (size_t)nc * nc);
-  if (p->inst.type->mass(&p->inst, s, e->local_mass) != 0)
+  if (p->inst.type->mass(jy_eval_inst(e, p), s, e->local_mass) != 0)
     return jy_part_failed(e, p, "mass", s->t);
   if (!all_finite(e->local_mass, nc * nc)) return not_finite(e, p, "mass", s->t);
   for (int a = 0; a < nc && e->mass_diagonal; a++)
@@ -212,6 +215,17 @@ static jyStatus assemble_mass(jyEval *e, const jyModelPart *p, const jyPartState
   return JY_OK;
 }
 
+/* The part's rows inactive in its current mode become zero rows with zero right-hand side,
+ * residual and rate (the solves leave them out as well: e->dependent holds them). */
+static void leave_out_inactive_rows(jyEval *e, const jyModelPart *p) {
+  int nc = p->inst.ncoords, nr = p->inst.nrows;
+  for (int i = 0; i < nr; i++) {
+    if (!e->inactive[p->row_offset + i]) continue;
+    for (int a = 0; a < nc; a++) e->local_jac[i + (size_t)a * nr] = 0.0;
+    e->local_rhs[i] = e->local_res[i] = e->local_rate[i] = 0.0;
+  }
+}
+
 static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, const double *v,
                               double t, unsigned what) {
   int nc = p->inst.ncoords, nr = p->inst.nrows, off = p->coord_offset;
@@ -220,14 +234,15 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
   int mapped;
   jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
   if (st != JY_OK) return st;
-  jyPartState s = jy_part_state(e, ql, vl, t);
+  jyPartState s = jy_part_state(e, p, ql, vl, t);
   if ((what & JY_ASM_MASS) && type->mass && nc > 0) {
     st = assemble_mass(e, p, &s, mapped, what);
     if (st != JY_OK) return st;
   }
   if ((what & JY_ASM_FORCE) && type->force && nc > 0) {
     memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
-    if (type->force(&p->inst, &s, e->local_vec) != 0) return jy_part_failed(e, p, "force", t);
+    if (type->force(jy_eval_inst(e, p), &s, e->local_vec) != 0)
+      return jy_part_failed(e, p, "force", t);
     if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "force", t);
     if (mapped)
       scatter_vector_mapped(e, e->force, e->local_vec, nc);
@@ -236,7 +251,8 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
   }
   if ((what & JY_ASM_NONIDEAL) && type->nonideal && nc > 0) {
     memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
-    if (type->nonideal(&p->inst, &s, e->local_vec) != 0) return jy_part_failed(e, p, "nonideal", t);
+    if (type->nonideal(jy_eval_inst(e, p), &s, e->local_vec) != 0)
+      return jy_part_failed(e, p, "nonideal", t);
     if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "nonideal", t);
     if (mapped)
       scatter_vector_mapped(e, e->nonideal, e->local_vec, nc);
@@ -255,12 +271,13 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
     memset(e->local_rhs, 0, sizeof(double) * (size_t)nr);
     memset(e->local_res, 0, sizeof(double) * (size_t)nr);
     memset(e->local_rate, 0, sizeof(double) * (size_t)nr);
-    if (type->constraints(&p->inst, &s, e->local_jac, e->local_rhs, e->local_res, e->local_rate) !=
-        0)
+    if (type->constraints(jy_eval_inst(e, p), &s, e->local_jac, e->local_rhs, e->local_res,
+                          e->local_rate) != 0)
       return jy_part_failed(e, p, "constraints", t);
     if (!all_finite(e->local_jac, nr * nc) || !all_finite(e->local_rhs, nr) ||
         !all_finite(e->local_res, nr) || !all_finite(e->local_rate, nr))
       return not_finite(e, p, "constraints", t);
+    if (e->inactive) leave_out_inactive_rows(e, p);
     if (what & JY_ASM_CONSTRAINTS) {
       for (int i = 0; i < nr; i++) {
         double rhs = e->local_rhs[i];
@@ -398,14 +415,14 @@ jyStatus jy_part_nonideal(jyEval *e, const jyModelPart *p, const double *q, cons
   int mapped;
   jyStatus st = jy_localize(e, p, q, v, t, &ql, v_loc, &mapped);
   if (st != JY_OK) return st;
-  jyPartState s = jy_part_state(e, ql, *v_loc, t);
+  jyPartState s = jy_part_state(e, p, ql, *v_loc, t);
   memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
-  if (type->nonideal && type->nonideal(&p->inst, &s, e->local_vec) != 0)
+  if (type->nonideal && type->nonideal(jy_eval_inst(e, p), &s, e->local_vec) != 0)
     return jy_part_failed(e, p, "nonideal", t);
   if (type->nonideal_law && !(p->shape.flags & JY_PART_NO_LAW)) {
     local_acceleration(e, p, mapped, acc);
     double extra[JY_PART_MAX_COORDS] = {0};
-    if (type->nonideal_law(&p->inst, &s, mu + p->row_offset, e->acc_loc, extra) != 0)
+    if (type->nonideal_law(jy_eval_inst(e, p), &s, mu + p->row_offset, e->acc_loc, extra) != 0)
       return jy_part_failed(e, p, "nonideal_law", t);
     for (int j = 0; j < nc; j++) e->local_vec[j] += extra[j];
   }
@@ -425,9 +442,10 @@ jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,
     jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
     if (st != JY_OK) return st;
     local_acceleration(e, p, mapped, acc);
-    jyPartState s = jy_part_state(e, ql, vl, t);
+    jyPartState s = jy_part_state(e, p, ql, vl, t);
     memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
-    if (p->inst.type->nonideal_law(&p->inst, &s, mu + p->row_offset, e->acc_loc, e->local_vec))
+    if (p->inst.type->nonideal_law(jy_eval_inst(e, p), &s, mu + p->row_offset, e->acc_loc,
+                                   e->local_vec))
       return jy_part_failed(e, p, "nonideal_law", t);
     if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "nonideal_law", t);
     if (mapped)

@@ -297,6 +297,7 @@ void jy_eval_destroy(jyEval *e) {
   jy_free(&a, e->solve_dropped);
   jy_free(&a, e->part_glue_ptr);
   jy_free(&a, e->part_glues);
+  jy_eval_modes_free(e);
   jy_free(&a, e);
 }
 
@@ -454,6 +455,8 @@ static jyUkOutcome redecide_dependent_and_retry(jyEval *e, const jyUkOptions *op
   int count = jy_uk_dependent_rows(e->uk, &p, m->solver.rank_rcond, m->solver.dependent_rcond,
                                    e->ndependent, e->dependent);
   if (count < 0) return res->outcome;
+  for (int i = 0; e->inactive && i < m->m; i++) /* inactive rows stay out (zero rows) */
+    if (e->inactive[i] && !e->dependent[i]) e->dependent[i] = 1, count++;
   e->ndependent = count;
   e->rank_changes++;
   p = jy_eval_problem(e);
@@ -548,7 +551,58 @@ static jyStatus assembled_acceleration(jyEval *e, double t, double *acc, double 
     p = jy_eval_problem(e);
     jy_uk_multipliers(e->uk, &p, acc, mu, NULL);
   }
+  for (int i = 0; mu && e->ninactive > 0 && i < m->m; i++)
+    if (e->inactive[i]) mu[i] = 0.0;
   return JY_OK;
+}
+
+/* The impact rows inactive in the current modes (a bounce leaves the contact open) take
+ * part in the impulse solve: out of `dependent` for it (lift), back in after (restore). */
+static void impact_rows_active(jyEval *e, const unsigned char *inactive, const double *restitution,
+                               int restore) {
+  for (int i = 0; i < e->model->m; i++) {
+    if (isnan(restitution[i]) || !inactive[i]) continue;
+    e->dependent[i] = (unsigned char)restore;
+    e->ndependent += restore ? 1 : -1;
+    e->ninactive += restore ? 1 : -1;
+  }
+}
+
+jyStatus jy_eval_impulse(jyEval *e, const double *q, const double *v, double t,
+                         const double *restitution, double *dv, double *impulse) {
+  const jyModel *m = e->model;
+  int n = m->n, rows = m->m;
+  /* the inactive flags of impact rows are lifted for the solve through a scratch copy */
+  unsigned char *inactive = e->inactive;
+  if (inactive) {
+    for (int i = 0; i < rows; i++) e->proj_use[i] = inactive[i] && isnan(restitution[i]);
+    e->inactive = e->proj_use;
+    impact_rows_active(e, inactive, restitution, 0);
+  }
+  jyStatus st = jy_assemble(
+    e, q, v, t, JY_ASM_MASS | JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS | JY_ASM_SPARSE_ONLY);
+  if (st == JY_OK) {
+    /* M dv = A^T impulse with A dv = c: the acceleration solve with Q = C = 0, b = c */
+    memset(e->force, 0, sizeof(double) * (size_t)n);
+    memset(e->nonideal, 0, sizeof(double) * (size_t)n);
+    for (int i = 0; i < rows; i++) {
+      double rate = m->row_kinds[i] == JY_ROW_POSITION ? e->rate[i]
+        : m->row_kinds[i] == JY_ROW_VELOCITY           ? e->residual[i]
+                                                       : 0.0;
+      e->rhs[i] = isnan(restitution[i]) ? 0.0 : -(1.0 + restitution[i]) * rate;
+    }
+    st = assembled_acceleration(e, t, dv, impulse ? impulse : e->multipliers);
+  }
+  if (inactive) {
+    e->inactive = inactive;
+    impact_rows_active(e, inactive, restitution, 1);
+  }
+  if (st != JY_OK) {
+    char why[JY_ERROR_LEN];
+    snprintf(why, sizeof why, "%s", e->error);
+    jy_set_error(e->error, "impact at t = %.9g: %s", t, why);
+  }
+  return st;
 }
 
 jyStatus jy_eval_assembled_acceleration(jyEval *e, double t, double *acc) {

@@ -22,10 +22,11 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
   jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
   if (st != JY_OK) return st;
   double force[JY_TERMINAL_MAX_DIM] = {0};
-  jyPartState s = jy_part_state(e, ql, vl, t);
+  jyPartState s = jy_part_state(e, p, ql, vl, t);
   if (type->force) {
     memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
-    if (type->force(&p->inst, &s, e->local_vec) != 0) return jy_part_failed(e, p, "force", t);
+    if (type->force(jy_eval_inst(e, p), &s, e->local_vec) != 0)
+      return jy_part_failed(e, p, "force", t);
     for (int c = 0; c < link->dim; c++) force[c] -= e->local_vec[link->offset + c];
   }
   /* the whole non-ideal force, laws included (at this evaluation's row forces); it
@@ -35,7 +36,7 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
   for (int c = 0; c < link->dim; c++) force[c] -= e->local_vec[link->offset + c];
   if (nr > 0 && type->constraints) {
     memset(e->local_jac, 0, sizeof(double) * (size_t)nr * nc);
-    if (type->constraints(&p->inst, &s, e->local_jac, e->local_rhs, NULL, NULL) != 0)
+    if (type->constraints(jy_eval_inst(e, p), &s, e->local_jac, e->local_rhs, NULL, NULL) != 0)
       return jy_part_failed(e, p, "constraints", t);
     for (int c = 0; c < link->dim; c++)
       for (int i = 0; i < nr; i++)
@@ -87,15 +88,17 @@ static jyStatus part_energy_and_outputs(jyEval *e, const jyModelPart *part, cons
   const double *ql, *vl;
   jyStatus st = jy_localize(e, part, q, v, t, &ql, &vl, &mapped);
   if (st != JY_OK) return st;
-  jyPartState s = jy_part_state(e, ql, vl, t);
+  jyPartState s = jy_part_state(e, part, ql, vl, t);
   if (type->energy) {
     double tk = 0, vp = 0;
-    if (type->energy(&part->inst, &s, &tk, &vp) != 0) return jy_part_failed(e, part, "energy", t);
+    if (type->energy(jy_eval_inst(e, part), &s, &tk, &vp) != 0)
+      return jy_part_failed(e, part, "energy", t);
     energy[0] += tk;
     energy[1] += vp;
   } else if (type->mass && nc > 0) {
     memset(e->local_mass, 0, sizeof(double) * (size_t)nc * nc);
-    if (type->mass(&part->inst, &s, e->local_mass) != 0) return jy_part_failed(e, part, "mass", t);
+    if (type->mass(jy_eval_inst(e, part), &s, e->local_mass) != 0)
+      return jy_part_failed(e, part, "mass", t);
     for (int a = 0; a < nc; a++)
       for (int b = 0; b < nc; b++)
         energy[0] += 0.5 * vl[a] * e->local_mass[a + (size_t)b * nc] * vl[b];
@@ -103,7 +106,7 @@ static jyStatus part_energy_and_outputs(jyEval *e, const jyModelPart *part, cons
   if (part->shape.noutputs > 0 && type->outputs) {
     double *dst = out + part->output_channel;
     memset(dst, 0, sizeof(double) * (size_t)part->shape.noutputs);
-    if (type->outputs(&part->inst, &s, e->multipliers + part->row_offset, dst) != 0)
+    if (type->outputs(jy_eval_inst(e, part), &s, e->multipliers + part->row_offset, dst) != 0)
       return jy_part_failed(e, part, "outputs", t);
     unwrap_angles(e, part, dst);
   }
@@ -187,6 +190,18 @@ static jyStatus user_channels(jyEval *e, double t, double *out) {
   return JY_OK;
 }
 
+/* impulse.<part>: the impulse of the part's last impact in the first row reported after it
+ * (a simulation's row just after the event), 0 in every other row. */
+static void impulse_channels(jyEval *e, double *out) {
+  const jyModel *m = e->model;
+  for (int i = 0; i < m->nparts; i++) {
+    int ch = m->parts[i].impulse_channel;
+    if (ch < 0) continue;
+    out[ch] = e->impulse ? e->impulse[i] : 0.0;
+    if (e->impulse) e->impulse[i] = 0.0;
+  }
+}
+
 jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t, double *out) {
   if (!e || !q || !v || !out) return JY_ERR_INVALID;
   const jyModel *m = e->model;
@@ -212,6 +227,7 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
   for (int i = 0; i < m->nparts && st == JY_OK; i++)
     st = part_constraint_channels(e, &m->parts[i], q, v, t, acc, out);
   if (st == JY_OK) st = glue_channels(e, q, v, t, acc, out);
+  impulse_channels(e, out);
   if (st == JY_OK) st = user_channels(e, t, out);
   return st;
 }

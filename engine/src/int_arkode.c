@@ -8,11 +8,13 @@
 #include <string.h>
 
 #include "sim.h"
+#include "sim_events.h"
 
 typedef struct ArkodeStepper {
   void *arkode;
   long restarts;
   jySimStats before;
+  int roots; /* guard functions attached (events) */
 } ArkodeStepper;
 
 static void on_arkode_error(int code, const char *module, const char *function, char *msg,
@@ -47,6 +49,13 @@ static jyStatus setup(jySim *sim) {
   ERKStepSetStopTime(as->arkode, sim->def.t_end);
   if (sim->project && ERKStepSetPostprocessStepFn(as->arkode, project_step) != ARK_SUCCESS)
     return JY_ERR_INTEGRATOR;
+  if (sim->nguards > 0) { /* events: ARKODE locates the guards' zero crossings */
+    int flag = ERKStepRootInit(as->arkode, sim->nguards, jy_sim_guards);
+    if (flag != ARK_SUCCESS) return flag == ARK_MEM_FAIL ? JY_ERR_NOMEM : JY_ERR_INTEGRATOR;
+    ERKStepSetRootDirection(as->arkode, sim->guard_directions);
+    ERKStepSetNoInactiveRootWarn(as->arkode);
+    as->roots = 1;
+  }
   return JY_OK;
 }
 
@@ -91,7 +100,7 @@ static double current_time(const ArkodeStepper *as) {
 static jyStatus advance(jySim *sim, double t_out, N_Vector y_out) {
   ArkodeStepper *as = sim->stepper_data;
   long steps = 0;
-  while (current_time(as) < t_out) {
+  while (current_time(as) < t_out && !sim->root_pending) {
     if (steps++ >= sim->def.max_steps) {
       snprintf(sim->solver_flag, sizeof sim->solver_flag, "ARK_TOO_MUCH_WORK");
       snprintf(sim->solver_message, sizeof sim->solver_message,
@@ -104,8 +113,14 @@ static jyStatus advance(jySim *sim, double t_out, N_Vector y_out) {
       record_flag(sim, flag);
       return flag == ARK_MEM_FAIL ? JY_ERR_NOMEM : JY_ERR_INTEGRATOR;
     }
-    if (jy_sim_check_step(sim, t_reached, y_out) < 0) return sim->failure;
+    if (flag == ARK_ROOT_RETURN) { /* y_out is the state at the crossing */
+      ERKStepGetRootInfo(as->arkode, sim->roots_found);
+      jy_sim_root_located(sim, t_reached, y_out);
+    } else if (jy_sim_check_step(sim, t_reached, y_out) < 0) {
+      return sim->failure;
+    }
   }
+  if (sim->root_pending && sim->root_t <= t_out) return JY_OK; /* sim.c handles it first */
   int flag = ERKStepGetDky(as->arkode, t_out, 0, y_out);
   if (flag < 0) record_flag(sim, flag);
   return flag < 0 ? JY_ERR_INTEGRATOR : JY_OK;
@@ -116,6 +131,7 @@ static jySimStats counters(const ArkodeStepper *as) {
   ERKStepGetNumSteps(as->arkode, &s.steps);
   ERKStepGetNumRhsEvals(as->arkode, &s.rhs_evals);
   ERKStepGetNumErrTestFails(as->arkode, &s.error_test_fails);
+  if (as->roots) ERKStepGetNumGEvals(as->arkode, &s.guard_evals);
   return s;
 }
 

@@ -16,6 +16,7 @@
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
 #include "sim.h"
+#include "sim_events.h"
 #include "vec.h"
 
 typedef struct CvodeStepper {
@@ -28,6 +29,7 @@ typedef struct CvodeStepper {
   N_Vector jac_weights, jac_column; /* BDF's dense Jacobian: error weights, f at y + dy */
   jySimStats before;                /* counters of the runs before the last restart */
   long restarts;
+  int roots; /* guard functions attached (events) */
 } CvodeStepper;
 
 /* CVODE reports through this; SUNDIALS 6.4 crashes on a NULL handler, so always set one. */
@@ -155,6 +157,13 @@ static jyStatus setup(jySim *sim, int lmm) {
   CVodeSetMaxNumSteps(cs->cvode, sim->def.max_steps);
   if (sim->def.max_step > 0) CVodeSetMaxStep(cs->cvode, sim->def.max_step);
   CVodeSetStopTime(cs->cvode, sim->def.t_end);
+  if (sim->nguards > 0) { /* events: CVODE locates the guards' zero crossings */
+    flag = CVodeRootInit(cs->cvode, sim->nguards, jy_sim_guards);
+    if (flag != CV_SUCCESS) return step_status(flag);
+    CVodeSetRootDirection(cs->cvode, sim->guard_directions);
+    CVodeSetNoInactiveRootWarn(cs->cvode);
+    cs->roots = 1;
+  }
   if (lmm == CV_ADAMS) {
     cs->nls = SUNNonlinSol_FixedPoint(sim->y, 0, sim->ctx);
     if (!cs->nls) return JY_ERR_NOMEM;
@@ -229,10 +238,14 @@ static int one_step(jySim *sim, CvodeStepper *cs, N_Vector y_out, long *steps) {
   }
   sunrealtype t_reached = 0;
   int flag = CVode(cs->cvode, sim->def.t_end, y_out, &t_reached, CV_ONE_STEP);
-  if (flag < 0)
+  if (flag < 0) {
     record_flag(sim, flag);
-  else if (jy_sim_check_step(sim, t_reached, y_out) < 0)
+  } else if (flag == CV_ROOT_RETURN) { /* y_out is the state at the crossing */
+    CVodeGetRootInfo(cs->cvode, sim->roots_found);
+    jy_sim_root_located(sim, t_reached, y_out);
+  } else if (jy_sim_check_step(sim, t_reached, y_out) < 0) {
     flag = CV_RHSFUNC_FAIL;
+  }
   return flag;
 }
 
@@ -248,13 +261,19 @@ static double current_time(const CvodeStepper *cs) {
   return t;
 }
 
+/* Whether a located crossing comes at or before t_out: sim.c handles it first. */
+static int crossing_before(const jySim *sim, double t_out) {
+  return sim->root_pending && sim->root_t <= t_out;
+}
+
 static jyStatus advance_bdf(jySim *sim, double t_out, N_Vector y_out) {
   CvodeStepper *cs = sim->stepper_data;
   long steps = 0;
-  while (current_time(cs) < t_out) {
+  while (current_time(cs) < t_out && !sim->root_pending) {
     int flag = one_step(sim, cs, y_out, &steps);
     if (flag < 0) return step_status(flag);
   }
+  if (crossing_before(sim, t_out)) return JY_OK;
   return interpolate(sim, cs, t_out, y_out);
 }
 
@@ -264,6 +283,7 @@ static jySimStats counters(const CvodeStepper *cs) {
   CVodeGetNumRhsEvals(cs->cvode, &s.rhs_evals);
   CVodeGetNumErrTestFails(cs->cvode, &s.error_test_fails);
   CVodeGetNumNonlinSolvConvFails(cs->cvode, &s.nonlinear_fails);
+  if (cs->roots) CVodeGetNumGEvals(cs->cvode, &s.guard_evals);
   if (cs->ls) CVodeGetNumJacEvals(cs->cvode, &s.jac_evals);
   if (cs->jac) s.jac_rhs_evals = s.jac_evals * (long)SUNDenseMatrix_Columns(cs->jac);
   if (cs->ls && !cs->jac) { /* Krylov: CVODE counts its Jacobian-vector products' calls */
@@ -320,7 +340,7 @@ static jyStatus hold_manifold(jySim *sim, CvodeStepper *cs) {
 static jyStatus advance_adams(jySim *sim, double t_out, N_Vector y_out) {
   CvodeStepper *cs = sim->stepper_data;
   long steps = 0;
-  while (current_time(cs) < t_out) {
+  while (current_time(cs) < t_out && !sim->root_pending) {
     if (cs->restart_pending) {
       cs->restart_pending = 0;
       if (restart_at(cs, current_time(cs), cs->step_end) != JY_OK) return JY_ERR_INTEGRATOR;
@@ -331,6 +351,7 @@ static jyStatus advance_adams(jySim *sim, double t_out, N_Vector y_out) {
     jyStatus st = hold_manifold(sim, cs);
     if (st != JY_OK) return st;
   }
+  if (crossing_before(sim, t_out)) return JY_OK;
   return interpolate(sim, cs, t_out, y_out);
 }
 

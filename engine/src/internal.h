@@ -65,6 +65,15 @@ typedef struct jyUserChannel {
   void *ud;
 } jyUserChannel;
 
+/* A user event (jy_system_add_event); the model's copies own their names. */
+typedef struct jyUserEvent {
+  char *name;
+  jyEventWhenFn when;
+  jyEventDirection direction;
+  jyEventActionFn action; /* NULL: stop the run */
+  void *ud;
+} jyUserEvent;
+
 /* Names to indices (open addressing; slot k holds index + 1, 0 empty), so that adding the
  * N-th part or glue checks its name in O(1), not against every earlier one. */
 typedef struct jyNameIndex {
@@ -77,6 +86,8 @@ struct jySystem {
   jyNameIndex part_names, glue_names;
   jyUserChannel *channels;
   int nchannels, channels_cap;
+  jyUserEvent *events;
+  int nevents, events_cap;
   jySysPart *parts;
   int nparts, parts_cap;
   jySysGlue *glues;
@@ -94,6 +105,7 @@ typedef struct jyModelPart {
   int output_channel;     /* channel index of its first output */
   int row_force_channel;  /* "force.<part>.<row>" for each row, or -1 */
   int power_channel;      /* "power.<part>.ideal", ".nonideal", or -1 */
+  int impulse_channel;    /* "impulse.<part>" for a part with modes, or -1 */
   int *coord_map;         /* ncoords: global index, or -1 - link for an eliminated coordinate */
   int first_link, nlinks; /* its eliminated blocks: model->links[first_link ..] */
 } jyModelPart;
@@ -136,7 +148,9 @@ struct jyModel {
   jyUserChannel *user_channels; /* names owned by the model */
   int nuser, user_channel;      /* how many, and the channel index of the first */
   int ch_derived;               /* index of the first derived channel (JY_DERIVED_CHANNELS) */
-  double *q0, *v0;              /* consistent initial state */
+  jyUserEvent *events;          /* nevents, in the order added; names owned by the model */
+  int nevents;
+  double *q0, *v0; /* consistent initial state */
   /* m flags: the rows that depend on the others at the initial state (redundant
    * constraints), left out of the acceleration solve; ndependent of them. */
   unsigned char *dependent_rows;
@@ -238,9 +252,45 @@ struct jyEval {
   double *proj_zero, *proj_dx;               /* n, n */
   unsigned char *proj_use;                   /* m */
   double *static_nonideal;                   /* n: C without the laws */
+  /* Parts with modes (part.h jyPartHybrid; sim_hybrid.c sets them): each part's mode
+   * (nparts; NULL: every part in mode 0) and the rows inactive in those modes (m flags,
+   * ninactive set; NULL: none). Inactive rows are assembled as zero rows and are also flagged
+   * in `dependent`, so every solve, projection and residual leaves them out. */
+  int *modes;
+  unsigned char *inactive;
+  int ninactive;
+  double *impulse; /* nparts: the impulse of each part's last impact, reported once; NULL */
+  /* Parameter overrides of this evaluator (jy_eval_set_param): nparts instances, NULL until
+   * the first; an overridden part's params and data are owned copies (owned_params). */
+  jyPartInstance *insts;
+  unsigned char *owned_params;
   char part_error[512];
   char error[JY_ERROR_LEN];
 };
+
+/* The instance a part's functions see through this evaluator (its parameter overrides). */
+static inline const jyPartInstance *jy_eval_inst(const jyEval *e, const jyModelPart *p) {
+  return e->insts ? &e->insts[p - e->model->parts] : &p->inst;
+}
+
+/* Puts the parts in `modes` (nparts; every part without modes at 0): the inactive rows and
+ * the rows left out of the solves follow. JY_OK, or JY_ERR_NOMEM. */
+jyStatus jy_eval_set_modes(jyEval *e, const int *modes);
+
+/* The modes each part with modes starts in at (q, v, t) (its initial_mode, else 0), set as
+ * by jy_eval_set_modes; nothing for a model without such parts. JY_OK or an error. */
+jyStatus jy_eval_initial_modes(jyEval *e, const double *q, const double *v, double t);
+
+/* Frees what jy_eval_set_modes and jy_eval_set_param made (jy_eval_destroy calls it). */
+void jy_eval_modes_free(jyEval *e);
+
+/* The impulsive Udwadia-Kalaba solve at (q, v, t) in the current modes: the velocity change
+ * dv (n) with the least kinetic energy such that each row with a restitution e
+ * (restitution[i] not NaN, m entries; the row need not be active) ends with rate -e times
+ * its rate now, and every other active row's rate is unchanged. impulse (m; NULL: not
+ * wanted): the row impulses, N s (A^T impulse = M dv). JY_OK or an error in e->error. */
+jyStatus jy_eval_impulse(jyEval *e, const double *q, const double *v, double t,
+                         const double *restitution, double *dv, double *impulse);
 
 /* An evaluator that never solves sparse and keeps every dense array (the
  * Natsiavas–Paraskevopoulos formulation reads the dense M and A). */
@@ -336,7 +386,8 @@ void jy_eval_make_dense(jyEval *e);
 jyUkProblem jy_eval_problem(const jyEval *e);
 
 /* The state a part function sees (local q, v at t), its error buffer cleared. */
-jyPartState jy_part_state(jyEval *e, const double *q_loc, const double *v_loc, double t);
+jyPartState jy_part_state(jyEval *e, const jyModelPart *p, const double *q_loc, const double *v_loc,
+                          double t);
 
 /* Records "part 'name' (type), function: why at t = ..." in e->error; JY_ERR_PART. */
 jyStatus jy_part_failed(jyEval *e, const jyModelPart *p, const char *function, double t);
@@ -344,7 +395,7 @@ jyStatus jy_part_failed(jyEval *e, const jyModelPart *p, const char *function, d
 /* Sets parameter `param` of part `part` to value for this evaluator only (a simulation's
  * event action): checked against the parameter's domain, the part's shape must not change,
  * its instance data is made again by `init`. JY_OK, or JY_ERR_PARAM / JY_ERR_INVALID with
- * the reason in e->error. Defined in sim_hybrid.c until the evaluator owns it. */
+ * the reason in e->error. */
 jyStatus jy_eval_set_param(jyEval *e, int part, int param, double value);
 
 /* Norms of the position and velocity residuals from e->residual / e->rate. */

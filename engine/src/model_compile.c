@@ -42,6 +42,8 @@ void jy_model_destroy(jyModel *model) {
   jy_free(&a, model->local_names);
   jy_free(&a, model->links);
   jy_free(&a, model->user_channels);
+  for (int i = 0; i < model->nevents; i++) jy_free(&a, model->events[i].name);
+  jy_free(&a, model->events);
   if (model->row_names)
     for (int i = 0; i < model->m; i++) jy_free(&a, model->row_names[i]);
   if (model->channel_names)
@@ -135,6 +137,20 @@ static int bad_solver_def(const jySolverDef *d, char *error) {
   return 0;
 }
 
+/* The system's events, names copied (the model outlives the system). */
+static jyStatus copy_events(jyModel *md, const jySystem *sys) {
+  if (sys->nevents == 0) return JY_OK;
+  md->events = jy_calloc(&md->alloc, (size_t)sys->nevents, sizeof *md->events);
+  if (!md->events) return JY_ERR_NOMEM;
+  for (int i = 0; i < sys->nevents; i++) {
+    md->events[i] = sys->events[i];
+    md->events[i].name = jy_strdup(&md->alloc, sys->events[i].name);
+    if (!md->events[i].name) return JY_ERR_NOMEM;
+    md->nevents = i + 1;
+  }
+  return JY_OK;
+}
+
 /* A user channel must not take a name the model's own channels have. */
 static jyStatus check_user_channel_names(const jyModel *md, jySystem *sys) {
   for (int u = 0; u < md->nuser; u++)
@@ -186,7 +202,10 @@ static jyStatus settle_initial_state(jyModel *md, jySystem *sys, const char **st
   jyEval *e = jy_eval_create(md);
   if (!e) return JY_ERR_NOMEM;
   *stage = "the consistent initial state";
-  jyStatus st = jy_compile_initial_state(md, sys, e);
+  /* parts with modes start in theirs: the rows of an open contact are not met */
+  jyStatus st = jy_eval_initial_modes(e, md->q0, md->v0, 0);
+  if (st != JY_OK) jy_set_error(sys->error, "%s", e->error);
+  if (st == JY_OK) st = jy_compile_initial_state(md, sys, e);
   /* After the initial state, whose Newton never reaches LAPACK without coordinates: rows
    * between fixed parts that cannot hold (two grounds welded apart) are named first. */
   if (st == JY_OK) st = check_has_coordinates(md, sys);
@@ -213,6 +232,7 @@ jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) 
   md->solver = def ? *def : jy_default_solver_def();
   const char *stage = "the layout (numbering and names)";
   jyStatus st = jy_compile_layout(md, sys);
+  if (st == JY_OK) st = copy_events(md, sys);
   if (st == JY_OK) st = check_user_channel_names(md, sys);
   for (int i = 0; i < md->nparts && st == JY_OK; i++)
     if (md->parts[i].inst.type->nonideal_law && !(md->parts[i].shape.flags & JY_PART_NO_LAW))

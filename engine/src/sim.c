@@ -9,6 +9,7 @@
 
 #include "int_diagnose.h"
 #include "sim.h"
+#include "sim_events.h"
 
 #if SUNDIALS_VERSION_MAJOR >= 7
 #define JY_SUN_COMM SUN_COMM_NULL
@@ -343,6 +344,75 @@ static jyStatus setup_drift(jySim *sim) {
   return sim->proj_q && sim->proj_v && sim->proj_dv && sim->proj_weights ? JY_OK : JY_ERR_NOMEM;
 }
 
+/* The guards of the parts with modes and of the user events, and the root finding's
+ * scratch; nothing for a model without either (its run is the same as before events). */
+static jyStatus setup_events(jySim *sim) {
+  const jyAllocator *a = &sim->model->alloc;
+  jyStatus st = jy_hybrid_setup(sim);
+  if (st == JY_OK) st = jy_events_setup(sim);
+  if (st != JY_OK) return st;
+  sim->nguards_part = jy_hybrid_count(sim);
+  sim->nguards_user = jy_events_count(sim);
+  sim->nguards = sim->nguards_part + sim->nguards_user;
+  if (sim->nguards == 0) return JY_OK;
+  sim->guard_directions = jy_calloc(a, (size_t)sim->nguards, sizeof(int));
+  sim->roots_found = jy_calloc(a, (size_t)sim->nguards, sizeof(int));
+  sim->root_y = jy_sim_new_vector(sim);
+  if (!sim->guard_directions || !sim->roots_found || !sim->root_y) return JY_ERR_NOMEM;
+  /* the parts' guards are watched both ways: their transitions decide */
+  jy_events_directions(sim, sim->guard_directions + sim->nguards_part);
+  return JY_OK;
+}
+
+int jy_sim_guards(double t, N_Vector y, double *g, void *ud) {
+  jySim *sim = ud;
+  if (sim->failure != JY_OK) return -1;
+  const double *yv = N_VGetArrayPointer(y);
+  if (jy_hybrid_guards(sim, t, yv, g) != 0) return -1;
+  return jy_events_guards(sim, t, yv, g + sim->nguards_part) != 0 ? -1 : 0;
+}
+
+void jy_sim_root_located(jySim *sim, double t, N_Vector y) {
+  sim->root_pending = 1;
+  sim->root_t = t;
+  N_VScale(1.0, y, sim->root_y);
+}
+
+jyStatus jy_sim_count_event(jySim *sim, const char *name, double t) {
+  const jyAllocator *a = &sim->model->alloc;
+  sim->events++;
+  for (int k = 0; k < sim->nevent_kinds; k++) {
+    jyEventSummary *e = &sim->event_kinds[k];
+    if (strcmp(e->name, name) != 0) continue;
+    e->count++;
+    e->last_t = t;
+    return JY_OK;
+  }
+  if (sim->nevent_kinds == sim->event_kinds_cap) {
+    int cap = sim->event_kinds_cap ? 2 * sim->event_kinds_cap : 8;
+    jyEventSummary *grown = jy_calloc(a, (size_t)cap, sizeof *grown);
+    if (!grown) return JY_ERR_NOMEM;
+    if (sim->nevent_kinds > 0)
+      memcpy(grown, sim->event_kinds, (size_t)sim->nevent_kinds * sizeof *grown);
+    jy_free(a, sim->event_kinds);
+    sim->event_kinds = grown;
+    sim->event_kinds_cap = cap;
+  }
+  char *copy = jy_strdup(a, name);
+  if (!copy) return JY_ERR_NOMEM;
+  sim->event_kinds[sim->nevent_kinds++] = (jyEventSummary){copy, 1, t, t};
+  return JY_OK;
+}
+
+int jy_sim_num_event_kinds(const jySim *sim) { return sim ? sim->nevent_kinds : 0; }
+
+jyEventSummary jy_sim_event_summary(const jySim *sim, int k) {
+  if (!sim || k < 0 || k >= sim->nevent_kinds) return (jyEventSummary){"", 0, NAN, NAN};
+  return sim->event_kinds[k];
+}
+
+const char *jy_sim_stopped_by(const jySim *sim) { return sim ? sim->stopped_by : ""; }
+
 jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status) {
   jyStatus dummy;
   if (!status) status = &dummy;
@@ -379,6 +449,7 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
   *status = setup_tolerances(sim);
   if (*status == JY_OK) *status = setup_drift(sim);
   if (*status == JY_OK) *status = setup_friction_watch(sim);
+  if (*status == JY_OK) *status = setup_events(sim);
   if (*status == JY_OK) *status = sim->stepper->setup(sim);
   if (*status != JY_OK && !sim->error[0])
     jy_set_error(sim->error, "could not set up the integrator (%s): %s", sim->stepper->name,
@@ -390,6 +461,9 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
 void jy_sim_destroy(jySim *sim) {
   if (!sim) return;
   if (sim->stepper) sim->stepper->destroy(sim);
+  jy_hybrid_destroy(sim);
+  jy_events_destroy(sim);
+  if (sim->root_y) N_VDestroy(sim->root_y);
   if (sim->y) N_VDestroy(sim->y);
   if (sim->proj_weights) N_VDestroy(sim->proj_weights);
   if (sim->abstol) N_VDestroy(sim->abstol);
@@ -407,6 +481,10 @@ void jy_sim_destroy(jySim *sim) {
   jy_free(a, sim->proj_dv);
   jy_free(a, sim->law_velocity);
   jy_free(a, sim->law_reversals);
+  jy_free(a, sim->guard_directions);
+  jy_free(a, sim->roots_found);
+  for (int k = 0; k < sim->nevent_kinds; k++) jy_free(a, (char *)sim->event_kinds[k].name);
+  jy_free(a, sim->event_kinds);
   jy_free(a, sim);
 }
 
@@ -422,8 +500,12 @@ jyStatus jy_sim_set_state(jySim *sim, double t, const double *q, const double *v
   memcpy(sim->v, v, sizeof(double) * (size_t)n);
   sim->t = t;
   sim->failure = JY_OK;
+  sim->root_pending = 0;
+  sim->stopped_by[0] = '\0';
   jy_eval_continue_angles(sim->eval); /* a new trajectory: angles continue from here */
-  jyStatus st = initial_multipliers(sim);
+  jyStatus st = jy_hybrid_setup(sim); /* the parts' modes at the new state */
+  if (st != JY_OK) return st;
+  st = initial_multipliers(sim);
   if (st != JY_OK) return st;
   pack_state(sim, N_VGetArrayPointer(sim->y));
   return sim->stepper->restart(sim, t);
@@ -472,9 +554,57 @@ static void project_for_report(jySim *sim, double t) {
   }
 }
 
-jyStatus jy_sim_advance(jySim *sim, double t_out) {
+/* The output row at the reported state to the sink (none: nothing to do). */
+static jyStatus emit_row(jySim *sim, jyRowSink sink, void *ud) {
+  if (!sink) return JY_OK;
+  jyStatus st = jy_sim_channels(sim, sim->row);
+  if (st != JY_OK) return st;
+  sim->last_row_t = sim->t;
+  if (sink(ud, sim->row, sim->model->nchannels) == 0) return JY_OK;
+  jy_set_error(sim->error, "stopped by the output sink at t = %.9g", sim->t);
+  return JY_ERR_IO;
+}
+
+/* The crossing the integrator located (sim->root_t): the state there is reported (a row
+ * before), the parts' transitions and the user events' actions run in that order, the
+ * integrator restarts from the state they leave (a row after, when it changed). */
+static jyStatus fire_events(jySim *sim, jyRowSink sink, void *ud) {
+  double t = sim->root_t;
+  sim->root_pending = 0;
+  N_VScale(1.0, sim->root_y, sim->y);
+  project_for_report(sim, t);
+  if (sim->failure != JY_OK) return sim->failure;
+  unpack_state(sim, N_VGetArrayPointer(sim->y));
+  sim->t = t;
+  jyStatus st = emit_row(sim, sink, ud);
+  if (st != JY_OK) return st;
+  int parts_changed = 0, user_changed = 0, stop = 0;
+  double *y = N_VGetArrayPointer(sim->y);
+  st = jy_hybrid_fire(sim, t, y, sim->roots_found, &parts_changed);
+  if (st == JY_OK)
+    st = jy_events_fire(sim, t, y, sim->roots_found + sim->nguards_part, &user_changed, &stop);
+  if (st != JY_OK) return sim->failure = st;
+  if (stop && !sim->stopped_by[0]) snprintf(sim->stopped_by, sizeof sim->stopped_by, "?");
+  if (!parts_changed && !user_changed) return JY_OK;
+  st = sim->stepper->restart(sim, t);
+  if (st != JY_OK) {
+    jy_set_error(sim->error, "the integrator could not restart after the events at t = %.9g", t);
+    return sim->failure = st;
+  }
+  unpack_state(sim, y);
+  return emit_row(sim, sink, ud);
+}
+
+/* Integrates to t_out through the crossings on the way (their rows to the sink), or to the
+ * crossing whose event stops the run. */
+static jyStatus advance_through_events(jySim *sim, double t_out, jyRowSink sink, void *ud) {
   if (!sim || !sim->ready) return JY_ERR_INVALID;
   if (sim->failure != JY_OK) return sim->failure;
+  if (sim->stopped_by[0]) {
+    jy_set_error(sim->error, "the run was stopped by event '%s' at t = %.9g", sim->stopped_by,
+                 sim->t);
+    return JY_ERR_INVALID;
+  }
   if (!(t_out >= sim->t)) {
     jy_set_error(sim->error, "cannot integrate back from t = %.9g to %.9g", sim->t, t_out);
     return JY_ERR_INVALID;
@@ -485,22 +615,34 @@ jyStatus jy_sim_advance(jySim *sim, double t_out) {
     return JY_ERR_INVALID;
   }
   if (t_out == sim->t) return JY_OK;
-  sim->rhs_message[0] = '\0';
-  sim->solver_message[0] = '\0';
-  sim->solver_flag[0] = '\0';
-  jyStatus st = sim->stepper->advance(sim, t_out, sim->y);
-  if (sim->failure != JY_OK) return sim->failure; /* message already in sim->error */
-  if (st == JY_ERR_NOMEM) {
-    jy_set_error(sim->error, "out of memory in the integrator (%s, %s)", sim->stepper->name,
-                 sim->solver_flag[0] ? sim->solver_flag : "setting up");
-    return sim->failure = JY_ERR_NOMEM;
+  for (;;) {
+    if (sim->root_pending && sim->root_t <= t_out) {
+      jyStatus st = fire_events(sim, sink, ud);
+      if (st != JY_OK || sim->stopped_by[0]) return st;
+      continue;
+    }
+    sim->rhs_message[0] = '\0';
+    sim->solver_message[0] = '\0';
+    sim->solver_flag[0] = '\0';
+    jyStatus st = sim->stepper->advance(sim, t_out, sim->y);
+    if (sim->failure != JY_OK) return sim->failure; /* message already in sim->error */
+    if (st == JY_ERR_NOMEM) {
+      jy_set_error(sim->error, "out of memory in the integrator (%s, %s)", sim->stepper->name,
+                   sim->solver_flag[0] ? sim->solver_flag : "setting up");
+      return sim->failure = JY_ERR_NOMEM;
+    }
+    if (st != JY_OK) return integrator_failure(sim);
+    if (!(sim->root_pending && sim->root_t <= t_out)) break;
   }
-  if (st != JY_OK) return integrator_failure(sim);
   project_for_report(sim, t_out);
   if (sim->failure != JY_OK) return sim->failure;
   unpack_state(sim, N_VGetArrayPointer(sim->y));
   sim->t = t_out;
   return JY_OK;
+}
+
+jyStatus jy_sim_advance(jySim *sim, double t_out) {
+  return advance_through_events(sim, t_out, NULL, NULL);
 }
 
 jyStatus jy_sim_channels(jySim *sim, double *out) {
@@ -531,16 +673,15 @@ jyStatus jy_sim_run(jySim *sim, jyRowSink sink, void *ud) {
    * jy_sim_check_output_rows bounds it. */
   double span = d->t_end - d->t_start;
   long count = (long)ceil(span / d->dt_out - 1e-9);
+  sim->last_row_t = NAN;
   for (long k = 0; k <= count; k++) {
     double t_out = k == count ? d->t_end : d->t_start + (double)k * d->dt_out;
     if (t_out < sim->t) continue;
-    jyStatus st = jy_sim_advance(sim, t_out);
-    if (st == JY_OK) st = jy_sim_channels(sim, sim->row);
+    jyStatus st = advance_through_events(sim, t_out, sink, ud);
+    if (st != JY_OK || sim->stopped_by[0]) return st; /* a stop's rows are written */
+    if (sim->last_row_t == t_out) continue;           /* an event's row after at this very time */
+    st = emit_row(sim, sink, ud);
     if (st != JY_OK) return st;
-    if (sink && sink(ud, sim->row, sim->model->nchannels) != 0) {
-      jy_set_error(sim->error, "stopped by the output sink at t = %.9g", sim->t);
-      return JY_ERR_IO;
-    }
   }
   return JY_OK;
 }
@@ -553,6 +694,7 @@ void jy_stats_add(jySimStats *sum, const jySimStats *more) {
   sum->jac_evals += more->jac_evals;
   sum->jac_rhs_evals += more->jac_rhs_evals;
   sum->krylov_iters += more->krylov_iters;
+  sum->guard_evals += more->guard_evals;
 }
 
 jySimStats jy_sim_stats(const jySim *sim) {
@@ -560,6 +702,7 @@ jySimStats jy_sim_stats(const jySim *sim) {
   if (!sim || !sim->ready) return s;
   sim->stepper->stats(sim, &s);
   s.projections_skipped = sim->projections_skipped;
+  s.events = sim->events;
   return s;
 }
 

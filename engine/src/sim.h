@@ -72,6 +72,22 @@ struct jySim {
   char solver_flag[64];     /* the integrator's return flag name on failure */
   char solver_message[512]; /* the integrator's own last error message */
   char rhs_message[JY_ERROR_LEN];
+  /* Events (sim_events.h): the guard functions the root finding watches, the parts' first
+   * (nguards_part), then the user events'; directions per guard (-1, 0, +1). */
+  int nguards_part, nguards_user, nguards;
+  int *guard_directions, *roots_found; /* nguards each */
+  /* A crossing the integrator located (at root_t, state root_y, roots_found) and sim.c has
+   * not handled yet: an output time before it may still be answered from the interpolant. */
+  int root_pending;
+  double root_t;
+  N_Vector root_y;
+  long guard_evals, events;
+  jyEventSummary *event_kinds; /* names owned */
+  int nevent_kinds, event_kinds_cap;
+  char stopped_by[128]; /* the event that stopped the run, "" while none has */
+  double last_row_t;    /* time of the last row jy_sim_run wrote */
+  void *hybrid;         /* sim_hybrid.c's state */
+  void *user_events;    /* sim_events.c's state */
 };
 
 /* The right-hand side y' = f(t, y) for SUNDIALS (UK or N–P by sim->np): 0, 1 (recoverable:
@@ -107,6 +123,11 @@ jyStatus jy_sim_check_output_rows(jySim *sim);
 /* Records a failed integrator call's flag in sim->solver_flag: its name (from the stepper's
  * own table: SUNDIALS' *GetReturnFlagName mallocs unchecked), or "<integrator> flag N". */
 void jy_sim_record_flag(jySim *sim, const char *name, const char *integrator, int flag);
+
+/* What a stepper does after each call of its integrator that located a crossing (flag: the
+ * integrator's root return): records it as sim->root_pending at t with state y and the
+ * integrator's root information already in sim->roots_found. */
+void jy_sim_root_located(jySim *sim, double t, N_Vector y);
 
 /* Adds the integrator counters of `more` to `sum` (a stepper's runs before a restart). */
 void jy_stats_add(jySimStats *sum, const jySimStats *more);

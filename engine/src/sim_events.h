@@ -15,7 +15,9 @@
 
 /* Sets up the modes of the model's hybrid parts at the simulation's initial state (initial
  * modes, then each checked as admissible) and the evaluator's active rows: JY_OK, or an
- * error with the reason in sim->error. Nothing to do (JY_OK) for a model without them. */
+ * error with the reason in sim->error. Nothing to do (JY_OK) for a model without them.
+ * Called again by jy_sim_set_state (the modes at the new state): it must then replace what
+ * the first call set up, without leaking it. sim->t, sim->q, sim->v hold the state. */
 jyStatus jy_hybrid_setup(jySim *sim);
 void jy_hybrid_destroy(jySim *sim);
 /* How many guard functions the parts have (constant for the simulation's life). */

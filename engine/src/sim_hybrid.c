@@ -19,9 +19,3 @@ jyStatus jy_hybrid_fire(jySim *sim, double t, double *y, const int *found, int *
   *changed = 0;
   return JY_OK;
 }
-
-jyStatus jy_eval_set_param(jyEval *e, int part, int param, double value) {
-  (void)part, (void)param, (void)value;
-  jy_set_error(e->error, "changing a parameter during a simulation is not supported yet");
-  return JY_ERR_INVALID;
-}

@@ -84,6 +84,8 @@ void jy_system_destroy(jySystem *sys) {
   for (int i = 0; i < sys->nglues; i++) jy_free(a, sys->glues[i].name);
   for (int i = 0; i < sys->nchannels; i++) jy_free(a, sys->channels[i].name);
   jy_free(a, sys->channels);
+  for (int i = 0; i < sys->nevents; i++) jy_free(a, sys->events[i].name);
+  jy_free(a, sys->events);
   jy_free(a, sys->parts);
   jy_free(a, sys->glues);
   jy_free(a, sys->part_names.slots);
@@ -410,5 +412,45 @@ jyStatus jy_system_add_channel(jySystem *sys, const char *name, jyChannelFn fn, 
   char *owned = jy_strdup(a, name);
   if (!owned) return JY_ERR_NOMEM;
   sys->channels[sys->nchannels++] = (jyUserChannel){owned, fn, ud};
+  return JY_OK;
+}
+
+/* An event's name: not empty, no '.' (the parts' own events are "<part>.<what>"), no ','
+ * (the run summary lists them), unique among the events. NULL when it is fine. */
+static const char *bad_event_name(const jySystem *sys, const char *name) {
+  if (!name || !*name) return "needs a name";
+  if (strlen(name) > 200) return "has a name longer than 200 characters";
+  if (strchr(name, '.')) return "has a '.' in its name (reserved for the parts' own events)";
+  if (strchr(name, ',')) return "has a ',' in its name";
+  for (int i = 0; i < sys->nevents; i++)
+    if (strcmp(sys->events[i].name, name) == 0) return "has the name of an event added before";
+  return NULL;
+}
+
+jyStatus jy_system_add_event(jySystem *sys, const char *name, jyEventWhenFn when,
+                             jyEventDirection direction, jyEventActionFn action, void *ud) {
+  if (!sys) return JY_ERR_INVALID;
+  const char *why = bad_event_name(sys, name);
+  if (why) {
+    jy_set_error(sys->error, "event '%s' %s", name ? name : "", why);
+    return JY_ERR_INVALID;
+  }
+  if (!when) {
+    jy_set_error(sys->error, "event '%s' needs a function whose zero crossing it is", name);
+    return JY_ERR_INVALID;
+  }
+  if (direction != JY_EVENT_BOTH && direction != JY_EVENT_UP && direction != JY_EVENT_DOWN) {
+    jy_set_error(sys->error,
+                 "event '%s': direction %d is none of JY_EVENT_UP (1), JY_EVENT_DOWN (-1), "
+                 "JY_EVENT_BOTH (0)",
+                 name, (int)direction);
+    return JY_ERR_INVALID;
+  }
+  const jyAllocator *a = &sys->env->alloc;
+  if (grow(a, (void **)&sys->events, &sys->events_cap, sys->nevents, sizeof *sys->events))
+    return JY_ERR_NOMEM;
+  char *owned = jy_strdup(a, name);
+  if (!owned) return JY_ERR_NOMEM;
+  sys->events[sys->nevents++] = (jyUserEvent){owned, when, direction, action, ud};
   return JY_OK;
 }

@@ -241,6 +241,8 @@ JY_API jyStatus jy_event_set_v(jyEventCall *call, int j, double value);
 JY_API jyStatus jy_event_set_param(jyEventCall *call, const char *part, const char *param,
                                    double value);
 JY_API void jy_event_stop(jyEventCall *call);
+/* Why the last jy_event_set_* or jy_event_channels of this call failed ("" when none did). */
+JY_API const char *jy_event_error(const jyEventCall *call);
 
 /* ---- model (compiled, immutable) ---------------------------------------------------- */
 

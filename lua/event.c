@@ -1,0 +1,340 @@
+/* lua/event.c — sys:event{...}: a user event located by the integrator's root finding
+ * (jy_system_add_event, docs/events.md).
+ *
+ *   sys:event { name = "floor", when = function(s) return s["ball.y"] end, direction = "down",
+ *               action = function(s) s:set("der(ball.y)", -0.8 * s["der(ball.y)"]) end }
+ *
+ * name: unique, no '.'. when(s) returns a finite number whose zero crossing is the event.
+ * direction: "up", "down" or "both" (the default). action: "stop", a function(s), or absent
+ * (the crossing is only located, counted and written as rows). s reads s.t,
+ * s["part.coord"], s["der(part.coord)"] and every channel by name (the channels computed on
+ * the first read of one that is not the state); in an action only, s:set("part.coord" or
+ * "der(part.coord)", value), s:set_param("part", "param", value) and s:stop().
+ *
+ * How: as sys:channel (lua/channel.c): each event has a context userdata whose user value 1
+ * is a Lua thread holding the message handler, the two functions and the proxy s (user
+ * value 3: a cache of channel indices); the engine's callbacks lua_pcall on that thread, so a Lua error never
+ * unwinds through engine frames; the contexts are anchored in the system's user value 2.
+ */
+#include "binding.h"
+#include "lua_call.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "joinery/joinery.h"
+
+#define JYL_EVENT "joinery.Event"
+
+enum { SLOT_WHEN = 2, SLOT_ACTION = 3, SLOT_PROXY = 4 };
+
+typedef struct EventCtx {
+  lua_State *T;      /* stack: 1 message handler, 2 when, 3 action or false, 4 s */
+  const char *name;  /* anchored by user value 2 */
+  jyEventCall *call; /* during a call; NULL otherwise */
+  int in_action;     /* the call is the action's (s:stop and the setters allowed) */
+  char when_at[160]; /* "file:line" where the when function is defined */
+} EventCtx;
+
+/* The channel index of `key`, or -1; the context (upvalue 1 of the calling C function)
+ * caches them in its user value 3 (a function runs on the event's own thread, whose base
+ * slots its frame cannot reach). */
+static int channel_index(lua_State *L, EventCtx *c, const char *key) {
+  lua_getiuservalue(L, lua_upvalueindex(1), 3);
+  int i = -1;
+  if (lua_getfield(L, -1, key) == LUA_TNUMBER) {
+    i = (int)lua_tointeger(L, -1);
+  } else {
+    i = jy_model_find_channel(jy_event_model(c->call), key);
+    if (i >= 0) {
+      lua_pushinteger(L, i);
+      lua_setfield(L, -3, key);
+    }
+  }
+  lua_pop(L, 2);
+  return i;
+}
+
+static int no_channel(lua_State *L, const jyModel *model, const char *key) {
+  int n = jy_model_num_channels(model);
+  const char **names = (const char **)lua_newuserdatauv(L, sizeof *names * (size_t)(n + 1), 0);
+  for (int k = 0; k < n; k++) names[k] = jy_model_channel_name(model, k);
+  const char *near = jy_nearest_name(key, names, n);
+  if (near) return luaL_error(L, "no channel '%s'; did you mean '%s'?", key, near);
+  return luaL_error(L, "no channel '%s' (model:channels() lists them)", key);
+}
+
+static EventCtx *active_ctx(lua_State *L, const char *what) {
+  EventCtx *c = (EventCtx *)lua_touserdata(L, lua_upvalueindex(1));
+  if (!c->call) luaL_error(L, "event '%s': %s only while the event's function runs", c->name, what);
+  return c;
+}
+
+/* s:set(name, value): a coordinate or its velocity (an action only). */
+static int s_set(lua_State *L) {
+  EventCtx *c = active_ctx(L, "s:set works");
+  const char *key = luaL_checkstring(L, 2);
+  double value = luaL_checknumber(L, 3);
+  const jyModel *model = jy_event_model(c->call);
+  int n = jy_model_num_coords(model), i = channel_index(L, c, key);
+  if (i < 0) return no_channel(L, model, key);
+  if (i < 1 || i > 2 * n)
+    return luaL_error(L,
+                      "event '%s': s:set sets a coordinate \"part.coord\" or a velocity "
+                      "\"der(part.coord)\", not '%s'",
+                      c->name, key);
+  jyStatus st =
+    i <= n ? jy_event_set_q(c->call, i - 1, value) : jy_event_set_v(c->call, i - 1 - n, value);
+  if (st != JY_OK) return luaL_error(L, "event '%s': %s", c->name, jy_event_error(c->call));
+  return 0;
+}
+
+/* s:set_param(part, param, value) (an action only). */
+static int s_set_param(lua_State *L) {
+  EventCtx *c = active_ctx(L, "s:set_param works");
+  const char *part = luaL_checkstring(L, 2), *param = luaL_checkstring(L, 3);
+  double value = luaL_checknumber(L, 4);
+  if (jy_event_set_param(c->call, part, param, value) != JY_OK)
+    return luaL_error(L, "event '%s': %s", c->name, jy_event_error(c->call));
+  return 0;
+}
+
+/* s:stop() (an action only). */
+static int s_stop(lua_State *L) {
+  EventCtx *c = active_ctx(L, "s:stop works");
+  if (!c->in_action)
+    return luaL_error(L, "event '%s': s:stop() is for the event's action, not its `when`", c->name);
+  jy_event_stop(c->call);
+  return 0;
+}
+
+/* s[key]; upvalue 1 = the context userdata. */
+static int proxy_index(lua_State *L) {
+  EventCtx *c = (EventCtx *)lua_touserdata(L, lua_upvalueindex(1));
+  const char *key = lua_tostring(L, 2);
+  static const struct {
+    const char *name;
+    lua_CFunction fn;
+  } methods[] = {{"set", s_set}, {"set_param", s_set_param}, {"stop", s_stop}};
+  if (lua_type(L, 2) == LUA_TSTRING)
+    for (size_t k = 0; k < sizeof methods / sizeof methods[0]; k++)
+      if (strcmp(key, methods[k].name) == 0) {
+        lua_pushvalue(L, lua_upvalueindex(1));
+        lua_pushcclosure(L, methods[k].fn, 1);
+        return 1;
+      }
+  if (!c->call)
+    return luaL_error(L, "event '%s': s is readable only while the event's function runs", c->name);
+  if (lua_type(L, 2) != LUA_TSTRING)
+    return luaL_error(L, "s is read by channel name (s[\"part.coord\"]), not by a %s",
+                      luaL_typename(L, 2));
+  const jyModel *model = jy_event_model(c->call);
+  int n = jy_model_num_coords(model), i = channel_index(L, c, key);
+  if (i < 0) return no_channel(L, model, key);
+  if (i == 0) {
+    lua_pushnumber(L, jy_event_time(c->call));
+  } else if (i <= n) {
+    lua_pushnumber(L, jy_event_q(c->call)[i - 1]);
+  } else if (i <= 2 * n) {
+    lua_pushnumber(L, jy_event_v(c->call)[i - 1 - n]);
+  } else {
+    const double *row = NULL;
+    if (jy_event_channels(c->call, &row) != JY_OK)
+      return luaL_error(L, "event '%s': %s", c->name, jy_event_error(c->call));
+    lua_pushnumber(L, row[i]);
+  }
+  return 1;
+}
+
+static int proxy_newindex(lua_State *L) {
+  return luaL_error(L, "s is read-only: an action changes the state with s:set(name, value)");
+}
+
+/* Calls slot (when or action) with s on the event's thread: LUA_OK or the error in `error`. */
+static int call_lua(EventCtx *c, jyEventCall *call, int slot, int nresults, char *error,
+                    size_t error_len) {
+  lua_State *T = c->T;
+  if (c->call) { /* the function started a simulation that fires this event again */
+    snprintf(error, error_len, "the event's function was called again from inside itself");
+    return LUA_ERRRUN;
+  }
+  c->call = call;
+  c->in_action = slot == SLOT_ACTION;
+  lua_settop(T, SLOT_PROXY);
+  lua_pushvalue(T, slot);
+  lua_pushvalue(T, SLOT_PROXY);
+  int st = lua_pcall(T, 1, nresults, 1);
+  c->call = NULL;
+  if (st != LUA_OK) {
+    const char *msg = lua_tostring(T, -1);
+    snprintf(error, error_len, "%s", msg ? msg : "error in the event's function");
+    lua_settop(T, SLOT_PROXY);
+  }
+  return st;
+}
+
+static int ev_when(void *ud, jyEventCall *call, double *value, char *error, size_t error_len) {
+  EventCtx *c = (EventCtx *)ud;
+  lua_State *T = c->T;
+  if (call_lua(c, call, SLOT_WHEN, 1, error, error_len) != LUA_OK) return 1;
+  int failed = 1;
+  if (lua_type(T, -1) != LUA_TNUMBER)
+    snprintf(error, error_len, "its when function (%s) returned %s, not a number", c->when_at,
+             luaL_typename(T, -1));
+  else if (isnan(lua_tonumber(T, -1)))
+    snprintf(error, error_len, "its when function (%s) returned NaN", c->when_at);
+  else
+    *value = lua_tonumber(T, -1), failed = 0;
+  lua_settop(T, SLOT_PROXY);
+  return failed;
+}
+
+static int ev_action(void *ud, jyEventCall *call, char *error, size_t error_len) {
+  EventCtx *c = (EventCtx *)ud;
+  if (!lua_isfunction(c->T, SLOT_ACTION)) return 0; /* no action: located and counted only */
+  if (call_lua(c, call, SLOT_ACTION, 0, error, error_len) != LUA_OK) return 1;
+  lua_settop(c->T, SLOT_PROXY);
+  return 0;
+}
+
+/* Every key of the table is one sys:event knows. */
+static void check_keys(lua_State *L, int tbl) {
+  static const char *const keys[] = {"name", "when", "direction", "action"};
+  lua_pushnil(L);
+  while (lua_next(L, tbl)) {
+    lua_pop(L, 1);
+    int known = 0;
+    if (lua_type(L, -1) == LUA_TSTRING)
+      for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        known |= strcmp(lua_tostring(L, -1), keys[k]) == 0;
+    if (!known) {
+      const char *bad = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(not a string)";
+      const char *near = jy_nearest_name(bad, keys, 4);
+      luaL_error(L, "sys:event: unknown key '%s'%s%s%s (its keys: name, when, direction, action)",
+                 bad, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+    }
+  }
+}
+
+static jyEventDirection direction_of(lua_State *L, int tbl, const char *name) {
+  lua_getfield(L, tbl, "direction");
+  jyEventDirection d = JY_EVENT_BOTH;
+  const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+  if (lua_isnil(L, -1) || (s && strcmp(s, "both") == 0))
+    d = JY_EVENT_BOTH;
+  else if (s && strcmp(s, "up") == 0)
+    d = JY_EVENT_UP;
+  else if (s && strcmp(s, "down") == 0)
+    d = JY_EVENT_DOWN;
+  else
+    luaL_error(L, "event '%s': direction must be \"up\", \"down\" or \"both\", got %s%s%s", name,
+               s ? "'" : "", s ? s : luaL_typename(L, -1), s ? "'" : "");
+  lua_pop(L, 1);
+  return d;
+}
+
+/* Pushes the action (a function, or false) and says whether it is "stop". */
+static int push_action(lua_State *L, int tbl, const char *name) {
+  int type = lua_getfield(L, tbl, "action");
+  if (type == LUA_TFUNCTION) return 0;
+  if (type == LUA_TSTRING && strcmp(lua_tostring(L, -1), "stop") == 0) {
+    lua_pop(L, 1);
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  if (type == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_pushboolean(L, 0);
+    return 0;
+  }
+  return luaL_error(L, "event '%s': action must be \"stop\" or a function(s), got %s%s%s", name,
+                    type == LUA_TSTRING ? "'" : "",
+                    type == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1),
+                    type == LUA_TSTRING ? "'" : "");
+}
+
+/* The context's thread: message handler, when, action, proxy s (ctx at ctx_idx,
+ * when and action on L's top two slots, popped). */
+static void fill_thread(lua_State *L, EventCtx *c, int ctx_idx) {
+  c->T = lua_newthread(L);
+  lua_setiuservalue(L, ctx_idx, 1);
+  lua_State *T = c->T;
+  jyl_push_msgh(T, JYL_MSGH_LOCATE);
+  lua_xmove(L, T, 2);       /* when, action */
+  lua_createtable(T, 0, 0); /* s */
+  lua_createtable(T, 0, 2); /* its metatable */
+  lua_pushvalue(L, ctx_idx);
+  lua_xmove(L, T, 1);
+  lua_pushcclosure(T, proxy_index, 1);
+  lua_setfield(T, -2, "__index");
+  lua_pushcfunction(T, proxy_newindex);
+  lua_setfield(T, -2, "__newindex");
+  lua_setmetatable(T, -2);
+}
+
+/* sys:event{ name = ..., when = ..., direction = ..., action = ... } */
+static int sys_event(lua_State *L) {
+  jySystem *sys = jyl_system_of(L, 1);
+  if (lua_type(L, 2) != LUA_TTABLE)
+    return luaL_error(L,
+                      "sys:event takes a table: sys:event { name = \"...\", when = "
+                      "function(s) return g end, direction = \"up\"|\"down\"|\"both\", "
+                      "action = \"stop\" | function(s) ... end }");
+  lua_settop(L, 2);
+  check_keys(L, 2);
+  if (lua_getfield(L, 2, "name") != LUA_TSTRING)
+    return luaL_error(L, "sys:event needs name = \"...\" (a string), got %s", luaL_typename(L, -1));
+  const char *name = lua_tostring(L, 3); /* 3 */
+  jyEventDirection direction = direction_of(L, 2, name);
+  EventCtx *c = (EventCtx *)lua_newuserdatauv(L, sizeof *c, 3); /* 4 */
+  memset(c, 0, sizeof *c);
+  luaL_setmetatable(L, JYL_EVENT);
+  lua_createtable(L, 0, 8); /* the channel index cache */
+  lua_setiuservalue(L, 4, 3);
+  lua_pushvalue(L, 3);
+  c->name = lua_tostring(L, -1);
+  lua_setiuservalue(L, 4, 2);
+  if (lua_getfield(L, 2, "when") != LUA_TFUNCTION) /* 5 */
+    return luaL_error(L, "event '%s': when must be a function(s) returning a number, got %s", name,
+                      luaL_typename(L, -1));
+  lua_Debug ar;
+  lua_pushvalue(L, 5);
+  lua_getinfo(L, ">S", &ar);
+  snprintf(c->when_at, sizeof c->when_at, "%s:%d", ar.short_src, ar.linedefined);
+  int stop = push_action(L, 2, name); /* 6 */
+  fill_thread(L, c, 4);
+  /* Anchor the context in the system's user value 2 (models share it), then register. */
+  lua_getiuservalue(L, 1, 2); /* 5 */
+  if (lua_getfield(L, 5, "events") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, 5, "events");
+  }
+  lua_Integer slot = (lua_Integer)lua_rawlen(L, -1) + 1;
+  lua_pushvalue(L, 4);
+  lua_rawseti(L, -2, slot);
+  jyStatus st = jy_system_add_event(sys, name, ev_when, direction, stop ? NULL : ev_action, c);
+  if (st != JY_OK) {
+    lua_pushnil(L);
+    lua_rawseti(L, -2, slot);
+    const char *msg = jy_system_error(sys);
+    return luaL_error(L, "%s", msg && *msg ? msg : jy_status_text(st));
+  }
+  return 0;
+}
+
+void jyl_open_event(lua_State *L) {
+  int top = lua_gettop(L);
+  luaL_newmetatable(L, JYL_EVENT);
+  lua_pop(L, 1);
+  luaL_getmetatable(L, JYL_SYSTEM);
+  lua_getfield(L, -1, "__index");
+  lua_pushcfunction(L, sys_event);
+  lua_setfield(L, -2, "event");
+  lua_settop(L, top);
+}
