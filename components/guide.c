@@ -1,12 +1,19 @@
 /* components/guide.c — a point held on a line (2-D), a plane (3-D) or a point (1-D),
  * n . p = d, optionally with a constant non-ideal constraint force (Udwadia-Kalaba-Fan 2005,
  * section 4, uses c = (1, 2)) and with sliding friction: viscous, -c v_t, and Coulomb,
- * -mu |N| v_t / |v_t| with N the guide's own ideal (normal) force. */
+ * -mu |N| v_t / |v_t| with N the guide's own ideal (normal) force.
+ *
+ * Stick-slip (2-D with mu > 0): the guide is a part with modes (part.h jyPartHybrid). It
+ * slides (mode 0) with the Coulomb law until the sliding velocity t . v crosses zero; it then
+ * sticks (mode 1): a second row, the velocity row t . v = 0, holds it, and its force F_t is
+ * the static friction. It slips again when |F_t| would exceed mu_s |N| (the guard
+ * mu_s |N| - |F_t| falls through zero), or at once when sticking needs more than that. */
 #include <math.h>
 
 #include "parts.h"
 
-enum { P_DIM, P_NX, P_D = P_NX + 3, P_CX, P_MU = P_CX + 3, P_VISCOUS };
+enum { P_DIM, P_NX, P_D = P_NX + 3, P_CX, P_MU = P_CX + 3, P_VISCOUS, P_MU_S };
+enum { MODE_SLIDE, MODE_STICK };
 
 static const jyParamSpec params[] = {
   {"dim", 2, JY_PARAM_DIMENSION, "1", "number of space dimensions"},
@@ -19,7 +26,18 @@ static const jyParamSpec params[] = {
   {"cz", 0, JY_PARAM_REAL, "N", "z component of the constant non-ideal constraint force"},
   {"mu", 0, JY_PARAM_NONNEGATIVE, "1", "Coulomb sliding friction coefficient (force mu |N|)"},
   {"c", 0, JY_PARAM_NONNEGATIVE, "N s/m", "viscous sliding friction (force c |v_t|)"},
+  {"mu_s", -1, JY_PARAM_REAL, "1",
+   "static friction coefficient, >= mu (-1: equal to mu); 2-D: the point sticks"},
 };
+
+static const jyPartHybrid stick_slip;
+
+/* The static coefficient: mu_s, or mu when it is left at -1. */
+static double static_mu(const double *p) { return p[P_MU_S] < 0 ? p[P_MU] : p[P_MU_S]; }
+
+/* Sticking is modelled in 2-D with Coulomb friction (a 1-D guide does not move; in 3-D the
+ * sliding velocity is a vector whose size touches zero without crossing it). */
+static int sticks(const double *p) { return jy_part_dim(p) == 2 && p[P_MU] > 0.0; }
 
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
@@ -31,6 +49,13 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
     return jy_part_fail(error, error_len,
                         "the normal (nx%s%s) is zero in %d-D: set a non-zero component",
                         dim > 1 ? ", ny" : "", dim > 2 ? ", nz" : "", dim);
+  if (p[P_MU_S] < 0 && p[P_MU_S] != -1)
+    return jy_part_fail(error, error_len, "mu_s = %g must be >= 0 (or -1: equal to mu)", p[P_MU_S]);
+  if (p[P_MU_S] >= 0 && p[P_MU_S] < p[P_MU])
+    return jy_part_fail(error, error_len,
+                        "mu_s = %g is below mu = %g: static friction must be at least the "
+                        "kinetic (mu_s >= mu)",
+                        p[P_MU_S], p[P_MU]);
   s->ncoords = dim;
   for (int i = 0; i < dim; i++) s->coord_names[i] = jy_names_xyz[i];
   s->nterminals = 1;
@@ -45,6 +70,13 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   /* massless: M = 0; conservative: friction is a non-ideal force, not part of Q */
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE;
   if (p[P_MU] == 0.0) s->flags |= JY_PART_NO_LAW; /* only Coulomb friction needs the normal force */
+  if (sticks(p)) {
+    s->nrows = 2;
+    s->row_names[1] = "stick";
+    s->row_kinds[1] = JY_ROW_VELOCITY;
+    s->hybrid = &stick_slip;
+    s->nguards = 1;
+  }
   return 0;
 }
 
@@ -64,12 +96,18 @@ static int constraints(const jyPartInstance *self, const jyPartState *state, dou
   const double *n = self->params + P_NX;
   double np = 0.0, nv = 0.0;
   for (int i = 0; i < self->ncoords; i++) {
-    A[i] = n[i];
+    A[i * self->nrows] = n[i];
     np += n[i] * state->q[i];
     nv += n[i] * state->v[i];
   }
   if (residual) residual[0] = np - self->params[P_D];
   if (rate) rate[0] = nv;
+  if (self->nrows == 2) { /* the stick row t . v = 0, t = (-ny, nx) / |n|: A = t, b = 0 */
+    double len = hypot(n[0], n[1]), t[2] = {-n[1] / len, n[0] / len};
+    A[1] = t[0];
+    A[1 + 2] = t[1];
+    if (residual) residual[1] = t[0] * state->v[0] + t[1] * state->v[1];
+  }
   return 0;
 }
 
@@ -107,8 +145,11 @@ static void friction(const jyPartInstance *self, const jyPartState *state, doubl
     at2 += at[i] * at[i];
   }
   double coulomb = self->params[P_MU] * fabs(lambda) * sqrt(nn);
-  const double *dir = sqrt(vt2) > 1e-12 ? vt : at;
-  double len = sqrt(sqrt(vt2) > 1e-12 ? vt2 : at2);
+  /* A guide that sticks reaches rest only through its stick mode: any sliding velocity
+   * (a crossing located to the tolerance leaves ~1e-13 m/s) gives the direction. */
+  double rest = sticks(self->params) ? 0.0 : 1e-12;
+  const double *dir = sqrt(vt2) > rest ? vt : at;
+  double len = sqrt(sqrt(vt2) > rest ? vt2 : at2);
   for (int i = 0; i < dim; i++) {
     force[i] = coulomb_only ? 0.0 : -self->params[P_VISCOUS] * vt[i];
     if (len > 0) force[i] -= coulomb * dir[i] / len;
@@ -117,6 +158,7 @@ static void friction(const jyPartInstance *self, const jyPartState *state, doubl
 
 static int nonideal_law(const jyPartInstance *self, const jyPartState *state,
                         const double *row_forces, const double *acc, double *force) {
+  if (state->mode == MODE_STICK) return 0; /* the stick row holds it */
   friction(self, state, row_forces[0], acc, 1, force);
   return 0;
 }
@@ -130,6 +172,11 @@ static int outputs(const jyPartInstance *self, const jyPartState *state, const d
   for (int i = 0; i < self->ncoords; i++) nn += n[i] * n[i];
   out[0] = row_forces[0] * sqrt(nn);
   double f[3] = {0}, size = 0.0, power = 0.0;
+  if (state->mode == MODE_STICK) { /* the stick row's force: static friction, no power */
+    out[1] = fabs(row_forces[1]);
+    out[2] = 0.0;
+    return 0;
+  }
   friction(self, state, row_forces[0], NULL, 0, f);
   for (int i = 0; i < self->ncoords; i++) {
     size += f[i] * f[i];
@@ -139,6 +186,73 @@ static int outputs(const jyPartInstance *self, const jyPartState *state, const d
   out[2] = power;
   return 0;
 }
+
+/* Stick-slip, 2-D. The tangent t = (-ny, nx) / |n|; the stick row's force F_t is along t. */
+static double sliding_velocity(const jyPartInstance *self, const jyPartState *state) {
+  const double *n = self->params + P_NX;
+  double len = hypot(n[0], n[1]);
+  return (-n[1] * state->v[0] + n[0] * state->v[1]) / len;
+}
+
+/* How far the static friction is from its limit: mu_s |N| - |F_t| (N). */
+static double stick_margin(const jyPartInstance *self, const double *row_forces) {
+  const double *n = self->params + P_NX;
+  return static_mu(self->params) * fabs(row_forces[0]) * hypot(n[0], n[1]) - fabs(row_forces[1]);
+}
+
+static unsigned long long active_rows(const jyPartInstance *self, int mode) {
+  (void)self;
+  return mode == MODE_STICK ? 3ULL : 1ULL;
+}
+
+static int initial_mode(const jyPartInstance *self, const jyPartState *state, int *mode) {
+  *mode = sliding_velocity(self, state) == 0.0 ? MODE_STICK : MODE_SLIDE;
+  return 0;
+}
+
+static int guards(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  const double *acc, double *g) {
+  (void)acc;
+  g[0] = state->mode == MODE_STICK ? stick_margin(self, row_forces) : sliding_velocity(self, state);
+  return 0;
+}
+
+/* Sliding velocity through zero: stick (a plastic reset of the stick row takes away the
+ * located crossing's residual velocity, of the tolerance's size); the static friction
+ * reaching its limit: slide. */
+static int transition(const jyPartInstance *self, const jyPartState *state,
+                      const double *row_forces, int guard, int direction, int *mode,
+                      double *restitution) {
+  (void)self, (void)row_forces, (void)guard;
+  if (state->mode == MODE_SLIDE) {
+    *mode = MODE_STICK;
+    restitution[1] = 0.0;
+  } else if (direction < 0) {
+    *mode = MODE_SLIDE;
+  }
+  return 0;
+}
+
+static int admissible(const jyPartInstance *self, const jyPartState *state,
+                      const double *row_forces, const double *acc, int *mode) {
+  (void)acc;
+  if (state->mode == MODE_STICK && stick_margin(self, row_forces) < 0) *mode = MODE_SLIDE;
+  return 0;
+}
+
+static const char *mode_name(const jyPartInstance *self, int mode) {
+  (void)self;
+  return mode == MODE_STICK ? "stick" : "slide";
+}
+
+static const jyPartHybrid stick_slip = {
+  .active_rows = active_rows,
+  .initial_mode = initial_mode,
+  .guards = guards,
+  .transition = transition,
+  .admissible = admissible,
+  .mode_name = mode_name,
+};
 
 static const jyPartType type = {
   .version = JY_PART_PROTOCOL_VERSION,

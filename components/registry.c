@@ -10,7 +10,8 @@ static const jyPartType *(*const builtins[])(void) = {
   jy_part_torque2d,    jy_part_ground2d, jy_part_body3d,
   jy_part_marker3d,    jy_part_ground3d, jy_part_hinge3d,
   jy_part_prismatic3d, jy_part_weld3d,   jy_part_rotational_spring3d,
-  jy_part_torque3d,
+  jy_part_torque3d,    jy_part_floor,    jy_part_rope,
+  jy_part_contact,
 };
 
 JY_API jyStatus jy_components_register(jyEnv *env) {

@@ -392,8 +392,7 @@ jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsi
   return JY_OK;
 }
 
-/* The part's local acceleration q_loc'' = G acc + g into e->acc_loc (after jy_localize). */
-static void local_acceleration(jyEval *e, const jyModelPart *p, int mapped, const double *acc) {
+void jy_local_acceleration(jyEval *e, const jyModelPart *p, int mapped, const double *acc) {
   int width = e->model->max_source_coords;
   for (int a = 0; a < p->inst.ncoords; a++) {
     if (!mapped) {
@@ -420,7 +419,7 @@ jyStatus jy_part_nonideal(jyEval *e, const jyModelPart *p, const double *q, cons
   if (type->nonideal && type->nonideal(jy_eval_inst(e, p), &s, e->local_vec) != 0)
     return jy_part_failed(e, p, "nonideal", t);
   if (type->nonideal_law && !(p->shape.flags & JY_PART_NO_LAW)) {
-    local_acceleration(e, p, mapped, acc);
+    jy_local_acceleration(e, p, mapped, acc);
     double extra[JY_PART_MAX_COORDS] = {0};
     if (type->nonideal_law(jy_eval_inst(e, p), &s, mu + p->row_offset, e->acc_loc, extra) != 0)
       return jy_part_failed(e, p, "nonideal_law", t);
@@ -441,7 +440,7 @@ jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,
     int mapped;
     jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
     if (st != JY_OK) return st;
-    local_acceleration(e, p, mapped, acc);
+    jy_local_acceleration(e, p, mapped, acc);
     jyPartState s = jy_part_state(e, p, ql, vl, t);
     memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
     if (p->inst.type->nonideal_law(jy_eval_inst(e, p), &s, mu + p->row_offset, e->acc_loc,

@@ -246,6 +246,8 @@ static jyEval *create(const jyModel *model, int allow_sparse) {
   ok &= e->store_mass_diag && e->mass_diag && e->solve_dropped && build_store(e) == 0 &&
     index_part_glues(e) == 0;
   if (ok && allow_sparse) sparse_solvers(e);
+  /* parts with modes start in mode 0 (a simulation or the compile sets theirs) */
+  if (ok && jy_model_has_modes(model)) ok = jy_eval_set_modes(e, NULL) == JY_OK;
   if (!ok || !e->proj_use || !e->map_count || !e->map_col || !e->flags || !e->dependent ||
       !(e->uk || e->lazy_dense) || (e->lazy_dense && !e->store_solves)) {
     jy_eval_destroy(e);

@@ -24,7 +24,7 @@ jyStatus jy_eval_set_modes(jyEval *e, const int *modes) {
   for (int i = 0; i < m->nparts; i++) {
     const jyModelPart *p = &m->parts[i];
     const jyPartHybrid *h = p->shape.hybrid;
-    e->modes[i] = h ? modes[i] : 0;
+    e->modes[i] = h && modes ? modes[i] : 0;
     unsigned long long active =
       h && h->active_rows ? h->active_rows(jy_eval_inst(e, p), e->modes[i]) : ~0ULL;
     for (int r = 0; r < p->inst.nrows; r++) {
@@ -41,11 +41,15 @@ jyStatus jy_eval_set_modes(jyEval *e, const int *modes) {
   return JY_OK;
 }
 
+int jy_model_has_modes(const jyModel *m) {
+  for (int i = 0; i < m->nparts; i++)
+    if (m->parts[i].shape.hybrid) return 1;
+  return 0;
+}
+
 jyStatus jy_eval_initial_modes(jyEval *e, const double *q, const double *v, double t) {
   const jyModel *m = e->model;
-  int any = 0;
-  for (int i = 0; i < m->nparts; i++) any |= m->parts[i].shape.hybrid != NULL;
-  if (!any) return JY_OK;
+  if (!jy_model_has_modes(m)) return JY_OK;
   if (modes_ready(e) != 0) {
     jy_set_error(e->error, "out of memory setting the parts' modes");
     return JY_ERR_NOMEM;

@@ -273,9 +273,12 @@ static inline const jyPartInstance *jy_eval_inst(const jyEval *e, const jyModelP
   return e->insts ? &e->insts[p - e->model->parts] : &p->inst;
 }
 
-/* Puts the parts in `modes` (nparts; every part without modes at 0): the inactive rows and
+/* Puts the parts in `modes` (nparts, NULL: all 0; every part without modes at 0): the inactive rows and
  * the rows left out of the solves follow. JY_OK, or JY_ERR_NOMEM. */
 jyStatus jy_eval_set_modes(jyEval *e, const int *modes);
+
+/* Whether some part of the model has modes. */
+int jy_model_has_modes(const jyModel *m);
 
 /* The modes each part with modes starts in at (q, v, t) (its initial_mode, else 0), set as
  * by jy_eval_set_modes; nothing for a model without such parts. JY_OK or an error. */
@@ -344,6 +347,10 @@ jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const doubl
                           double eps, int *iterations);
 /* Removes from an error estimate its components across the manifold (same projector). */
 jyStatus jy_project_error(jyEval *e, double *err_q, double *err_v);
+
+/* The part's local acceleration q_loc'' = G acc + g into e->acc_loc (after jy_localize with
+ * the same part: mapped as it returned). */
+void jy_local_acceleration(jyEval *e, const jyModelPart *p, int mapped, const double *acc);
 
 /* Terminal k's Jacobian (dim x ncoords, local) at a part's local state. */
 jyStatus jy_terminal_jacobian(jyEval *e, const jyModelPart *p, int k, const double *q_loc,

@@ -1,0 +1,297 @@
+/* components/unilateral.c — one-sided constraints, parts with modes (part.h jyPartHybrid):
+ *   floor    a point kept on one side of a line (2-D) or plane (3-D), n . p >= d;
+ *   rope     two points at most L apart, |b - a| <= L;
+ *   contact  two points at least D apart, |b - a| >= D.
+ * Each has one position row phi = 0 (floor: n . p - d; rope and contact: |b - a| - L or D),
+ * active in the closed mode (1) only, and one guard: while open, the signed gap s phi (s = +1
+ * for floor and contact, -1 for a rope), falling through zero on contact; while closed, the
+ * signed row force s lambda (pushing, or pulling for a rope), falling through zero when the
+ * constraint would start to pull. On contact the engine applies an impact with restitution
+ * e: when the separation speed e |rate| is at least v_close the contact bounces (stays open),
+ * else it closes with a plastic impact, so a slow bounce ends rather than chattering. */
+#include <math.h>
+
+#include "parts.h"
+
+enum { MODE_OPEN, MODE_CLOSED };
+
+static const jyParamSpec floor_params[] = {
+  {"dim", 2, JY_PARAM_DIMENSION, "1", "number of space dimensions (2 or 3)"},
+  {"nx", 0, JY_PARAM_REAL, "1", "x component of the normal n, pointing to the free side"},
+  {"ny", 1, JY_PARAM_REAL, "1", "y component of the normal n"},
+  {"nz", 0, JY_PARAM_REAL, "1", "z component of the normal n (3-D)"},
+  {"d", 0, JY_PARAM_REAL, "m", "offset: the point stays where n . pos >= d"},
+  {"e", 1, JY_PARAM_NONNEGATIVE, "1", "coefficient of restitution, 0 (plastic) to 1 (elastic)"},
+  {"v_close", 1e-6, JY_PARAM_NONNEGATIVE, "m/s",
+   "a bounce slower than this closes the contact (no chatter)"},
+};
+
+static const jyParamSpec rope_params[] = {
+  {"dim", 2, JY_PARAM_DIMENSION, "1", "number of space dimensions"},
+  {"L", 1, JY_PARAM_POSITIVE, "m", "length: the ends stay at most L apart"},
+  {"e", 0, JY_PARAM_NONNEGATIVE, "1", "coefficient of restitution when the rope jerks taut"},
+  {"v_close", 1e-6, JY_PARAM_NONNEGATIVE, "m/s",
+   "a rebound slower than this keeps the rope taut (no chatter)"},
+};
+
+static const jyParamSpec contact_params[] = {
+  {"dim", 2, JY_PARAM_DIMENSION, "1", "number of space dimensions"},
+  {"D", 1, JY_PARAM_POSITIVE, "m", "contact distance: the ends stay at least D apart"},
+  {"e", 1, JY_PARAM_NONNEGATIVE, "1", "coefficient of restitution, 0 (plastic) to 1 (elastic)"},
+  {"v_close", 1e-6, JY_PARAM_NONNEGATIVE, "m/s",
+   "a bounce slower than this closes the contact (no chatter)"},
+};
+
+static int is_floor(const jyPartInstance *self);
+static int is_rope(const jyPartInstance *self);
+
+/* Restitution and v_close are the last two parameters of every type here. */
+static double restitution(const jyPartInstance *self) {
+  return self->params[self->type->nparams - 2];
+}
+static double v_close(const jyPartInstance *self) { return self->params[self->type->nparams - 1]; }
+
+/* phi and its rate (floor: n . p - d with n as given; a distance: |b - a| - L), the side
+ * sign s and the size of the row's gradient (|n|, or 1). Fails when the ends coincide. */
+typedef struct Gap {
+  double phi, rate, sign, scale;
+  double A[6];    /* the row over the coordinates */
+  double rhs;     /* its acceleration right-hand side */
+  int degenerate; /* two ends at one point: no direction */
+} Gap;
+
+static void measure(const jyPartInstance *self, const jyPartState *state, Gap *g) {
+  int dim = jy_part_dim(self->params);
+  for (int i = 0; i < 6; i++) g->A[i] = 0;
+  g->rhs = 0;
+  g->degenerate = 0;
+  if (is_floor(self)) {
+    const double *n = self->params + 1;
+    double np = 0, nv = 0, nn = 0;
+    for (int i = 0; i < dim; i++) {
+      g->A[i] = n[i];
+      np += n[i] * state->q[i];
+      nv += n[i] * state->v[i];
+      nn += n[i] * n[i];
+    }
+    g->phi = np - self->params[4];
+    g->rate = nv;
+    g->sign = 1;
+    g->scale = sqrt(nn);
+    return;
+  }
+  jyEnds e;
+  jy_ends_eval(&e, dim, state->q, state->v);
+  g->phi = e.len - self->params[1];
+  g->rate = e.len_rate;
+  g->sign = is_rope(self) ? -1 : 1;
+  g->scale = 1;
+  g->degenerate = dim > 1 && e.len == 0.0;
+  for (int i = 0; i < dim; i++) {
+    g->A[i] = -e.u[i];
+    g->A[dim + i] = e.u[i];
+  }
+  if (dim > 1 && !g->degenerate) {
+    double rr = 0.0;
+    for (int i = 0; i < dim; i++) rr += e.rate[i] * e.rate[i];
+    g->rhs = -(rr - e.len_rate * e.len_rate) / e.len;
+  }
+}
+
+static int check_restitution(const double *p, int nparams, char *error, size_t error_len) {
+  double e = p[nparams - 2];
+  if (e > 1)
+    return jy_part_fail(error, error_len,
+                        "restitution e = %g must be in [0, 1] (0 plastic, 1 elastic)", e);
+  return 0;
+}
+
+static const jyPartHybrid hybrid;
+
+static int floor_shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
+                       size_t error_len) {
+  int dim = jy_part_dim(p), zero = 1;
+  if (dim < 2)
+    return jy_part_fail(error, error_len, "a floor needs dim = 2 or 3 (a line or a plane)");
+  for (int i = 0; i < dim; i++) zero &= p[1 + i] == 0.0;
+  if (zero)
+    return jy_part_fail(error, error_len, "the normal (nx, ny%s) is zero: set a non-zero component",
+                        dim > 2 ? ", nz" : "");
+  if (check_restitution(p, type->nparams, error, error_len)) return 1;
+  s->ncoords = dim;
+  for (int i = 0; i < dim; i++) s->coord_names[i] = jy_names_xyz[i];
+  s->nterminals = 1;
+  s->terminals[0] = (jyTerminalSpec){"pos", dim, 1, 0};
+  s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE; /* massless */
+  return 0;
+}
+
+static int distance_shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
+                          size_t error_len) {
+  if (check_restitution(p, type->nparams, error, error_len)) return 1;
+  jy_ends_shape(s, jy_part_dim(p), p[1]);
+  s->flags |= JY_PART_CONSERVATIVE;
+  return 0;
+}
+
+/* What both shapes share: the row, the outputs, the modes. */
+static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
+                 size_t error_len) {
+  int rc = type->params == floor_params ? floor_shape(type, p, s, error, error_len)
+                                        : distance_shape(type, p, s, error, error_len);
+  if (rc) return rc;
+  int rope = type->params == rope_params;
+  s->nrows = 1;
+  s->row_names[0] = type->params == floor_params ? "contact" : rope ? "length" : "distance";
+  s->row_kinds[0] = JY_ROW_POSITION;
+  s->noutputs = 2;
+  s->output_names[0] = "gap";
+  s->output_names[1] = rope ? "tension" : "normal_force";
+  s->hybrid = &hybrid;
+  s->nguards = 1;
+  return 0;
+}
+
+static int terminal(const jyPartInstance *self, const jyPartState *state, int k, double *value,
+                    double *jac, double *vel_bias, double *acc_bias) {
+  if (!is_floor(self)) return jy_ends_terminal(self, state, k, value, jac, vel_bias, acc_bias);
+  if (k != 0) return jy_part_fail(state->error, state->error_len, "no terminal %d", k);
+  jy_point_terminal(self->ncoords, 0, self->ncoords, state->q, value, jac);
+  return 0;
+}
+
+static int constraints(const jyPartInstance *self, const jyPartState *state, double *A, double *rhs,
+                       double *residual, double *rate) {
+  Gap g;
+  measure(self, state, &g);
+  if (g.degenerate && state->mode == MODE_CLOSED)
+    return jy_part_fail(state->error, state->error_len,
+                        "the ends coincide, so the direction of the constraint is undefined");
+  for (int j = 0; j < self->ncoords; j++) A[j] = g.A[j];
+  rhs[0] = g.rhs;
+  if (residual) residual[0] = g.phi;
+  if (rate) rate[0] = g.rate;
+  return 0;
+}
+
+/* The gap (m, >= 0 on the allowed side) and the force the row applies (>= 0 while it holds:
+ * a floor or contact pushing, a rope pulling). */
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
+  Gap g;
+  measure(self, state, &g);
+  out[0] = g.sign * g.phi / g.scale;
+  out[1] = g.sign * row_forces[0] * g.scale;
+  return 0;
+}
+
+static unsigned long long active_rows(const jyPartInstance *self, int mode) {
+  (void)self;
+  return mode == MODE_CLOSED ? 1ULL : 0ULL;
+}
+
+/* Closed when touching (within 1e-9 of the scale of phi) and not separating. */
+static int initial_mode(const jyPartInstance *self, const jyPartState *state, int *mode) {
+  Gap g;
+  measure(self, state, &g);
+  double ref = is_floor(self) ? fabs(self->params[4]) + g.scale : self->params[1];
+  *mode = g.sign * g.phi <= 1e-9 * ref && g.sign * g.rate <= 0 ? MODE_CLOSED : MODE_OPEN;
+  return 0;
+}
+
+static int guards(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  const double *acc, double *out) {
+  (void)acc;
+  Gap g;
+  measure(self, state, &g);
+  out[0] = state->mode == MODE_CLOSED ? g.sign * row_forces[0] : g.sign * g.phi;
+  return 0;
+}
+
+static int transition(const jyPartInstance *self, const jyPartState *state,
+                      const double *row_forces, int guard, int direction, int *mode,
+                      double *restitution_out) {
+  (void)row_forces;
+  (void)guard;
+  if (direction > 0) return 0; /* a gap opening or a force growing: nothing happens */
+  if (state->mode == MODE_CLOSED) {
+    *mode = MODE_OPEN; /* it would pull: released */
+    return 0;
+  }
+  Gap g;
+  measure(self, state, &g);
+  double e = restitution(self), approach = fabs(g.rate) / g.scale;
+  if (e * approach >= v_close(self) && e > 0) {
+    restitution_out[0] = e; /* a bounce: stays open */
+  } else {
+    restitution_out[0] = 0.0; /* plastic, or too slow to bounce: closes */
+    *mode = MODE_CLOSED;
+  }
+  return 0;
+}
+
+static int admissible(const jyPartInstance *self, const jyPartState *state,
+                      const double *row_forces, const double *acc, int *mode) {
+  (void)acc;
+  Gap g;
+  measure(self, state, &g);
+  if (state->mode == MODE_CLOSED && g.sign * row_forces[0] < 0) *mode = MODE_OPEN;
+  return 0;
+}
+
+static const char *mode_name(const jyPartInstance *self, int mode) {
+  if (is_rope(self)) return mode == MODE_CLOSED ? "taut" : "slack";
+  return mode == MODE_CLOSED ? "contact" : "free";
+}
+
+static const jyPartHybrid hybrid = {
+  .active_rows = active_rows,
+  .initial_mode = initial_mode,
+  .guards = guards,
+  .transition = transition,
+  .admissible = admissible,
+  .mode_name = mode_name,
+};
+
+static const jyPartType floor_type = {
+  .version = JY_PART_PROTOCOL_VERSION,
+  .name = "floor",
+  .doc = "a point pos kept where n . pos >= d, bouncing with restitution e",
+  .params = floor_params,
+  .nparams = (int)(sizeof floor_params / sizeof floor_params[0]),
+  .shape = shape,
+  .terminal = terminal,
+  .constraints = constraints,
+  .outputs = outputs,
+};
+
+static const jyPartType rope_type = {
+  .version = JY_PART_PROTOCOL_VERSION,
+  .name = "rope",
+  .doc = "a massless rope: terminals a and b at most L apart, jerking taut with restitution e",
+  .params = rope_params,
+  .nparams = (int)(sizeof rope_params / sizeof rope_params[0]),
+  .shape = shape,
+  .terminal = terminal,
+  .constraints = constraints,
+  .outputs = outputs,
+};
+
+static const jyPartType contact_type = {
+  .version = JY_PART_PROTOCOL_VERSION,
+  .name = "contact",
+  .doc = "terminals a and b kept at least D apart (two balls touching), restitution e",
+  .params = contact_params,
+  .nparams = (int)(sizeof contact_params / sizeof contact_params[0]),
+  .shape = shape,
+  .terminal = terminal,
+  .constraints = constraints,
+  .outputs = outputs,
+};
+
+static int is_floor(const jyPartInstance *self) { return self->type->params == floor_params; }
+static int is_rope(const jyPartInstance *self) { return self->type->params == rope_params; }
+
+const jyPartType *jy_part_floor(void) { return &floor_type; }
+const jyPartType *jy_part_rope(void) { return &rope_type; }
+const jyPartType *jy_part_contact(void) { return &contact_type; }
