@@ -3,20 +3,20 @@
 -- The first ball is released at 30 degrees; the collisions run down the row one pair at a
 -- time and the last ball swings out, comes back, and the row passes it back.
 --
--- The pivots are 10 micrometres further apart than the balls' diameter so that the
+-- The pivots are 3 micrometres further apart than the balls' diameter so that the
 -- collisions are successive binary impacts (touching balls would make one simultaneous
 -- impact, whose outcome the textbook cradle does not show). Closed forms: each impact is
 -- the impulsive Udwadia-Kalaba law with e = 1 on one contact row and the rods' rates kept:
 -- it conserves the kinetic energy exactly (the rows' rates are reversed or 0 before and
 -- after), and the balls' horizontal momentum up to the rods' share of the impulse, J
--- (gap / l)^2 = 1e-10 J (the balls meet within gap / l = 1e-5 rad of the vertical). Equal
+-- (gap / l)^2 ~ 1e-11 J (the balls meet within gap / l = 3e-6 rad of the vertical). Equal
 -- masses exchange their velocities: the ball that strikes stops. Between impacts each
 -- ball is a pendulum, energy conserved.
 --
 --   joinery run examples/newtons_cradle.lua --rtol 1e-10 --atol 1e-12
 local joinery = require "joinery"
 
-local n, m, l, radius, gap, theta0 = 5, 1, 1, 0.05, 1e-5, math.rad(30)
+local n, m, l, radius, gap, theta0 = 5, 1, 1, 0.05, 3e-6, math.rad(30)
 local sys = joinery.system { gravity = { 0, -9.81 } }
 local balls = {}
 for i = 1, n do
