@@ -39,9 +39,14 @@ static int read_mode(LpType *lt, int idx, const LpFn *fn, int *mode, const jyPar
   const char *name = lua_type(T, idx) == LUA_TSTRING ? lua_tostring(T, idx) : NULL;
   for (int k = 0; name && k < lt->nmodes; k++)
     if (strcmp(lt->mode_names[k], name) == 0) return *mode = k, 0;
-  char why[256];
-  snprintf(why, sizeof why, "must return the name of one of the part's modes (%s%s), got %s",
-           lt->mode_names[0], lt->nmodes > 1 ? ", ..." : "", name ? name : luaL_typename(T, idx));
+  char names[160] = "", why[320];
+  size_t used = 0;
+  for (int k = 0; k < lt->nmodes && used < sizeof names; k++) {
+    int w = snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "", lt->mode_names[k]);
+    used += w > 0 ? (size_t)w : 0;
+  }
+  snprintf(why, sizeof why, "must return the name of one of the part's modes (%s), got %s", names,
+           name ? name : luaL_typename(T, idx));
   return failed(s->error, s->error_len, why, fn);
 }
 

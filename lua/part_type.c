@@ -27,6 +27,9 @@
  *                                                  reported continuous: part.h angle_outputs)
  *     constant_mass = false,
  *     flat = false,
+ *     modes = { { name = "open", rows = {} }, { name = "closed", rows = { "gap" } } },
+ *     nguards = 1, guards = ..., transition = ..., admissible = ..., initial_mode = ...,
+ *                                      (a part with modes: parse_modes, lua/part_modes.c)
  *   }                                  -> the type name
  *   (terminals, constraints and outputs may also be maps name -> spec, taken in name order.)
  *   A constraint entry gives one row, or with rows = k the k rows <name>1 .. <name>k from one
