@@ -502,6 +502,7 @@ jyStatus jy_sim_set_state(jySim *sim, double t, const double *q, const double *v
   sim->t = t;
   sim->failure = JY_OK;
   sim->root_pending = 0;
+  sim->burst_count = 0;
   sim->stopped_by[0] = '\0';
   jy_eval_continue_angles(sim->eval); /* a new trajectory: angles continue from here */
   jyStatus st = jy_hybrid_setup(sim); /* the parts' modes at the new state */
@@ -566,12 +567,41 @@ static jyStatus emit_row(jySim *sim, jyRowSink sink, void *ud) {
   return JY_ERR_IO;
 }
 
+/* Crossings closer than this (relative to 1 + |t|) count as one instant: CVODE separates two
+ * crossings by at least ~100 unit roundoffs of t, and real events (a bounce ended by v_close,
+ * a cradle's impacts 2e-6 s apart) are orders of magnitude further apart. */
+#define JY_EVENT_INSTANT 1e-12
+/* Crossings handled at one instant before the run is stopped: a model's events that keep
+ * firing there (a mode switch whose new guard crosses at once, an action re-arming its own
+ * event) would otherwise advance t by rounding steps for ever. */
+enum { MAX_EVENTS_AT_ONE_INSTANT = 100 };
+
+/* Counts the crossing at t into the current burst; fails, naming the events that fired in it,
+ * when the burst is too long. */
+static jyStatus events_at_one_instant(jySim *sim, double t) {
+  int same = sim->burst_count > 0 && t - sim->burst_t <= JY_EVENT_INSTANT * (1.0 + fabs(t));
+  sim->burst_count = same ? sim->burst_count + 1 : 1;
+  if (!same) sim->burst_start = t;
+  sim->burst_t = t;
+  if (sim->burst_count <= MAX_EVENTS_AT_ONE_INSTANT) return JY_OK;
+  int used = snprintf(sim->error, sizeof sim->error,
+                      "events keep firing at one instant: more than %d crossings between t = %.12g "
+                      "and %.12g (the modes or the actions never settle); fired:",
+                      MAX_EVENTS_AT_ONE_INSTANT, sim->burst_start, t);
+  for (int k = 0; k < sim->nevent_kinds && used > 0 && (size_t)used < sizeof sim->error; k++)
+    if (sim->event_kinds[k].last_t >= sim->burst_start)
+      used += snprintf(sim->error + used, sizeof sim->error - (size_t)used, " '%s' (%ld x)",
+                       sim->event_kinds[k].name, sim->event_kinds[k].count);
+  return JY_ERR_CONVERGENCE;
+}
+
 /* The crossing the integrator located (sim->root_t): the state there is reported (a row
  * before), the parts' transitions and the user events' actions run in that order, the
  * integrator restarts from the state they leave (a row after, when it changed). */
 static jyStatus fire_events(jySim *sim, jyRowSink sink, void *ud) {
   double t = sim->root_t;
   sim->root_pending = 0;
+  if (events_at_one_instant(sim, t) != JY_OK) return sim->failure = JY_ERR_CONVERGENCE;
   N_VScale(1.0, sim->root_y, sim->y);
   project_for_report(sim, t);
   if (sim->failure != JY_OK) return sim->failure;

@@ -82,6 +82,10 @@ struct jySim {
   double root_t;
   N_Vector root_y;
   long guard_evals, events;
+  /* Crossings handled in a row, each within JY_EVENT_INSTANT of the one before, and the
+   * time of the last: a model whose events keep firing at one instant stops (sim.c). */
+  int burst_count;
+  double burst_start, burst_t;
   jyEventSummary *event_kinds; /* names owned */
   int nevent_kinds, event_kinds_cap;
   char stopped_by[128]; /* the event that stopped the run, "" while none has */

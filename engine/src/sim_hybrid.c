@@ -130,8 +130,9 @@ static jyStatus part_failed(jySim *sim, const jyModelPart *p, const char *functi
 }
 
 /* Asks every part whether its mode holds with its own forces and switches those that do
- * not, until all hold; each switch counted. *switched set when a mode changed. */
-static jyStatus settle_modes(jySim *sim, double t, const double *q, const double *v,
+ * not, until all hold. *switched set when a mode changed. Each switch during a run is an
+ * event (`counted`); the modes a run starts in are not (jy_hybrid_setup). */
+static jyStatus settle_modes(jySim *sim, double t, const double *q, const double *v, int counted,
                              int *switched) {
   jyEval *e = sim->eval;
   Hybrid *h = sim->hybrid;
@@ -153,7 +154,8 @@ static jyStatus settle_modes(jySim *sim, double t, const double *q, const double
         return part_failed(sim, p, "admissible", t);
       if (mode == s.mode) continue;
       char buf[32];
-      if ((st = count(sim, p, mode_name(e, p, mode, buf, sizeof buf), t)) != JY_OK) return st;
+      if (counted && (st = count(sim, p, mode_name(e, p, mode, buf, sizeof buf), t)) != JY_OK)
+        return st;
       h->modes[h->parts[k]] = mode;
       changed = 1;
     }
@@ -205,7 +207,7 @@ jyStatus jy_hybrid_setup(jySim *sim) {
     return st;
   }
   int switched = 0;
-  return settle_modes(sim, sim->t, sim->q, sim->v, &switched);
+  return settle_modes(sim, sim->t, sim->q, sim->v, 0, &switched);
 }
 
 int jy_hybrid_guards(jySim *sim, double t, const double *y, double *g) {
@@ -329,5 +331,5 @@ jyStatus jy_hybrid_fire(jySim *sim, double t, double *y, const int *found, int *
     if ((st = impact(sim, t, q, v)) != JY_OK) return st;
     *changed = 1;
   }
-  return settle_modes(sim, t, q, v, changed);
+  return settle_modes(sim, t, q, v, 1, changed);
 }

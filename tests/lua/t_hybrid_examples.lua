@@ -43,14 +43,6 @@ local function section(name, checks)
   if not ok then tap.ok(false, name .. ": " .. tostring(err)) end
 end
 
--- A TODO test (prove counts it as passed while it fails): printed by hand, since tap.ok
--- would count the failure.
-local function todo(cond, name, reason, err)
-  tap.count = tap.count + 1
-  print(string.format("%s %d - %s # TODO %s", cond and "ok" or "not ok", tap.count, name, reason))
-  if not cond and err then tap.diag("  " .. tostring(err):match("^[^\n]*")) end
-end
-
 local function diag_events(res)
   for _, ev in ipairs(res.events or {}) do
     tap.diag(string.format("  event %-20s x%-3d first %.9f last %.9f", tostring(ev.name),
@@ -125,6 +117,13 @@ section("stick_slip", function()
     "stick_slip: stuck at x_8 = x0 - 16 mu m g / k to 1e-6 m until t_end")
   tap.diag(string.format("  worst |x - x_8| at rest %.3g m", worst_rest))
   tap.ok(t[n] == 5 and (res.stopped_by or "") == "", "stick_slip: the run ends normally at t_end = 5 s")
+  -- The summary lists mode changes during the run only: the block starts sliding (its
+  -- initial mode) and that is no event; it slips again at each of the 7 turning points
+  -- before the 8th, where it sticks for good.
+  local slides, slide = summary_count(res, "table.slide")
+  tap.ok(slides == 7 and math.abs(slide.first - half) <= 1e-6,
+    "stick_slip: 7 table.slide in the summary, the first at the first turning point pi / omega")
+  tap.is(summary_count(res, "table.stick"), 8, "stick_slip: 8 table.stick in the summary")
   diag_events(res)
 end)
 
@@ -179,20 +178,11 @@ end)
 -- ---- rope_pendulum.lua -------------------------------------------------------------
 section("rope_pendulum", function()
   local g, L, m = 9.81, 1, 1
-  -- Today a release can stop CVODE with "root found at and very near t": at T = 0 the free
-  -- flight's radial acceleration is 0 too, so the rope's distance guard starts at a tangent
-  -- zero. It happens at the second release (t = 1.784 s) under the default OpenBLAS kernel
-  -- and already at the first under Prescott. Until the rope handles that, the full 6 s run
-  -- (five jerks) is a TODO, and the checks below run to 1.7 s (one release, one jerk) and
-  -- are a TODO when that run fails the same way.
-  local full_ok, full_err = pcall(run, "examples/rope_pendulum.lua")
-  todo(full_ok, "rope_pendulum: the full 6 s run (five jerks)", "a release stops CVODE", full_err)
-  local ok, res = pcall(run, "examples/rope_pendulum.lua", nil, { t_end = 1.7 })
-  if not ok and tostring(res):find("cvRcheck2", 1, true) then
-    todo(false, "rope_pendulum: the run to 1.7 s", "the release stops CVODE", res)
-    return
-  end
-  assert(ok, res)
+  -- The full run: five jerks in 6 s, each release a tangent zero of the slack rope's gap
+  -- (its radial velocity and acceleration both 0 at T = 0); the guards' dead bands
+  -- (components/unilateral.c) keep such a guard off exact zero, which stopped CVODE
+  -- ("cvRcheck2: root found at and very near t") before them.
+  local res = run("examples/rope_pendulum.lua")
   local t, x, y, vx, vy, E = res.t, res["bob.x"], res["bob.y"], res["der(bob.x)"],
     res["der(bob.y)"], res.energy
   local n = #t
@@ -211,7 +201,8 @@ section("rope_pendulum", function()
       worst_after = math.max(worst_after, math.abs(radial(i + 1)))
     end
   end
-  tap.ok(#jerks >= 1, "rope_pendulum: the rope snaps taut (once by 1.7 s)")
+  tap.is(#jerks, 5, "rope_pendulum: the rope snaps taut five times in 6 s")
+  tap.is(t[n], 6, "rope_pendulum: the run reaches t_end = 6 s")
   for j, jerk in ipairs(jerks) do
     tap.diag(string.format("  jerk %d at t = %.9f s, loss 1/2 m v_r^2 = %.9f J", j, jerk.t, jerk.loss))
   end
@@ -278,11 +269,7 @@ section("incline_stick", function()
   local function speed(res, i)
     return res["der(block.x)"][i] * math.cos(alpha) + res["der(block.y)"][i] * math.sin(alpha)
   end
-  -- mu_s = 0.4 (slides back from the stop) is not run: the guide's stick -> slip switch at
-  -- the stop loops without advancing (the run grows without bound); its closed form is
-  -- kept below for when it works.
-  tap.ok(true, "incline_stick mu_s = 0.4: slides back # SKIP the stick -> slip switch at the stop loops")
-  for _, case in ipairs { { mu_s = 0.7, stays = true } } do
+  for _, case in ipairs { { mu_s = 0.7, stays = true }, { mu_s = 0.4, stays = false } } do
     local res = run("examples/incline_stick.lua", case.mu_s)
     local n = #res.t
     local function closed(t)
@@ -321,7 +308,9 @@ section("newtons_cradle", function()
   local nballs, m, l, g, theta0 = 5, 1, 1, 9.81, math.rad(30)
   local escale = m * g * l * (1 - math.cos(theta0)) -- the energy that swings
   local pscale = m * math.sqrt(2 * escale / m)       -- ball 1's momentum at the bottom
-  local res = run("examples/newtons_cradle.lua")
+  -- The example's own settings (adams, rtol 1e-12, atol 1e-14): the whole-run energy
+  -- bound below is the integrator's error between impacts, and it needs them.
+  local res = assert(loadfile("examples/newtons_cradle.lua"))():simulate {}
   local t, E = res.t, res.energy
   local function momentum(i)
     local p = 0
@@ -351,9 +340,12 @@ section("newtons_cradle", function()
   tap.diag(string.format("  worst |dE| / (m g l (1 - cos 30 deg)) %.3g", worst_e))
   local drift = 0
   for i = 1, #t do drift = math.max(drift, math.abs(E[i] - E[1]) / escale) end
-  -- Between collisions the energy drifts by the integrator's global error (rtol 1e-10 on
-  -- five pendulums for 3 s; 3e-8 of the swinging energy measured), not by the impacts.
-  tap.ok(drift <= 2e-7, "newtons_cradle: energy conserved over the whole run to 2e-7 relative")
+  -- Over the whole run the energy moves by the integrator's global error between the
+  -- impacts (each impact itself keeps it to 5e-15): 1.0e-10 of the swinging energy
+  -- measured under the default, Haswell and Prescott kernels at the example's settings,
+  -- so the issue's 1e-9 has a margin of 10.
+  tap.ok(collisions == 10 and drift <= 1e-9,
+    "newtons_cradle: energy conserved at e = 1 over the ten collisions to 1e-9 relative")
   tap.diag(string.format("  worst energy drift %.3g of m g l (1 - cos 30 deg)", drift))
   -- The textbook outcome: the last ball leaves with the first ball's speed at impact.
   local vmax = 0
@@ -364,6 +356,24 @@ section("newtons_cradle", function()
     "newtons_cradle: the last ball leaves with the first ball's speed sqrt(2 g l (1 - cos 30 deg))")
   tap.diag(string.format("  last ball %.12f m/s, first ball at the bottom %.12f m/s", vmax, pscale / m))
   diag_events(res)
+end)
+
+-- ---- events that keep firing at one instant -----------------------------------------
+-- An action that re-arms its own event 1e-14 s ahead: each crossing is a new one, and
+-- without a bound the run would creep to t_end by rounding steps (5e13 firings). It stops
+-- after 100 crossings at one instant, naming the event and the time.
+section("one_instant", function()
+  local sys = joinery.system { gravity = { 0, -9.81 } }
+  sys:add("mass", "ball", { dim = 2, m = 1 })
+  local t0 = 0.5
+  sys:event { name = "rearm", when = function(s) return s.t - t0 end, direction = "up",
+    action = function(s)
+      t0 = s.t + 1e-14
+      s:set("der(ball.x)", s["der(ball.x)"] + 1e-3) -- a change: the integrator restarts
+    end }
+  sys:settings { t_end = 1, dt_out = 0.1 }
+  tap.raises(function() sys:simulate {} end, { "keep firing at one instant", "t = 0.5", "'rearm'" },
+    "an event re-armed at one instant for ever stops the run, naming it and the time")
 end)
 
 -- ---- bad parameters of the parts with modes ----------------------------------------
