@@ -75,6 +75,17 @@ void jy_ends_eval(jyEnds *e, int dim, const double *q, const double *v) {
   for (int i = 0; i < dim; i++) e->len_rate += e->u[i] * e->rate[i];
 }
 
+int jy_ss_check_coefficients(double mu, double mu_s, char *error, size_t error_len) {
+  if (mu_s < 0 && mu_s != -1)
+    return jy_part_fail(error, error_len, "mu_s = %g must be >= 0 (or -1: equal to mu)", mu_s);
+  if (mu_s >= 0 && mu_s < mu)
+    return jy_part_fail(error, error_len,
+                        "mu_s = %g is below mu = %g: static friction must be at least the "
+                        "kinetic (mu_s >= mu)",
+                        mu_s, mu);
+  return 0;
+}
+
 int jy_ss_mode_of_velocity(double vt) {
   return vt > 0 ? JY_SS_FORWARD : vt < 0 ? JY_SS_BACKWARD : JY_SS_STICK;
 }

@@ -49,13 +49,7 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
     return jy_part_fail(error, error_len,
                         "the normal (nx%s%s) is zero in %d-D: set a non-zero component",
                         dim > 1 ? ", ny" : "", dim > 2 ? ", nz" : "", dim);
-  if (p[P_MU_S] < 0 && p[P_MU_S] != -1)
-    return jy_part_fail(error, error_len, "mu_s = %g must be >= 0 (or -1: equal to mu)", p[P_MU_S]);
-  if (p[P_MU_S] >= 0 && p[P_MU_S] < p[P_MU])
-    return jy_part_fail(error, error_len,
-                        "mu_s = %g is below mu = %g: static friction must be at least the "
-                        "kinetic (mu_s >= mu)",
-                        p[P_MU_S], p[P_MU]);
+  if (jy_ss_check_coefficients(p[P_MU], p[P_MU_S], error, error_len)) return 1;
   s->ncoords = dim;
   for (int i = 0; i < dim; i++) s->coord_names[i] = jy_names_xyz[i];
   s->nterminals = 1;

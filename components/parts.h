@@ -86,6 +86,9 @@ enum { JY_SS_STICK = 2, JY_SS_FORWARD = 3, JY_SS_BACKWARD = 4 };
 
 /* The sliding mode a velocity along t starts in (JY_SS_STICK at rest). */
 int jy_ss_mode_of_velocity(double vt);
+/* Checks a static coefficient against the kinetic one: mu_s >= mu, or -1 (equal to mu).
+ * 0, or non-zero with the reason in error. */
+int jy_ss_check_coefficients(double mu, double mu_s, char *error, size_t error_len);
 /* The Coulomb direction along t in `mode` (+1: the force is -mu |N| t), from the velocity vt
  * or, at rest, the tangential acceleration at; 0: none (sticking, or nothing to go by). */
 double jy_ss_direction(int mode, double vt, double at);

@@ -163,13 +163,7 @@ static int floor_shape(const jyPartType *type, const double *p, jyPartShape *s, 
   if (p[F_MU] > 0 && dim != 2)
     return jy_part_fail(error, error_len,
                         "friction on a floor (mu = %g) is modelled in 2-D only (dim = 2)", p[F_MU]);
-  if (p[F_MU_S] < 0 && p[F_MU_S] != -1)
-    return jy_part_fail(error, error_len, "mu_s = %g must be >= 0 (or -1: equal to mu)", p[F_MU_S]);
-  if (p[F_MU_S] >= 0 && p[F_MU_S] < p[F_MU])
-    return jy_part_fail(error, error_len,
-                        "mu_s = %g is below mu = %g: static friction must be at least the "
-                        "kinetic (mu_s >= mu)",
-                        p[F_MU_S], p[F_MU]);
+  if (jy_ss_check_coefficients(p[F_MU], p[F_MU_S], error, error_len)) return 1;
   s->ncoords = dim;
   for (int i = 0; i < dim; i++) s->coord_names[i] = jy_names_xyz[i];
   s->nterminals = 1;
