@@ -35,7 +35,10 @@ static const char *const examples[] = {
   "pendulum",          "rolling_disk",
   "slider_crank",      "spring_chain",
   "spring_chain_lua",  "spring_chain_monolithic",
-  "tracking",
+  "tracking",          "bouncing_ball",
+  "incline_stick",     "newtons_cradle",
+  "rope_pendulum",     "stick_slip",
+  "stick_slip_lua",
 };
 
 /* A fresh state with the example's system in global `sys`, or NULL (message printed). */
