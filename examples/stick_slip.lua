@@ -9,7 +9,7 @@
 -- motion), so it lasts pi/omega and the turning points are
 --   x_k = (-1)^k (x0 - 2 k delta),  t_k = k pi / omega,
 -- the amplitude shrinking by 2 mu m g / k each half-swing. Between them
---   x(t) = s delta + (x_{k} - s delta) cos(omega (t - t_k)),  s = -sign(x_k).
+--   x(t) = s delta + (x_{k} - s delta) cos(omega (t - t_k)),  s = sign(x_k).
 -- The block sticks at the first turning point with |x_k| <= mu_s m g / k: here k = 8,
 -- x_8 = 0.5 - 16 delta = 0.02912 m at t_8 = 0.8 pi = 2.513274 s (the spring pulls with
 -- 2.912 N, the table holds up to 2.943 N), and stays there to t_end = 5 s.

@@ -614,8 +614,7 @@ static jyStatus fire_events(jySim *sim, jyRowSink sink, void *ud) {
   st = jy_hybrid_fire(sim, t, y, sim->roots_found, &parts_changed);
   if (st == JY_OK)
     st = jy_events_fire(sim, t, y, sim->roots_found + sim->nguards_part, &user_changed, &stop);
-  if (st != JY_OK) return sim->failure = st;
-  if (stop && !sim->stopped_by[0]) snprintf(sim->stopped_by, sizeof sim->stopped_by, "?");
+  if (st != JY_OK) return sim->failure = st; /* a stop's name is in sim->stopped_by */
   if (!parts_changed && !user_changed) return JY_OK;
   st = sim->stepper->restart(sim, t);
   if (st != JY_OK) {
