@@ -12,6 +12,7 @@
 
 #include <cblas.h>
 #include <float.h>
+#include <lapack.h>
 #include <lapacke.h>
 #include <math.h>
 #include <string.h>
@@ -37,6 +38,7 @@ struct jyUkWork {
   double *gram;          /* W^T W of the dropped rows' null vectors (m x m) */
   double *null_coef;     /* (W^T W)^-1 W^T x for the dropped rows (m) */
   int *dropped_list;     /* indices of the dropped rows (m) */
+  int *kept_rows;        /* the rows the regular solve keeps (m) */
   double *lapack_work;
   lapack_int lwork;
   lapack_int *pivots; /* (max(m, n)) */
@@ -69,10 +71,12 @@ jyUkWork *jy_uk_create(const jyAllocator *alloc, int n, int m) {
   w->gram = jy_calloc(&a, mm * mm + 1, sizeof(double));
   w->null_coef = jy_calloc(&a, mm + 1, sizeof(double));
   w->dropped_list = jy_calloc(&a, mm + 1, sizeof(int));
+  w->kept_rows = jy_calloc(&a, mm + 1, sizeof(int));
   w->pivots = jy_calloc(&a, big, sizeof(lapack_int));
   if (!w->scaled_jac || !w->scaled_rhs || !w->row_scale || !w->row_norm || !w->tau || !w->factor ||
       !w->inv_root_mass || !w->b_mat || !w->b_copy || !w->solution || !w->row_residual ||
-      !w->at_mat || !w->at_rhs || !w->gram || !w->null_coef || !w->dropped_list || !w->pivots) {
+      !w->at_mat || !w->at_rhs || !w->gram || !w->null_coef || !w->dropped_list || !w->kept_rows ||
+      !w->pivots) {
     jy_uk_destroy(w);
     return NULL;
   }
@@ -94,6 +98,7 @@ jyUkWork *jy_uk_create(const jyAllocator *alloc, int n, int m) {
         (lapack_int)query > lwork)
       lwork = (lapack_int)query;
   }
+  if (lwork < m + 1) lwork = m + 1; /* dgeqr2 of the regular solve takes m */
   w->lwork = lwork;
   w->lapack_work = jy_calloc(&a, (size_t)lwork, sizeof(double));
   if (!w->lapack_work) {
@@ -122,6 +127,7 @@ void jy_uk_destroy(jyUkWork *w) {
   jy_free(&a, w->gram);
   jy_free(&a, w->null_coef);
   jy_free(&a, w->dropped_list);
+  jy_free(&a, w->kept_rows);
   jy_free(&a, w->lapack_work);
   jy_free(&a, w->pivots);
   jy_free(&a, w);
@@ -254,6 +260,82 @@ static int unconstrained_acceleration(jyUkWork *w, const jyUkProblem *p, const j
   return 0;
 }
 
+/* Bt = B^T = L^-1 As^T over the kept rows (n x k, ld n): column c is row kept_rows[c]. */
+static void transposed_b(jyUkWork *w, const jyUkProblem *p, int diagonal, int k, double *bt) {
+  int n = p->n, m = p->m;
+  for (int c = 0; c < k; c++) {
+    const double *row = w->scaled_jac + w->kept_rows[c];
+    double *col = bt + (size_t)c * n;
+    for (int j = 0; j < n; j++) col[j] = row[(size_t)j * m] * (diagonal ? w->inv_root_mass[j] : 1);
+  }
+  if (!diagonal)
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, k, 1.0,
+                w->factor, n, bt, n);
+}
+
+/* A kept row whose distance from the span of the rows before it is below this fraction of
+ * its length is left to the rank-revealing solve: near a singular configuration (a row
+ * within ~1e-3 rad of the others) the rank decision is dgelsy's, as it always was. */
+#define REGULAR_MIN_SINE 1e-3
+
+/* y = B^+ r when the kept rows of B are independent: B^T = Q R (unpivoted Householder QR,
+ * backward stable like the rank-revealing solve, at a fraction of its cost on small
+ * problems), R^T z = r, y = Q [z; 0]. r in w->solution (m), y out (n); row_residual gets
+ * what B y leaves of r on the kept rows. Returns the rank (the kept count), or -1 when the
+ * rows are more than the coordinates or a pivot shows a row (nearly) dependent on the
+ * others: the caller then takes the rank-revealing solve. */
+static int regular_solve(jyUkWork *w, const jyUkProblem *p, int diagonal) {
+  int n = p->n, m = p->m, k = 0;
+  for (int i = 0; i < m; i++)
+    if (w->row_scale[i] > 0) w->kept_rows[k++] = i;
+  if (k > n) return -1;
+  double *bt = w->at_mat, *y = w->solution, *col_norm = w->null_coef;
+  transposed_b(w, p, diagonal, k, bt);
+  memcpy(w->b_copy, bt, sizeof(double) * (size_t)n * k);
+  for (int c = 0; c < k; c++) col_norm[c] = cblas_dnrm2(n, bt + (size_t)c * n, 1);
+  lapack_int rows = n, cols = k, ld = n, info = 0;
+  if (k > 0) LAPACK_dgeqr2(&rows, &cols, bt, &ld, w->tau, w->lapack_work, &info);
+  if (info != 0) return -1;
+  for (int c = 0; c < k; c++)
+    if (!(fabs(bt[c + (size_t)c * n]) > REGULAR_MIN_SINE * col_norm[c])) return -1;
+  for (int c = 0; c < k; c++) y[c] = y[w->kept_rows[c]]; /* kept_rows[c] >= c: in place */
+  for (int j = k; j < n; j++) y[j] = 0;
+  if (k > 0) cblas_dtrsv(CblasColMajor, CblasUpper, CblasTrans, CblasNonUnit, k, bt, n, y, 1);
+  for (int c = k - 1; c >= 0; c--) {              /* y = H_0 ... H_{k-1} [z; 0] */
+    const double *v = bt + (size_t)c * n + c + 1; /* the reflector below its implicit 1 */
+    double s = w->tau[c] * (y[c] + cblas_ddot(n - c - 1, v, 1, y + c + 1, 1));
+    y[c] -= s;
+    cblas_daxpy(n - c - 1, -s, v, 1, y + c + 1, 1);
+  }
+  for (int c = 0; c < k; c++) /* what B y leaves of r on the kept rows */
+    w->row_residual[w->kept_rows[c]] -= cblas_ddot(n, w->b_copy + (size_t)c * n, 1, y, 1);
+  return k;
+}
+
+/* y = B^+ r, minimum norm, by complete orthogonal factorization (QR with column pivoting):
+ * any rank. r in w->solution (m), y out (n); row_residual gets what B y leaves of r. */
+static int rank_revealing_solve(jyUkWork *w, const jyUkProblem *p, int diagonal, double rcond) {
+  int n = p->n, m = p->m;
+  if (diagonal) {
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < m; i++)
+        w->b_mat[i + (size_t)j * m] = w->scaled_jac[i + (size_t)j * m] * w->inv_root_mass[j];
+  } else {
+    memcpy(w->b_mat, w->scaled_jac, sizeof(double) * (size_t)m * n);
+    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0,
+                w->factor, n, w->b_mat, m);
+  }
+  memcpy(w->b_copy, w->b_mat, sizeof(double) * (size_t)m * n);
+  for (int i = 0; i < m; i++) w->solution[i] = w->row_residual[i];
+  memset(w->pivots, 0, sizeof(lapack_int) * (size_t)imax(m, n));
+  lapack_int rank = 0;
+  LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, m, n, 1, w->b_mat, m, w->solution, imax(m, n), w->pivots,
+                      rcond, &rank, w->lapack_work, w->lwork);
+  cblas_dgemv(CblasColMajor, CblasNoTrans, m, n, -1.0, w->b_copy, m, w->solution, 1, 1.0,
+              w->row_residual, 1);
+  return (int)rank;
+}
+
 jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *opt, double *acc,
                         jyUkResult *result) {
   int n = p->n, m = p->m;
@@ -283,17 +365,7 @@ jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *op
   }
   if (m == 0) return result->outcome;
 
-  /* B = As L^-T; r = bs - As u */
-  if (diagonal) {
-    for (int j = 0; j < n; j++)
-      for (int i = 0; i < m; i++)
-        w->b_mat[i + (size_t)j * m] = w->scaled_jac[i + (size_t)j * m] * w->inv_root_mass[j];
-  } else {
-    memcpy(w->b_mat, w->scaled_jac, sizeof(double) * (size_t)m * n);
-    cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit, m, n, 1.0,
-                w->factor, n, w->b_mat, m);
-  }
-  memcpy(w->b_copy, w->b_mat, sizeof(double) * (size_t)m * n);
+  /* r = bs - As u */
   memcpy(w->solution, w->scaled_rhs, sizeof(double) * (size_t)m);
   cblas_dgemv(CblasColMajor, CblasNoTrans, m, n, -1.0, w->scaled_jac, m, acc, 1, 1.0, w->solution,
               1);
@@ -305,16 +377,10 @@ jyUkOutcome jy_uk_solve(jyUkWork *w, const jyUkProblem *p, const jyUkOptions *op
   }
   if (!(scale > 0)) scale = 1;
 
-  /* y = B^+ r, minimum norm, by complete orthogonal factorization */
-  memset(w->pivots, 0, sizeof(lapack_int) * (size_t)imax(m, n));
-  lapack_int rank = 0;
-  LAPACKE_dgelsy_work(LAPACK_COL_MAJOR, m, n, 1, w->b_mat, m, w->solution, imax(m, n), w->pivots,
-                      opt->rank_rcond, &rank, w->lapack_work, w->lwork);
-  result->rank = (int)rank;
-
-  /* What B y leaves of r: zero when b is in range(A). */
-  cblas_dgemv(CblasColMajor, CblasNoTrans, m, n, -1.0, w->b_copy, m, w->solution, 1, 1.0,
-              w->row_residual, 1);
+  /* y = B^+ r, B = As L^-T */
+  int rank = regular_solve(w, p, diagonal);
+  if (rank < 0) rank = rank_revealing_solve(w, p, diagonal, opt->rank_rcond);
+  result->rank = rank;
   /* q'' = u + L^-T y */
   if (diagonal)
     for (int j = 0; j < n; j++) w->solution[j] *= w->inv_root_mass[j];

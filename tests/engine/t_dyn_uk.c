@@ -1397,6 +1397,75 @@ static void test_dropped_rows(jyUkWork *work) {
 
 /* ---- main ----------------------------------------------------------------------------- */
 
+/* The regular case (the kept rows independent) goes through an unpivoted QR of B^T, not
+ * the rank-revealing one: on random problems with a full or a diagonal M it agrees with the
+ * SVD reference to 1e-12 relative (cond(B) below ~30 here: rounding leaves ~1e-14; a wrong
+ * formula leaves O(1)), and reports rank m. A rank loss (row 0 repeated, scaled by 2, with a
+ * consistent b) makes the last pivot vanish: the rank-revealing solve takes over, reports
+ * rank m (the regular path would say m + 1), and the acceleration is the same. A row within
+ * 1e-6 rad of row 0 (below the regular path's 1e-3 cut, above the rank cut) is solved by the
+ * rank-revealing path as a full-rank row: rank m + 1, A q'' = b on every row. */
+static void test_regular_path(Rng *r, jyUkWork *w) {
+  static Case c, dup;
+  double worst = 0, worst_dup = 0, worst_near = 0;
+  int ranks_ok = 1, dup_ranks_ok = 1, near_ranks_ok = 1;
+  for (int trial = 0; trial < 20; trial++) {
+    int n = rng_int(r, 2, NMAX - 1), m = rng_int(r, 1, n - 1 < MMAX - 1 ? n - 1 : MMAX - 1);
+    memset(&c, 0, sizeof c);
+    c.n = n, c.m = m, c.rank = m;
+    if (trial % 2)
+      gen_spd_block(r, n, c.mass, n);
+    else
+      for (int j = 0; j < n; j++) c.mass[j + (size_t)j * n] = exp(rng_range(r, -1, 1));
+    gen_rows(r, n, m, NULL, 0, 0, 0.5, 2, c.jac, m);
+    for (int j = 0; j < n; j++) c.force[j] = rng_gauss(r);
+    for (int i = 0; i < m; i++) c.rhs[i] = rng_gauss(r);
+    jyUkProblem p = problem_of(&c, 0);
+    jyUkOptions opt = default_opt();
+    jyUkResult res;
+    double acc[NMAX], ref[NMAX], acc_dup[NMAX];
+    int ref_rank = 0;
+    jyUkOutcome out = jy_uk_solve(w, &p, &opt, acc, &res);
+    ref_b_form(&c, 0, ref, &ref_rank);
+    worst = max_d(worst, rel_diff(n, acc, ref));
+    ranks_ok &= out == JY_UK_OK && res.rank == m && ref_rank == m;
+    /* the same with row 0 repeated (scaled by 2) as row m */
+    dup = c;
+    dup.m = m + 1;
+    for (int j = 0; j < n; j++) {
+      for (int i = 0; i < m; i++) dup.jac[i + (size_t)j * (m + 1)] = c.jac[i + (size_t)j * m];
+      dup.jac[m + (size_t)j * (m + 1)] = 2 * c.jac[(size_t)j * m];
+    }
+    dup.rhs[m] = 2 * c.rhs[0];
+    p = problem_of(&dup, 0);
+    out = jy_uk_solve(w, &p, &opt, acc_dup, &res);
+    worst_dup = max_d(worst_dup, rel_diff(n, acc_dup, acc));
+    dup_ranks_ok &= out == JY_UK_OK && res.rank == m;
+    /* row m now 1e-6 rad off row 0's direction, with its own b */
+    for (int j = 0; j < n; j++)
+      dup.jac[m + (size_t)j * (m + 1)] += (j == trial % n ? 1e-6 : 0) * fabs(c.jac[(size_t)j * m]);
+    dup.rhs[m] = 2 * c.rhs[0] + 1e-7;
+    if (m + 1 <= n) {
+      p = problem_of(&dup, 0);
+      out = jy_uk_solve(w, &p, &opt, acc_dup, &res);
+      near_ranks_ok &= out == JY_UK_OK && res.rank == m + 1;
+      worst_near = max_d(worst_near, res.residual);
+    }
+  }
+  ok(ranks_ok && worst <= 1e-12,
+     "regular rows (unpivoted QR of B^T): q'' agrees with the SVD reference to %.2e (bound 1e-12), "
+     "rank m",
+     worst);
+  ok(dup_ranks_ok && worst_dup <= 1e-12,
+     "a repeated row falls back to the rank-revealing solve: rank m of m + 1 rows, q'' the same "
+     "to %.2e (bound 1e-12)",
+     worst_dup);
+  ok(near_ranks_ok && worst_near <= 1e-8,
+     "a row 1e-6 rad from another: the rank-revealing solve keeps it, rank m + 1, residual "
+     "%.2e (bound 1e-8: rounding amplified by 1/sin 1e-6)",
+     worst_near);
+}
+
 int main(void) {
   Rng rng = {UINT64_C(0x9E3779B97F4A7C15)};
   enum { CASES = 60 };
@@ -1561,6 +1630,7 @@ int main(void) {
   test_row_units(&rng, big);
   test_inconsistent(&rng, big);
   test_edges(&rng, big);
+  test_regular_path(&rng, big);
 
   /* One table of the worst values, for the project's notes. */
   diag("summary (worst over %d seeded cases per family; '-' = not applicable):", CASES);
