@@ -73,6 +73,14 @@ jyStatus jy_terminal_jacobian(jyEval *e, const jyModelPart *p, int k, const doub
   return eval_terminal(e, p, k, q_loc, v_loc, t, jac, &te);
 }
 
+/* The first of the coordinates terminal k of part p is exactly (a coordinate terminal, or a
+ * terminal declared a coordinate block), or -1: its value needs no call to the part. */
+static int coord_block_of(const jyModelPart *p, int k) {
+  if (k >= p->shape.nterminals) return k - p->shape.nterminals;
+  const jyTerminalSpec *ts = &p->shape.terminals[k];
+  return ts->is_coord_block ? ts->coord_offset : -1;
+}
+
 jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const double *v, double t,
                      const double **q_loc, const double **v_loc, int *mapped) {
   const jyModel *m = e->model;
@@ -97,6 +105,19 @@ jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const dou
     const jyModelLink *link = &m->links[l];
     const jyModelPart *src = &m->parts[link->source];
     int ns = src->inst.ncoords, off = src->coord_offset;
+    int block = coord_block_of(src, link->terminal);
+    if (block >= 0) { /* the terminal is the source's coordinates themselves: G = I there */
+      for (int c = 0; c < link->dim; c++) {
+        int j = link->offset + c, g = off + block + c;
+        e->q_loc[j] = q[g];
+        e->v_loc[j] = v[g];
+        e->g_loc[j] = 0;
+        e->map_count[j] = 1;
+        e->map_col[j * width] = g;
+        e->map_val[j * width] = 1;
+      }
+      continue;
+    }
     terminal_eval te;
     jyStatus st = eval_terminal(e, src, link->terminal, q + off, v + off, t, e->term_jac_b, &te);
     if (st != JY_OK) return st;

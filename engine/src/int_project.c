@@ -59,11 +59,6 @@ static jyStatus min_kinetic_step(jyEval *e, const unsigned char *use_row, const 
   return out == JY_UK_NOT_UNIQUE ? JY_ERR_NOT_UNIQUE : JY_OK;
 }
 
-/* What a projection assembles: M and A where the evaluator solves (the store alone on a
- * large model), the residuals. */
-#define PROJECTION_ASSEMBLY \
-  (JY_ASM_MASS | JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS | JY_ASM_SPARSE_ONLY)
-
 static double wrms(const double *x, const double *w, int n) {
   double s = 0;
   for (int j = 0; j < n; j++) s += (x[j] * w[j]) * (x[j] * w[j]);
@@ -71,7 +66,7 @@ static double wrms(const double *x, const double *w, int n) {
 }
 
 jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const double *weights,
-                          double eps, int *iterations) {
+                          double eps, int assembled, int *iterations) {
   const jyModel *m = e->model;
   int n = m->n, rows = m->m, any_position = 0;
   *iterations = 0;
@@ -85,9 +80,13 @@ jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const doubl
    * wander by ~eps/sigma without ever shrinking. */
   double w_max = 0;
   for (int j = 0; j < n; j++) w_max = fmax(w_max, weights[j]);
+  int assembled_at_q = assembled; /* the last assembly was at the current q */
   for (int it = 0; any_position && it < 10; it++) {
-    jyStatus st = jy_assemble(e, q, v, t, PROJECTION_ASSEMBLY);
-    if (st != JY_OK) return st;
+    if (!assembled_at_q) {
+      jyStatus st = jy_assemble(e, q, v, t, JY_ASM_PROJECTION);
+      if (st != JY_OK) return st;
+      assembled_at_q = 1;
+    }
     double worst = 0;
     for (int i = 0; i < rows; i++)
       if (e->proj_use[i]) worst = fmax(worst, fabs(e->residual[i]));
@@ -95,20 +94,30 @@ jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const doubl
     for (int j = 0; j < n; j++) qscale = fmax(qscale, fabs(q[j]));
     if (it > 0 && (worst * w_max <= eps || worst <= 64 * DBL_EPSILON * qscale)) break;
     for (int i = 0; i < rows; i++) e->proj_target[i] = -e->residual[i];
-    st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);
+    jyStatus st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);
     if (st != JY_OK) return st;
     for (int j = 0; j < n; j++) q[j] += e->proj_dx[j];
+    assembled_at_q = 0;
     *iterations = it + 1;
     if (wrms(e->proj_dx, weights, n) <= eps) break;
     if (it == 9) return JY_ERR_INCONSISTENT; /* not converging: CVODE retries smaller */
   }
-  jyStatus st = jy_assemble(e, q, v, t, PROJECTION_ASSEMBLY);
-  if (st != JY_OK) return st;
+  if (!assembled_at_q) {
+    jyStatus st = jy_assemble(e, q, v, t, JY_ASM_PROJECTION);
+    if (st != JY_OK) return st;
+  }
+  return jy_project_velocity_assembled(e, v);
+}
+
+jyStatus jy_project_velocity_assembled(jyEval *e, double *v) {
+  const jyModel *m = e->model;
+  int n = m->n, rows = m->m;
+  if (rows == 0) return JY_OK;
   for (int i = 0; i < rows; i++) {
     e->proj_use[i] = m->row_kinds[i] != JY_ROW_ACCELERATION;
     e->proj_target[i] = -(m->row_kinds[i] == JY_ROW_POSITION ? e->rate[i] : e->residual[i]);
   }
-  st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);
+  jyStatus st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);
   if (st != JY_OK) return st;
   for (int j = 0; j < n; j++) v[j] += e->proj_dx[j];
   return JY_OK;

@@ -194,6 +194,10 @@ enum {
   JY_ASM_SPARSE_ONLY = 32u /* M and A into the store only (when the evaluator solves there) */
 };
 
+/* What a projection assembles: M and A where the evaluator solves (the store alone on a
+ * large model), the residuals and rates. */
+#define JY_ASM_PROJECTION (JY_ASM_MASS | JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS | JY_ASM_SPARSE_ONLY)
+
 struct jyEval {
   const jyModel *model;
   jyAllocator alloc;
@@ -342,9 +346,13 @@ jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const dou
 
 /* Projects (q, v) at t onto the constraint manifold in place: Gauss–Newton on the position
  * rows with the least kinetic-energy correction until its weighted RMS norm is below eps,
- * then the velocities in one linear step. */
+ * then the velocities in one linear step. assembled: the last jy_assemble was
+ * JY_ASM_PROJECTION at this (q, v, t). */
 jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const double *weights,
-                          double eps, int *iterations);
+                          double eps, int assembled, int *iterations);
+/* The velocity step of jy_project_state alone, on what the last jy_assemble with
+ * JY_ASM_PROJECTION left (M, A and the rows' rates at the state's q): v <- v + dv. */
+jyStatus jy_project_velocity_assembled(jyEval *e, double *v);
 /* Removes from an error estimate its components across the manifold (same projector). */
 jyStatus jy_project_error(jyEval *e, double *err_q, double *err_v);
 

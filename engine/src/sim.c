@@ -149,16 +149,9 @@ static int branch_jump(jySim *sim, double t, const double *v_before, const doubl
   return 1;
 }
 
-int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, double eps,
-                   N_Vector err, int guard_branch) {
-  if (sim->failure != JY_OK) return -1;
-  int n = sim->model->n, iterations = 0;
-  double *yv = N_VGetArrayPointer(y);
-  memcpy(sim->proj_q, yv, sizeof(double) * (size_t)n);
-  memcpy(sim->proj_v, yv + n, sizeof(double) * (size_t)n);
-  jyStatus st = jy_project_state(sim->eval, t, sim->proj_q, sim->proj_v, weights, eps, &iterations);
-  if (st == JY_OK && err)
-    st = jy_project_error(sim->eval, N_VGetArrayPointer(err), N_VGetArrayPointer(err) + n);
+/* A projection's status as jy_sim_project returns it: -1 fatal (a part failed, memory:
+ * sim->error), 1 when it did not settle (the integrator retries smaller), else 0. */
+static int projection_status(jySim *sim, jyStatus st, double t) {
   if (st == JY_ERR_PART || st == JY_ERR_NOMEM) {
     sim->failure = st;
     jy_set_error(sim->error, "%s", jy_eval_error(sim->eval));
@@ -171,18 +164,39 @@ int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, doub
                  t);
     return 1;
   }
-  if (guard_branch && branch_jump(sim, t, yv + n, weights + n)) return 2;
+  return 0;
+}
+
+int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, double eps,
+                   N_Vector err, unsigned flags) {
+  if (sim->failure != JY_OK) return -1;
+  int n = sim->model->n, iterations = 0;
+  double *yv = N_VGetArrayPointer(y);
+  memcpy(sim->proj_q, yv, sizeof(double) * (size_t)n);
+  memcpy(sim->proj_v, yv + n, sizeof(double) * (size_t)n);
+  jyStatus st = jy_project_state(sim->eval, t, sim->proj_q, sim->proj_v, weights, eps,
+                                 (flags & JY_PROJECT_ASSEMBLED) != 0, &iterations);
+  if (st == JY_OK && err)
+    st = jy_project_error(sim->eval, N_VGetArrayPointer(err), N_VGetArrayPointer(err) + n);
+  int r = projection_status(sim, st, t);
+  if (r != 0) return r;
+  if ((flags & JY_PROJECT_GUARD) && branch_jump(sim, t, yv + n, weights + n)) return 2;
   memcpy(yv, sim->proj_q, sizeof(double) * (size_t)n);
   memcpy(yv + n, sim->proj_v, sizeof(double) * (size_t)n);
   return 0;
 }
 
-int jy_sim_project_own_weights(jySim *sim, double t, N_Vector y, double eps, int guard_branch) {
+/* 1 / (rtol |y| + abstol), in sim->proj_weights. */
+static const double *own_weights(jySim *sim, N_Vector y) {
   N_Vector w = sim->proj_weights;
   N_VAbs(y, w);
   N_VLinearSum(sim->def.rtol, w, 1.0, sim->abstol, w);
   N_VInv(w, w);
-  return jy_sim_project(sim, t, y, N_VGetArrayPointer(w), eps, NULL, guard_branch);
+  return N_VGetArrayPointer(w);
+}
+
+int jy_sim_project_own_weights(jySim *sim, double t, N_Vector y, double eps, unsigned flags) {
+  return jy_sim_project(sim, t, y, own_weights(sim, y), eps, NULL, flags);
 }
 
 int jy_sim_stop_at_branch(jySim *sim) {
@@ -548,7 +562,7 @@ static void project_for_report(jySim *sim, double t) {
   /* Unguarded: the steps it interpolates between were checked; where the error control
    * sees no error (a fully prescribed motion) the interpolant may be far off, and this
    * projection is what makes the report exact. */
-  int r = jy_sim_project_own_weights(sim, t, sim->y, 1e-3, 0);
+  int r = jy_sim_project_own_weights(sim, t, sim->y, 1e-3, 0u);
   if (r == 1) sim->projections_skipped++;
   if (r == 0) {
     const double *v = N_VGetArrayPointer(sim->y) + sim->nq;

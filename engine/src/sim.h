@@ -101,17 +101,22 @@ int jy_sim_rhs(double t, N_Vector y, N_Vector ydot, void *sim);
  * N_VClone writes into the clone unchecked and crashes when malloc fails. */
 N_Vector jy_sim_new_vector(const jySim *sim);
 
+/* What jy_sim_project is told: JY_PROJECT_GUARD, stop at a jump onto another branch;
+ * JY_PROJECT_ASSEMBLED, the evaluator's last jy_assemble was JY_ASM_PROJECTION at y itself
+ * (its first iteration need not assemble again). */
+enum { JY_PROJECT_GUARD = 1u, JY_PROJECT_ASSEMBLED = 2u };
+
 /* Projects y = [q, v] (UK) in place onto the position and velocity manifolds, converged to
  * eps in the weighted RMS norm of `weights`; the correction's components across the
  * manifold are removed from err (NULL: none). 0; 1 when it did not settle (retry smaller);
- * 2 when guard_branch is set and it would jump onto another branch of motion (y unchanged,
- * the reason in sim->rhs_message); -1 when fatal (in sim->error). */
+ * 2 when JY_PROJECT_GUARD is set and it would jump onto another branch of motion (y
+ * unchanged, the reason in sim->rhs_message); -1 when fatal (in sim->error). */
 int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, double eps,
-                   N_Vector err, int guard_branch);
+                   N_Vector err, unsigned flags);
 
 /* jy_sim_project with the weights of the state itself, 1 / (rtol |y| + abstol) (a step end
  * or a reported state, where the integrator's own weights belong to another state). */
-int jy_sim_project_own_weights(jySim *sim, double t, N_Vector y, double eps, int guard_branch);
+int jy_sim_project_own_weights(jySim *sim, double t, N_Vector y, double eps, unsigned flags);
 
 /* Called by every stepper after each accepted step with its end state: 0, or -1 when the
  * run must stop (reason in sim->error, failure set). Watches friction coming to rest. */

@@ -113,7 +113,7 @@ static jyStatus settle_jump(jySim *sim, const jyUserEvent *ev, double t, double 
   for (int j = 0; j < md->n; j++)
     run->weights[j] = 1 / (sim->def.rtol * fabs(q[j]) + sim->def.atol);
   int iterations = 0;
-  jyStatus st = jy_project_state(sim->eval, t, q, v, run->weights, 1e-3, &iterations);
+  jyStatus st = jy_project_state(sim->eval, t, q, v, run->weights, 1e-3, 0, &iterations);
   if (st != JY_OK) {
     char why[JY_ERROR_LEN];
     snprintf(

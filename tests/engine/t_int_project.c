@@ -40,7 +40,7 @@ static void check_two_masses(jyEnv *env) {
   }
   double q[2] = {0.1, 1.3}, v[2] = {0.5, -0.3}; /* stretched by d = 0.2 */
   int iterations = -1;
-  jyStatus st = jy_project_state(e, 0, q, v, weights, 1, &iterations);
+  jyStatus st = jy_project_state(e, 0, q, v, weights, 1, 0, &iterations);
   ok(st == JY_OK && iterations >= 1, "projected (%d Gauss-Newton steps)", iterations);
   is_near(q[0], 0.1 + 0.2 * 3 / 4, PROJ_TOL, "x1 moves by d m2 / (m1 + m2) = 0.15");
   is_near(q[1], 1.3 - 0.2 * 1 / 4, PROJ_TOL, "x2 moves by -d m1 / (m1 + m2) = -0.05");
@@ -67,7 +67,7 @@ static void check_circle(jyEnv *env) {
   }
   double q[2] = {1.2, -0.9}, v[2] = {1, 1}; /* radius 1.5 */
   int iterations = -1;
-  jyStatus st = jy_project_state(e, 0, q, v, weights, 1, &iterations);
+  jyStatus st = jy_project_state(e, 0, q, v, weights, 1, 0, &iterations);
   ok(st == JY_OK && iterations >= 1, "projected (%d Gauss-Newton steps)", iterations);
   is_near(q[0], 0.8, PROJ_TOL, "x onto the circle: q / |q| = (0.8, -0.6)");
   is_near(q[1], -0.6, PROJ_TOL, "y onto the circle");
@@ -80,7 +80,7 @@ static void check_circle(jyEnv *env) {
        hypot(err_v[0] - 0.6, err_v[1] - 0.8) <= PROJ_TOL,
      "a radial error estimate vanishes, a tangential one stays");
   double at_pivot[2] = {0, 0}, still[2] = {0, 0};
-  st = jy_project_state(e, 2.5, at_pivot, still, weights, 1, &iterations);
+  st = jy_project_state(e, 2.5, at_pivot, still, weights, 1, 0, &iterations);
   ok(st == JY_ERR_PART, "a state with the rod's ends together: JY_ERR_PART");
   SAYS(e->error, "... naming the rod, its function, why and when", "part 'rod' (rod)",
        "constraints", "the ends coincide", "t = 2.5");
@@ -103,7 +103,7 @@ static void check_pendulum(jyEnv *env) {
   const double l = 1.5, px = 0.05, py = -0.03, th = 0.7, vpx = 0.2, vpy = 0.1, w = 1.3;
   double q[3] = {px, py, th}, v[3] = {vpx, vpy, w};
   int iterations = -1;
-  jyStatus st = jy_project_state(e, 0, q, v, weights, 1, &iterations);
+  jyStatus st = jy_project_state(e, 0, q, v, weights, 1, 0, &iterations);
   ok(st == JY_OK, "projected (%d Gauss-Newton steps)", iterations);
   ok(fabs(q[0]) <= PROJ_TOL && fabs(q[1]) <= PROJ_TOL, "the pivot is back on the ground");
   double th1 = th + (px * cos(th) + py * sin(th)) / l;
@@ -122,7 +122,7 @@ static void check_no_rows(jyEnv *env) {
   jyEval *e = stage_eval(sys, 1, &md);
   double q[2] = {0.3, 0.4}, v[2] = {1, 2}, err_q[2] = {1, 1}, err_v[2] = {2, 2};
   int iterations = -1;
-  ok(e && jy_project_state(e, 0, q, v, weights, 1, &iterations) == JY_OK && iterations == 0 &&
+  ok(e && jy_project_state(e, 0, q, v, weights, 1, 0, &iterations) == JY_OK && iterations == 0 &&
        q[0] == 0.3 && q[1] == 0.4 && v[0] == 1 && v[1] == 2,
      "no rows: the state is left as it is, in 0 steps");
   ok(e && jy_project_error(e, err_q, err_v) == JY_OK && err_q[0] == 1 && err_v[1] == 2,
