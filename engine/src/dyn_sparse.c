@@ -200,6 +200,16 @@ done:
   return status;
 }
 
+/* The first factorization allocates L's values and CHOLMOD's workspace: it is done here,
+ * on the identity, so that no solve allocates and memory running out is an error of the
+ * creation rather than a silently different (dense) solve later. 0, or -1. */
+static int warm_up(jySparseWork *w) {
+  double identity_shift[2] = {1, 0}; /* beta I + 0: factors whatever the pattern */
+  memset(w->s->x, 0, sizeof(double) * (size_t)((int *)w->s->p)[w->m]);
+  cholmod_factorize_p(w->s, identity_shift, NULL, 0, w->l, &w->common);
+  return w->common.status == CHOLMOD_OUT_OF_MEMORY ? -1 : 0; /* else a solve will tell */
+}
+
 jySparseWork *jy_sparse_create(const jyAllocator *alloc, const jyCsc *jac) {
   if (!jac || jac->ncol <= 0 || jac->nrow <= 0) return NULL;
   int n = jac->ncol, m = jac->nrow;
@@ -258,7 +268,7 @@ jySparseWork *jy_sparse_create(const jyAllocator *alloc, const jyCsc *jac) {
   if (w->l && w->l->ordering != CHOLMOD_NATURAL) goto fail; /* solve_factor assumes none */
   w->rhs = cholmod_zeros((size_t)m, 1, CHOLMOD_REAL, &w->common);
   w->ft_y = cholmod_zeros((size_t)n, 1, CHOLMOD_REAL, &w->common);
-  if (!w->l || !w->rhs || !w->ft_y) goto fail;
+  if (!w->l || !w->rhs || !w->ft_y || warm_up(w) != 0) goto fail;
   return w;
 fail:
   jy_sparse_destroy(w);

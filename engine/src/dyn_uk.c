@@ -292,7 +292,10 @@ static int regular_solve(jyUkWork *w, const jyUkProblem *p, int diagonal) {
   double *bt = w->at_mat, *y = w->solution, *col_norm = w->null_coef;
   transposed_b(w, p, diagonal, k, bt);
   memcpy(w->b_copy, bt, sizeof(double) * (size_t)n * k);
-  for (int c = 0; c < k; c++) col_norm[c] = cblas_dnrm2(n, bt + (size_t)c * n, 1);
+  for (int c = 0; c < k; c++) { /* entries of unit rows times 1/sqrt(M_jj): no overflow */
+    const double *col = bt + (size_t)c * n;
+    col_norm[c] = sqrt(cblas_ddot(n, col, 1, col, 1));
+  }
   lapack_int rows = n, cols = k, ld = n, info = 0;
   if (k > 0) LAPACK_dgeqr2(&rows, &cols, bt, &ld, w->tau, w->lapack_work, &info);
   if (info != 0) return -1;

@@ -133,15 +133,34 @@ static int index_part_glues(jyEval *e) {
   return 0;
 }
 
-/* The evaluator's sparse solvers, when the model is large enough for them (n at least
- * sparse_min_coords): the diagonal-M one when there are rows, the KKT one always. Without
- * them (or when they cannot be set up) the evaluator solves dense. */
-static void sparse_solvers(jyEval *e) {
+/* Whether M can be diagonal: no part with mass sees its coordinates through eliminated
+ * glues (G^T M_loc G couples the sources). Whether it is, the assembly tells. */
+static int diagonal_mass_possible(const jyModel *model) {
+  for (int i = 0; i < model->nparts; i++)
+    if (model->parts[i].inst.type->mass && model->parts[i].nlinks > 0) return 0;
+  return 1;
+}
+
+/* The evaluator's sparse solvers: from sparse_min_coords coordinates on, the diagonal-M one
+ * when there are rows and the KKT one always; below, the diagonal-M one alone (a model with
+ * rows and, so far as its parts say, diagonal M: measured faster than the dense solve from
+ * 4 coordinates up, docs/numerics.md), handing over to the dense solve for good at the first
+ * M that is not diagonal. sparse_min_coords = 0: none. Without them (or when they cannot be
+ * set up) the evaluator solves dense. */
+static int sparse_solvers(jyEval *e) {
   const jyModel *model = e->model;
-  if (!(model->solver.sparse_min_coords > 0 && model->n >= model->solver.sparse_min_coords)) return;
+  int min_coords = model->solver.sparse_min_coords;
+  if (min_coords <= 0) return 0;
+  if (model->n < min_coords) {
+    if (model->m == 0 || model->n == 0 || !diagonal_mass_possible(model)) return 0;
+    e->sparse = jy_sparse_create(&model->alloc, &e->store_jac);
+    e->store_solves = e->sparse != NULL;
+    return e->store_solves ? 0 : -1; /* no memory: not a silently different solve */
+  }
   if (model->m > 0) e->sparse = jy_sparse_create(&model->alloc, &e->store_jac);
   e->kkt = jy_kkt_create(&model->alloc, &e->store_mass, &e->store_jac);
   e->store_solves = e->kkt != NULL;
+  return 0;
 }
 
 enum { MAX_EVAL_BUFFERS = 40 };
@@ -245,7 +264,7 @@ static jyEval *create(const jyModel *model, int allow_sparse) {
   e->solve_dropped = jy_calloc(a, m + 1, 1);
   ok &= e->store_mass_diag && e->mass_diag && e->solve_dropped && build_store(e) == 0 &&
     index_part_glues(e) == 0;
-  if (ok && allow_sparse) sparse_solvers(e);
+  if (ok && allow_sparse) ok = sparse_solvers(e) == 0;
   /* parts with modes start in mode 0 (a simulation or the compile sets theirs) */
   if (ok && jy_model_has_modes(model)) ok = jy_eval_set_modes(e, NULL) == JY_OK;
   if (!ok || !e->proj_use || !e->map_count || !e->map_col || !e->flags || !e->dependent ||
@@ -391,6 +410,10 @@ static jyUkOutcome store_solve(jyEval *e, const jyUkProblem *p, const jyUkOption
         jy_sparse_solve(e->sparse, e->mass_diag, e->store_jac.x, p, opt, acc, mu, result) ==
           JY_UK_OK)
       return JY_UK_OK;
+  }
+  if (!e->kkt) { /* a small model: M not diagonal (from now on dense) or the rows degenerate */
+    if (!e->mass_diagonal) e->store_solves = 0;
+    return result->outcome = JY_UK_NOT_UNIQUE;
   }
   return jy_kkt_solve(e->kkt, &e->store_mass, &e->store_jac, p, opt, acc, mu, result);
 }

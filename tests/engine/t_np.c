@@ -257,6 +257,7 @@ static void check_agreement(const jyModel *model, const char *what) {
     if (k % 10) continue;
     /* UK: A^T mu at the UK state; N–P: A^T h from the integrated multipliers. */
     if (jy_eval_channels(e, qu, vu, t, row) != JY_OK) failed = 1;
+    if (!failed && jy_eval_dense_ready(e) != 0) failed = 1; /* A where the solve was sparse */
     for (int j = 0; j < n; j++) {
       fuk[j] = 0;
       for (int r = 0; r < m; r++) fuk[j] += e->jac[r + (size_t)j * m] * e->multipliers[r];
