@@ -81,6 +81,16 @@ static int coord_block_of(const jyModelPart *p, int k) {
   return ts->is_coord_block ? ts->coord_offset : -1;
 }
 
+/* Local coordinate j is global coordinate g itself: G's row j is e_g. */
+static void map_identity(jyEval *e, int j, int g, const double *q, const double *v, int width) {
+  e->q_loc[j] = q[g];
+  e->v_loc[j] = v[g];
+  e->g_loc[j] = 0;
+  e->map_count[j] = 1;
+  e->map_col[j * width] = g;
+  e->map_val[j * width] = 1;
+}
+
 jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const double *v, double t,
                      const double **q_loc, const double **v_loc, int *mapped) {
   const jyModel *m = e->model;
@@ -91,31 +101,16 @@ jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const dou
     return JY_OK;
   }
   int nc = p->inst.ncoords, width = m->max_source_coords;
-  for (int j = 0; j < nc; j++) {
-    int g = p->coord_map[j];
-    if (g < 0) continue;
-    e->q_loc[j] = q[g];
-    e->v_loc[j] = v[g];
-    e->g_loc[j] = 0;
-    e->map_count[j] = 1;
-    e->map_col[j * width] = g;
-    e->map_val[j * width] = 1;
-  }
+  for (int j = 0; j < nc; j++)
+    if (p->coord_map[j] >= 0) map_identity(e, j, p->coord_map[j], q, v, width);
   for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
     const jyModelLink *link = &m->links[l];
     const jyModelPart *src = &m->parts[link->source];
     int ns = src->inst.ncoords, off = src->coord_offset;
     int block = coord_block_of(src, link->terminal);
     if (block >= 0) { /* the terminal is the source's coordinates themselves: G = I there */
-      for (int c = 0; c < link->dim; c++) {
-        int j = link->offset + c, g = off + block + c;
-        e->q_loc[j] = q[g];
-        e->v_loc[j] = v[g];
-        e->g_loc[j] = 0;
-        e->map_count[j] = 1;
-        e->map_col[j * width] = g;
-        e->map_val[j * width] = 1;
-      }
+      for (int c = 0; c < link->dim; c++)
+        map_identity(e, link->offset + c, off + block + c, q, v, width);
       continue;
     }
     terminal_eval te;
