@@ -16,7 +16,6 @@
  * M, A are read from compressed-column stores (jyCsc), never from dense arrays. */
 #include "dyn_kkt.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -103,7 +102,7 @@ struct jyKktWork {
   int *jac_pos;      /* per entry of A: its place in k (column n + row) */
   int *pair_a, *pair_b, *pair_pos, npairs; /* As^T As: entries a, b of one row of A */
   int *row_pos, *mass_diag;                /* per row: its diagonal in k; per coordinate: M_jj */
-  double *row_scale, *row_norm, *rhs, *x, *res, *corr, *bound;
+  double *row_scale, *row_norm, *rhs, *x, *res, *corr;
   int factored; /* the factor is that of the values below */
   double factored_alpha, *factored_mass, *factored_jac, *factored_scale;
 };
@@ -119,9 +118,8 @@ void jy_kkt_destroy(jyKktWork *w) {
   int *ints[] = {w->perm,   w->inv,      w->mass_pos, w->jac_pos,  w->pair_a,
                  w->pair_b, w->pair_pos, w->row_pos,  w->mass_diag};
   for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) jy_free(&a, ints[k]);
-  double *doubles[] = {w->row_scale,    w->row_norm,      w->rhs,   w->x,
-                       w->res,          w->corr,          w->bound, w->factored_mass,
-                       w->factored_jac, w->factored_scale};
+  double *doubles[] = {w->row_scale,     w->row_norm,     w->rhs,           w->x, w->res, w->corr,
+                       w->factored_mass, w->factored_jac, w->factored_scale};
   for (size_t k = 0; k < sizeof doubles / sizeof doubles[0]; k++) jy_free(&a, doubles[k]);
   jy_free(&a, w);
 }
@@ -263,12 +261,11 @@ static int allocate_arrays(jyKktWork *w, const jyCsc *mass, const jyCsc *jac) {
   w->x = jy_calloc(a, size, sizeof(double));
   w->res = jy_calloc(a, size, sizeof(double));
   w->corr = jy_calloc(a, size, sizeof(double));
-  w->bound = jy_calloc(a, size, sizeof(double));
   w->factored_mass = jy_calloc(a, (size_t)mass->p[w->n] + 1, sizeof(double));
   w->factored_jac = jy_calloc(a, (size_t)jac->p[w->n] + 1, sizeof(double));
   w->factored_scale = jy_calloc(a, (size_t)w->m + 1, sizeof(double));
   if (!w->perm || !w->inv || !w->mass_pos || !w->jac_pos || !w->row_pos || !w->mass_diag ||
-      !w->row_scale || !w->row_norm || !w->rhs || !w->x || !w->res || !w->corr || !w->bound ||
+      !w->row_scale || !w->row_norm || !w->rhs || !w->x || !w->res || !w->corr ||
       !w->factored_mass || !w->factored_jac || !w->factored_scale)
     return -1;
   for (int j = 0; j < w->n; j++) w->mass_diag[j] = jy_csc_find(mass, j, j);
@@ -387,9 +384,8 @@ static int factor_current(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, dou
   return 0;
 }
 
-/* The larger of two numbers, NaN once either is (a NaN residual must not read as converged),
- * without a call to libm's fmax per element. */
-static inline double larger(double a, double b) { return b > a || b != b ? b : a; }
+/* fmax(a, b) for a not NaN (a NaN b is ignored), without a call to libm per element. */
+static inline double larger(double a, double b) { return b > a ? b : a; }
 
 /* x <- (L D L^T)^-1 x with the simplicial LDL^T factor (unit L, D on its diagonal). */
 static void solve_ldl(const cholmod_factor *l, double *x) {
@@ -420,82 +416,40 @@ static int pivots_sound(const jyKktWork *w) {
   return 1;
 }
 
-/* res = rhs - K0 x, K0: K without the shift of the active rows (K stored upper). Returns
- * the largest |res_i|; *backward receives the componentwise backward error
- * of each block (coordinates, rows), max |res_i| / max (|K| |x| + |rhs|)_i over the block:
- * rounding in forming K x alone makes it a few DBL_EPSILON, so refinement cannot do better.
- * (Component by component it cannot be used: entries that are zero at rest, or cancel, have
- * a rounding-level residual against a bound of the same size.) */
-static double kkt_residual(jyKktWork *w, double beta, double *backward) {
+/* res = rhs - K0 x, K0: K without the shift of the active rows (K stored upper). */
+static double kkt_residual(jyKktWork *w, double beta) {
   const int *kp = w->k->p, *ki = w->k->i;
-  const double *kx = w->k->x, *x = w->x;
-  double *res = w->res, *bound = w->bound;
-  for (int k = 0; k < w->size; k++) {
-    res[k] = w->rhs[k];
-    bound[k] = fabs(w->rhs[k]);
-  }
-  for (int j = 0; j < w->size; j++) {
-    double xj = x[j], res_j = res[j], bound_j = bound[j];
+  const double *kx = w->k->x;
+  memcpy(w->res, w->rhs, sizeof(double) * (size_t)w->size);
+  for (int j = 0; j < w->size; j++)
     for (int q = kp[j]; q < kp[j + 1]; q++) {
       int i = ki[q];
-      double kq = kx[q];
-      if (i == j) {
-        res_j -= kq * xj;
-        bound_j += fabs(kq * xj);
-        continue;
-      }
-      res[i] -= kq * xj;
-      bound[i] += fabs(kq * xj);
-      res_j -= kq * x[i];
-      bound_j += fabs(kq * x[i]);
+      w->res[i] -= kx[q] * w->x[j];
+      if (i != j) w->res[j] -= kx[q] * w->x[i];
     }
-    res[j] = res_j;
-    bound[j] = bound_j;
-  }
   for (int r = 0; r < w->m; r++)
-    if (w->row_scale[r] != 0) res[w->inv[w->n + r]] -= beta * x[w->inv[w->n + r]];
-  /* per block (coordinates, rows): the largest |res_i| against the largest (|K||x| + |rhs|)_i */
-  double worst = 0, res_max[2] = {0, 0}, bound_max[2] = {0, 0};
-  for (int k = 0; k < w->size; k++) {
-    int block = w->perm[k] >= w->n;
-    double size = fabs(res[k]);
-    worst = larger(worst, size);
-    res_max[block] = larger(res_max[block], size);
-    bound_max[block] = larger(bound_max[block], bound[k]);
-  }
-  *backward = 0;
-  for (int block = 0; block < 2; block++)
-    if (res_max[block] != 0) /* NaN stays NaN, a residual against a zero bound infinite */
-      *backward = larger(*backward, res_max[block] / bound_max[block]);
+    if (w->row_scale[r] != 0) w->res[w->inv[w->n + r]] -= beta * w->x[w->inv[w->n + r]];
+  double worst = 0;
+  for (int k = 0; k < w->size; k++) worst = larger(worst, fabs(w->res[k]));
   return worst;
 }
 
-/* Where refinement stops: a backward error of 2 DBL_EPSILON per block, what forming K x
- * itself leaves (measured 0.2 - 1.1 DBL_EPSILON once converged, on the 1000-pendulum chain
- * and t_dyn_sparse's problems; 8 would stop t_dyn_sparse a pass early at 3 - 8, 5x further
- * from the dense answer). Above it, the halving rule decides. */
-#define REFINED_BACKWARD_ERROR (2 * DBL_EPSILON)
-
-/* Solve, then refine against beta = 0 until the backward error is at rounding level, or
- * while that keeps improving the answer. Returns the last residual of the unshifted system
- * relative to its right side. */
+/* Solve, then refine against beta = 0 while that keeps improving the answer. Returns the
+ * last residual of the unshifted system relative to its right side. */
 static double refined_solve(jyKktWork *w, double beta) {
   memcpy(w->x, w->rhs, sizeof(double) * (size_t)w->size);
   solve_ldl(w->l, w->x);
   double last = INFINITY, size = 0;
   for (int k = 0; k < w->size; k++) size = larger(size, fabs(w->rhs[k]));
   for (int pass = 0; pass < 12; pass++) {
-    double backward, worst = kkt_residual(w, beta, &backward);
-    if (backward <= REFINED_BACKWARD_ERROR) { /* at rounding level: a further pass cannot help */
-      last = worst;
-      break;
-    }
+    double worst = kkt_residual(w, beta);
     if (!(worst < 0.5 * last) || worst == 0) {
       if (pass > 0 && !(worst <= last)) /* the last correction made it worse: undo it */
         for (int k = 0; k < w->size; k++) w->x[k] -= w->corr[k];
       last = fmin(last, worst);
       break;
     }
+
     last = worst;
     memcpy(w->corr, w->res, sizeof(double) * (size_t)w->size);
     solve_ldl(w->l, w->corr);
