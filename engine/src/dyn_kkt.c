@@ -103,6 +103,8 @@ struct jyKktWork {
   int *pair_a, *pair_b, *pair_pos, npairs; /* As^T As: entries a, b of one row of A */
   int *row_pos, *mass_diag;                /* per row: its diagonal in k; per coordinate: M_jj */
   double *row_scale, *row_norm, *rhs, *x, *res, *corr;
+  int factored; /* the factor is that of the values below */
+  double factored_alpha, *factored_mass, *factored_jac, *factored_scale;
 };
 
 void jy_kkt_destroy(jyKktWork *w) {
@@ -116,7 +118,8 @@ void jy_kkt_destroy(jyKktWork *w) {
   int *ints[] = {w->perm,   w->inv,      w->mass_pos, w->jac_pos,  w->pair_a,
                  w->pair_b, w->pair_pos, w->row_pos,  w->mass_diag};
   for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) jy_free(&a, ints[k]);
-  double *doubles[] = {w->row_scale, w->row_norm, w->rhs, w->x, w->res, w->corr};
+  double *doubles[] = {w->row_scale,     w->row_norm,     w->rhs,           w->x, w->res, w->corr,
+                       w->factored_mass, w->factored_jac, w->factored_scale};
   for (size_t k = 0; k < sizeof doubles / sizeof doubles[0]; k++) jy_free(&a, doubles[k]);
   jy_free(&a, w);
 }
@@ -258,8 +261,12 @@ static int allocate_arrays(jyKktWork *w, const jyCsc *mass, const jyCsc *jac) {
   w->x = jy_calloc(a, size, sizeof(double));
   w->res = jy_calloc(a, size, sizeof(double));
   w->corr = jy_calloc(a, size, sizeof(double));
+  w->factored_mass = jy_calloc(a, (size_t)mass->p[w->n] + 1, sizeof(double));
+  w->factored_jac = jy_calloc(a, (size_t)jac->p[w->n] + 1, sizeof(double));
+  w->factored_scale = jy_calloc(a, (size_t)w->m + 1, sizeof(double));
   if (!w->perm || !w->inv || !w->mass_pos || !w->jac_pos || !w->row_pos || !w->mass_diag ||
-      !w->row_scale || !w->row_norm || !w->rhs || !w->x || !w->res || !w->corr)
+      !w->row_scale || !w->row_norm || !w->rhs || !w->x || !w->res || !w->corr ||
+      !w->factored_mass || !w->factored_jac || !w->factored_scale)
     return -1;
   for (int j = 0; j < w->n; j++) w->mass_diag[j] = jy_csc_find(mass, j, j);
   return 0;
@@ -326,10 +333,9 @@ static double scale_rows(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, cons
   return alpha * (augment_scale > 0 ? augment_scale : 1.0);
 }
 
-/* K's values at the shift beta, and the right side [Q + C + alpha As^T bs; bs] (permuted). */
-static void fill_k(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, const jyUkProblem *p,
-                   double alpha, double beta) {
-  int n = w->n, m = w->m;
+/* K's values at the shift beta. */
+static void fill_k(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, double alpha, double beta) {
+  int n = w->n;
   double *kx = w->k->x;
   memset(kx, 0, sizeof(double) * (size_t)((int *)w->k->p)[w->size]);
   for (int k = 0; k < mass->p[n]; k++)
@@ -339,21 +345,47 @@ static void fill_k(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, const jyUk
     double s = w->row_scale[jac->i[a]];
     kx[w->pair_pos[q]] += alpha * s * s * jac->x[a] * jac->x[b];
   }
-  for (int j = 0; j < n; j++)
-    w->rhs[w->inv[j]] = p->force[j] + (p->nonideal ? p->nonideal[j] : 0.0);
-  for (int j = 0; j < n; j++)
-    for (int k = jac->p[j]; k < jac->p[j + 1]; k++) {
-      int r = jac->i[k];
-      double s = w->row_scale[r];
-      kx[w->jac_pos[k]] += s * jac->x[k];
-      w->rhs[w->inv[j]] += alpha * s * jac->x[k] * s * p->rhs[r];
-    }
-  for (int r = 0; r < m; r++) {
-    int active = w->row_scale[r] != 0;
-    kx[w->row_pos[r]] = active ? -beta : -1.0; /* a left-out row: decoupled, z = 0 */
-    w->rhs[w->inv[n + r]] = active ? w->row_scale[r] * p->rhs[r] : 0.0;
-  }
+  for (int k = 0; k < jac->p[n]; k++) kx[w->jac_pos[k]] += w->row_scale[jac->i[k]] * jac->x[k];
+  for (int r = 0; r < w->m; r++) /* a left-out row: decoupled, z = 0 */
+    kx[w->row_pos[r]] = w->row_scale[r] != 0 ? -beta : -1.0;
 }
+
+/* The right side [Q + C + alpha As^T bs; bs] (permuted). */
+static void fill_rhs(jyKktWork *w, const jyCsc *jac, const jyUkProblem *p, double alpha) {
+  int n = w->n;
+  for (int j = 0; j < n; j++) {
+    double sum = p->force[j] + (p->nonideal ? p->nonideal[j] : 0.0);
+    for (int k = jac->p[j]; k < jac->p[j + 1]; k++) {
+      double s = w->row_scale[jac->i[k]];
+      sum += alpha * s * jac->x[k] * s * p->rhs[jac->i[k]];
+    }
+    w->rhs[w->inv[j]] = sum;
+  }
+  for (int r = 0; r < w->m; r++)
+    w->rhs[w->inv[n + r]] = w->row_scale[r] != 0 ? w->row_scale[r] * p->rhs[r] : 0.0;
+}
+
+/* Whether the factor in hand is that of these M, A, row scales and alpha: bit for bit the
+ * values of the last factorization that succeeded (the projection's velocity step and the
+ * right-hand side after it solve with the same M and A). Records them otherwise. */
+static int factor_current(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, double alpha) {
+  size_t mass_bytes = sizeof(double) * (size_t)mass->p[w->n];
+  size_t jac_bytes = sizeof(double) * (size_t)jac->p[w->n];
+  size_t scale_bytes = sizeof(double) * (size_t)w->m;
+  if (w->factored && alpha == w->factored_alpha && !memcmp(w->factored_mass, mass->x, mass_bytes) &&
+      !memcmp(w->factored_jac, jac->x, jac_bytes) &&
+      !memcmp(w->factored_scale, w->row_scale, scale_bytes))
+    return 1;
+  w->factored = 0; /* until the factorization succeeds */
+  w->factored_alpha = alpha;
+  memcpy(w->factored_mass, mass->x, mass_bytes);
+  memcpy(w->factored_jac, jac->x, jac_bytes);
+  memcpy(w->factored_scale, w->row_scale, scale_bytes);
+  return 0;
+}
+
+/* fmax(a, b) for a not NaN (a NaN b is ignored), without a call to libm per element. */
+static inline double larger(double a, double b) { return b > a ? b : a; }
 
 /* x <- (L D L^T)^-1 x with the simplicial LDL^T factor (unit L, D on its diagonal). */
 static void solve_ldl(const cholmod_factor *l, double *x) {
@@ -398,7 +430,7 @@ static double kkt_residual(jyKktWork *w, double beta) {
   for (int r = 0; r < w->m; r++)
     if (w->row_scale[r] != 0) w->res[w->inv[w->n + r]] -= beta * w->x[w->inv[w->n + r]];
   double worst = 0;
-  for (int k = 0; k < w->size; k++) worst = fmax(worst, fabs(w->res[k]));
+  for (int k = 0; k < w->size; k++) worst = larger(worst, fabs(w->res[k]));
   return worst;
 }
 
@@ -408,7 +440,7 @@ static double refined_solve(jyKktWork *w, double beta) {
   memcpy(w->x, w->rhs, sizeof(double) * (size_t)w->size);
   solve_ldl(w->l, w->x);
   double last = INFINITY, size = 0;
-  for (int k = 0; k < w->size; k++) size = fmax(size, fabs(w->rhs[k]));
+  for (int k = 0; k < w->size; k++) size = larger(size, fabs(w->rhs[k]));
   for (int pass = 0; pass < 12; pass++) {
     double worst = kkt_residual(w, beta);
     if (!(worst < 0.5 * last) || worst == 0) {
@@ -471,10 +503,14 @@ jyUkOutcome jy_kkt_solve(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, cons
   double alpha = scale_rows(w, mass, jac, p, opt->augment_scale);
   /* The shift: far below the rows' pivots (~1/alpha, unit rows), enough to factor. */
   double beta = w->m > 0 ? 1e-10 / alpha : 0.0;
-  fill_k(w, mass, jac, p, alpha, beta);
-  if (!cholmod_factorize(w->k, w->l, &w->common) || w->common.status != CHOLMOD_OK || w->l->is_ll ||
-      w->l->is_super || !pivots_sound(w))
-    return result->outcome = JY_UK_NOT_UNIQUE;
+  fill_rhs(w, jac, p, alpha);
+  if (!factor_current(w, mass, jac, alpha)) {
+    fill_k(w, mass, jac, alpha, beta);
+    if (!cholmod_factorize(w->k, w->l, &w->common) || w->common.status != CHOLMOD_OK ||
+        w->l->is_ll || w->l->is_super || !pivots_sound(w))
+      return result->outcome = JY_UK_NOT_UNIQUE;
+    w->factored = 1;
+  }
   /* Refinement that stalls above 1e-8 of the right side: K is (nearly) singular, a free
    * massless direction or rows that contradict each other; rounding alone stays ~1e-14. */
   if (!(refined_solve(w, beta) <= 1e-8)) return result->outcome = JY_UK_NOT_UNIQUE;
