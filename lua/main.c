@@ -410,7 +410,7 @@ static int simulate_system(lua_State *L) {
   lua_getfield(L, 4, "seconds");
   double seconds = lua_tonumber(L, -1);
   lua_getfield(L, 4, "stats"); /* 6 */
-  printf("run time %.3f s (%ld steps, %ld right-hand-side evaluations)\n", seconds,
+  printf("run time %.4g s (%ld steps, %ld right-hand-side evaluations)\n", seconds,
          (long)int_field(L, 6, "steps"), (long)int_field(L, 6, "rhs_evals"));
   print_events(L, 4, (long)int_field(L, 6, "guard_evals"));
   lua_getfield(L, 4, "channels");
