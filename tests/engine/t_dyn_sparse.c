@@ -397,7 +397,7 @@ static void check_kkt_cases(void) {
   jy_uk_destroy(dw);
 }
 
-/* One KKT solve on a work of its own (factored afresh), against the dense path. */
+/* One KKT solve on a work of its own (factored afresh). */
 static jyUkOutcome solve_fresh(const problem *p, const jyUkProblem *up, const jyUkOptions *opt,
                                double *acc) {
   jyCsc mass, jac;
