@@ -65,6 +65,22 @@ static double wrms(const double *x, const double *w, int n) {
   return n > 0 ? sqrt(s / n) : 0.0;
 }
 
+/* The velocity step, on what the last jy_assemble with JY_ASM_PROJECTION left (M, A and the
+ * rows' rates at the state's q): v <- v + dv. */
+static jyStatus project_velocity(jyEval *e, double *v) {
+  const jyModel *m = e->model;
+  int n = m->n, rows = m->m;
+  if (rows == 0) return JY_OK;
+  for (int i = 0; i < rows; i++) {
+    e->proj_use[i] = m->row_kinds[i] != JY_ROW_ACCELERATION;
+    e->proj_target[i] = -(m->row_kinds[i] == JY_ROW_POSITION ? e->rate[i] : e->residual[i]);
+  }
+  jyStatus st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);
+  if (st != JY_OK) return st;
+  for (int j = 0; j < n; j++) v[j] += e->proj_dx[j];
+  return JY_OK;
+}
+
 jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const double *weights,
                           double eps, int assembled, int *iterations) {
   const jyModel *m = e->model;
@@ -106,21 +122,7 @@ jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const doubl
     jyStatus st = jy_assemble(e, q, v, t, JY_ASM_PROJECTION);
     if (st != JY_OK) return st;
   }
-  return jy_project_velocity_assembled(e, v);
-}
-
-jyStatus jy_project_velocity_assembled(jyEval *e, double *v) {
-  const jyModel *m = e->model;
-  int n = m->n, rows = m->m;
-  if (rows == 0) return JY_OK;
-  for (int i = 0; i < rows; i++) {
-    e->proj_use[i] = m->row_kinds[i] != JY_ROW_ACCELERATION;
-    e->proj_target[i] = -(m->row_kinds[i] == JY_ROW_POSITION ? e->rate[i] : e->residual[i]);
-  }
-  jyStatus st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);
-  if (st != JY_OK) return st;
-  for (int j = 0; j < n; j++) v[j] += e->proj_dx[j];
-  return JY_OK;
+  return project_velocity(e, v);
 }
 
 jyStatus jy_project_error(jyEval *e, double *err_q, double *err_v) {

@@ -350,9 +350,6 @@ jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const dou
  * JY_ASM_PROJECTION at this (q, v, t). */
 jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const double *weights,
                           double eps, int assembled, int *iterations);
-/* The velocity step of jy_project_state alone, on what the last jy_assemble with
- * JY_ASM_PROJECTION left (M, A and the rows' rates at the state's q): v <- v + dv. */
-jyStatus jy_project_velocity_assembled(jyEval *e, double *v);
 /* Removes from an error estimate its components across the manifold (same projector). */
 jyStatus jy_project_error(jyEval *e, double *err_q, double *err_v);
 

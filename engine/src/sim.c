@@ -149,9 +149,17 @@ static int branch_jump(jySim *sim, double t, const double *v_before, const doubl
   return 1;
 }
 
-/* A projection's status as jy_sim_project returns it: -1 fatal (a part failed, memory:
- * sim->error), 1 when it did not settle (the integrator retries smaller), else 0. */
-static int projection_status(jySim *sim, jyStatus st, double t) {
+int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, double eps,
+                   N_Vector err, unsigned flags) {
+  if (sim->failure != JY_OK) return -1;
+  int n = sim->model->n, iterations = 0;
+  double *yv = N_VGetArrayPointer(y);
+  memcpy(sim->proj_q, yv, sizeof(double) * (size_t)n);
+  memcpy(sim->proj_v, yv + n, sizeof(double) * (size_t)n);
+  jyStatus st = jy_project_state(sim->eval, t, sim->proj_q, sim->proj_v, weights, eps,
+                                 (flags & JY_PROJECT_ASSEMBLED) != 0, &iterations);
+  if (st == JY_OK && err)
+    st = jy_project_error(sim->eval, N_VGetArrayPointer(err), N_VGetArrayPointer(err) + n);
   if (st == JY_ERR_PART || st == JY_ERR_NOMEM) {
     sim->failure = st;
     jy_set_error(sim->error, "%s", jy_eval_error(sim->eval));
@@ -164,39 +172,18 @@ static int projection_status(jySim *sim, jyStatus st, double t) {
                  t);
     return 1;
   }
-  return 0;
-}
-
-int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, double eps,
-                   N_Vector err, unsigned flags) {
-  if (sim->failure != JY_OK) return -1;
-  int n = sim->model->n, iterations = 0;
-  double *yv = N_VGetArrayPointer(y);
-  memcpy(sim->proj_q, yv, sizeof(double) * (size_t)n);
-  memcpy(sim->proj_v, yv + n, sizeof(double) * (size_t)n);
-  jyStatus st = jy_project_state(sim->eval, t, sim->proj_q, sim->proj_v, weights, eps,
-                                 (flags & JY_PROJECT_ASSEMBLED) != 0, &iterations);
-  if (st == JY_OK && err)
-    st = jy_project_error(sim->eval, N_VGetArrayPointer(err), N_VGetArrayPointer(err) + n);
-  int r = projection_status(sim, st, t);
-  if (r != 0) return r;
   if ((flags & JY_PROJECT_GUARD) && branch_jump(sim, t, yv + n, weights + n)) return 2;
   memcpy(yv, sim->proj_q, sizeof(double) * (size_t)n);
   memcpy(yv + n, sim->proj_v, sizeof(double) * (size_t)n);
   return 0;
 }
 
-/* 1 / (rtol |y| + abstol), in sim->proj_weights. */
-static const double *own_weights(jySim *sim, N_Vector y) {
+int jy_sim_project_own_weights(jySim *sim, double t, N_Vector y, double eps, unsigned flags) {
   N_Vector w = sim->proj_weights;
   N_VAbs(y, w);
   N_VLinearSum(sim->def.rtol, w, 1.0, sim->abstol, w);
   N_VInv(w, w);
-  return N_VGetArrayPointer(w);
-}
-
-int jy_sim_project_own_weights(jySim *sim, double t, N_Vector y, double eps, unsigned flags) {
-  return jy_sim_project(sim, t, y, own_weights(sim, y), eps, NULL, flags);
+  return jy_sim_project(sim, t, y, N_VGetArrayPointer(w), eps, NULL, flags);
 }
 
 int jy_sim_stop_at_branch(jySim *sim) {
