@@ -16,10 +16,12 @@ jyStatus jy_part_failed(jyEval *e, const jyModelPart *p, const char *function, d
   return JY_ERR_PART;
 }
 
+/* x * 0 is 0 for every finite x and NaN for an infinity or a NaN: one sum without a branch
+ * per entry (this runs on every output of every part call). */
 static int all_finite(const double *x, int count) {
-  for (int i = 0; i < count; i++)
-    if (!isfinite(x[i])) return 0;
-  return 1;
+  double zero = 0;
+  for (int i = 0; i < count; i++) zero += x[i] * 0.0;
+  return zero == 0;
 }
 
 static jyStatus not_finite(jyEval *e, const jyModelPart *p, const char *function, double t) {

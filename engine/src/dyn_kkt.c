@@ -23,6 +23,7 @@
 #include <suitesparse/cholmod.h>
 
 #include "mem.h"
+#include "vec.h"
 
 /* --- compressed-column patterns --- */
 
@@ -384,9 +385,6 @@ static int factor_current(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, dou
   return 0;
 }
 
-/* fmax(a, b) for a not NaN (a NaN b is ignored), without a call to libm per element. */
-static inline double larger(double a, double b) { return b > a ? b : a; }
-
 /* x <- (L D L^T)^-1 x with the simplicial LDL^T factor (unit L, D on its diagonal). */
 static void solve_ldl(const cholmod_factor *l, double *x) {
   const int *lp = l->p, *li = l->i, *lnz = l->nz;
@@ -430,7 +428,7 @@ static double kkt_residual(jyKktWork *w, double beta) {
   for (int r = 0; r < w->m; r++)
     if (w->row_scale[r] != 0) w->res[w->inv[w->n + r]] -= beta * w->x[w->inv[w->n + r]];
   double worst = 0;
-  for (int k = 0; k < w->size; k++) worst = larger(worst, fabs(w->res[k]));
+  for (int k = 0; k < w->size; k++) worst = jy_larger(worst, fabs(w->res[k]));
   return worst;
 }
 
@@ -440,7 +438,7 @@ static double refined_solve(jyKktWork *w, double beta) {
   memcpy(w->x, w->rhs, sizeof(double) * (size_t)w->size);
   solve_ldl(w->l, w->x);
   double last = INFINITY, size = 0;
-  for (int k = 0; k < w->size; k++) size = larger(size, fabs(w->rhs[k]));
+  for (int k = 0; k < w->size; k++) size = jy_larger(size, fabs(w->rhs[k]));
   for (int pass = 0; pass < 12; pass++) {
     double worst = kkt_residual(w, beta);
     if (!(worst < 0.5 * last) || worst == 0) {

@@ -18,6 +18,7 @@
 #include <suitesparse/cholmod.h>
 
 #include "mem.h"
+#include "vec.h"
 
 struct jySparseWork {
   jyAllocator alloc;
@@ -335,7 +336,7 @@ static double scaled_rows(jySparseWork *w, const jyUkProblem *p, const double *m
       fx[k] = dropped && dropped[ri[k]] ? 0.0 : w->row_scale[ri[k]] * jac[k] * root_w;
   }
   for (int j = 0; j < n; j++)
-    for (int k = cp[j]; k < cp[j + 1]; k++) max_diag = fmax(max_diag, fx[k] * fx[k]);
+    for (int k = cp[j]; k < cp[j + 1]; k++) max_diag = jy_larger(max_diag, fx[k] * fx[k]);
   return max_diag;
 }
 
@@ -354,8 +355,8 @@ static double scaled_residual(jySparseWork *w, const jyUkProblem *p, const doubl
     w->r[i] = dropped && dropped[i] ? 0.0 : w->row_scale[i] * w->sy[i];
     if (w->row_scale[i] == 0 && p->rhs[i] != 0) result->outcome = JY_UK_INCONSISTENT;
     if (dropped && dropped[i]) continue;
-    scale = fmax(scale, fabs(w->row_scale[i] * p->rhs[i]));
-    scale = fmax(scale, fabs(w->r[i]));
+    scale = jy_larger(scale, fabs(w->row_scale[i] * p->rhs[i]));
+    scale = jy_larger(scale, fabs(w->r[i]));
   }
   return scale > 0 ? scale : 1;
 }
@@ -382,7 +383,7 @@ static int factor_shifted(jySparseWork *w, double max_diag, const unsigned char 
     if (dropped && dropped[w->perm[j]]) continue; /* its pivot is the shift alone */
     double d = lx[lp[j]] * lx[lp[j]];
     dmin = fmin(dmin, d);
-    dmax = fmax(dmax, d);
+    dmax = jy_larger(dmax, d);
   }
   return dmin > 1e-6 * dmax ? 0 : -1;
 }
@@ -424,8 +425,8 @@ static void acceleration_and_residual(jySparseWork *w, const jyUkProblem *p, con
     for (int k = cp[j]; k < cp[j + 1]; k++) w->sy[ri[k]] += jac[k] * acc[j];
   for (int i = 0; i < m; i++) {
     w->r[i] = w->row_scale[i] != 0 ? w->row_scale[i] * w->sy[i] / scale : p->rhs[i];
-    worst = fmax(worst, fabs(w->r[i]));
-    if (p->dropped && p->dropped[i]) dropped_worst = fmax(dropped_worst, fabs(w->r[i]));
+    worst = jy_larger(worst, fabs(w->r[i]));
+    if (p->dropped && p->dropped[i]) dropped_worst = jy_larger(dropped_worst, fabs(w->r[i]));
   }
   result->residual = worst;
   result->dropped_residual = dropped_worst;

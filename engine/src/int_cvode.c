@@ -313,11 +313,17 @@ static jyStatus restart(jySim *sim, double t) {
  * left the manifold by more than ten times the tolerance of the state's size, it is
  * projected and the integrator restarts from there; Baumgarte keeps such restarts rare (a
  * restart puts Adams back to order 1). Never driven by an output time. */
-static jyStatus hold_manifold(jySim *sim, CvodeStepper *cs) {
+static jyStatus hold_manifold(jySim *sim, CvodeStepper *cs, int step_flag, N_Vector y_step) {
   int n = sim->model->n;
   N_Vector y_end = cs->step_end;
   double t = current_time(cs), pos = 0, vel = 0, q_size = 0, v_size = 0;
-  jyStatus st = interpolate(sim, cs, t, y_end);
+  /* A plain step returns the step end itself (CVODE copies its zn[0]); a root or tstop
+   * return holds another time's state, so that is interpolated at the step end. */
+  jyStatus st = JY_OK;
+  if (step_flag == CV_SUCCESS)
+    N_VScale(1.0, y_step, y_end);
+  else
+    st = interpolate(sim, cs, t, y_end);
   const double *y = N_VGetArrayPointer(y_end);
   if (st == JY_OK) st = jy_assemble(sim->eval, y, y + n, t, JY_ASM_PROJECTION);
   if (st != JY_OK) return JY_OK; /* a state the next step will judge */
@@ -351,7 +357,7 @@ static jyStatus advance_adams(jySim *sim, double t_out, N_Vector y_out) {
     int flag = one_step(sim, cs, y_out, &steps);
     if (flag < 0) return step_status(flag);
     if (!sim->project) continue;
-    jyStatus st = hold_manifold(sim, cs);
+    jyStatus st = hold_manifold(sim, cs, flag, y_out);
     if (st != JY_OK) return st;
   }
   if (crossing_before(sim, t_out)) return JY_OK;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "vec.h"
 
 /* min_kinetic_step on the evaluator's store (a large model): the rows not selected are left
  * out as the dependent ones are (decoupled in the KKT matrix), not copied into a dense A. */
@@ -95,7 +96,7 @@ jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const doubl
    * a singular configuration a rounding-level residual still yields corrections that
    * wander by ~eps/sigma without ever shrinking. */
   double w_max = 0;
-  for (int j = 0; j < n; j++) w_max = fmax(w_max, weights[j]);
+  for (int j = 0; j < n; j++) w_max = jy_larger(w_max, weights[j]);
   int assembled_at_q = assembled; /* the last assembly was at the current q */
   for (int it = 0; any_position && it < 10; it++) {
     if (!assembled_at_q) {
@@ -105,9 +106,9 @@ jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const doubl
     }
     double worst = 0;
     for (int i = 0; i < rows; i++)
-      if (e->proj_use[i]) worst = fmax(worst, fabs(e->residual[i]));
+      if (e->proj_use[i]) worst = jy_larger(worst, fabs(e->residual[i]));
     double qscale = 1;
-    for (int j = 0; j < n; j++) qscale = fmax(qscale, fabs(q[j]));
+    for (int j = 0; j < n; j++) qscale = jy_larger(qscale, fabs(q[j]));
     if (it > 0 && (worst * w_max <= eps || worst <= 64 * DBL_EPSILON * qscale)) break;
     for (int i = 0; i < rows; i++) e->proj_target[i] = -e->residual[i];
     jyStatus st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);
