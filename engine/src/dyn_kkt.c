@@ -273,6 +273,20 @@ static int allocate_arrays(jyKktWork *w, const jyCsc *mass, const jyCsc *jac) {
   return 0;
 }
 
+/* The first factorization allocates L's values and CHOLMOD's workspace: it is done here, on
+ * K = diag(I, -I), so that no solve allocates and memory running out is an error of the
+ * creation rather than a silently different (dense) solve later. 0, or -1. */
+static int warm_up(jyKktWork *w) {
+  const int *kp = w->k->p, *ki = w->k->i;
+  double *kx = w->k->x;
+  memset(kx, 0, sizeof(double) * (size_t)kp[w->size]);
+  for (int j = 0; j < w->size; j++)
+    for (int q = kp[j]; q < kp[j + 1]; q++)
+      if (ki[q] == j) kx[q] = w->perm[j] < w->n ? 1.0 : -1.0;
+  cholmod_factorize(w->k, w->l, &w->common);
+  return w->common.status == CHOLMOD_OUT_OF_MEMORY ? -1 : 0; /* else a solve will tell */
+}
+
 jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCsc *jac) {
   jyAllocator a = alloc ? *alloc : (jyAllocator){0};
   if (!mass || !jac || mass->ncol <= 0 || jac->ncol != mass->ncol) return NULL;
@@ -306,7 +320,7 @@ jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCs
   w->common.method[0].ordering = CHOLMOD_NATURAL;
   w->common.postorder = 0;
   w->l = cholmod_analyze(w->k, &w->common);
-  if (!w->l || w->l->ordering != CHOLMOD_NATURAL) goto fail;
+  if (!w->l || w->l->ordering != CHOLMOD_NATURAL || warm_up(w) != 0) goto fail;
   return w;
 fail:
   jy_kkt_destroy(w);

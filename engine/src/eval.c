@@ -141,26 +141,25 @@ static int diagonal_mass_possible(const jyModel *model) {
   return 1;
 }
 
-/* The evaluator's sparse solvers: from sparse_min_coords coordinates on, the diagonal-M one
- * when there are rows and the KKT one always; below, the diagonal-M one alone (a model with
- * rows and, so far as its parts say, diagonal M: measured faster than the dense solve from
- * 4 coordinates up, docs/numerics.md), handing over to the dense solve for good at the first
- * M that is not diagonal. sparse_min_coords = 0: none. Without them (or when they cannot be
- * set up) the evaluator solves dense. */
+/* The evaluator's sparse solvers, at any size unless sparse_min_coords = 0: the diagonal-M
+ * one when there are rows (and, below sparse_min_coords, the parts say M can be diagonal),
+ * and the KKT one for any M. Both were measured faster than the dense solve on small models
+ * too: the W1 chain from 4 coordinates up, and every example but one at its own settings
+ * (docs/numerics.md). The dense solve stays the fallback where they cannot answer (rank
+ * lost, a singular configuration). Without them (or, from sparse_min_coords on, when they
+ * cannot be set up) the evaluator solves dense. */
 static int sparse_solvers(jyEval *e) {
   const jyModel *model = e->model;
   int min_coords = model->solver.sparse_min_coords;
-  if (min_coords <= 0) return 0;
-  if (model->n < min_coords) {
-    if (model->m == 0 || model->n == 0 || !diagonal_mass_possible(model)) return 0;
-    e->sparse = jy_sparse_create(&model->alloc, &e->store_jac);
-    e->store_solves = e->sparse != NULL;
-    return e->store_solves ? 0 : -1; /* no memory: not a silently different solve */
-  }
-  if (model->m > 0) e->sparse = jy_sparse_create(&model->alloc, &e->store_jac);
+  if (min_coords <= 0 || model->n == 0) return 0;
+  int small = model->n < min_coords;
+  int schur = model->m > 0 && (!small || diagonal_mass_possible(model));
+  if (schur) e->sparse = jy_sparse_create(&model->alloc, &e->store_jac);
   e->kkt = jy_kkt_create(&model->alloc, &e->store_mass, &e->store_jac);
   e->store_solves = e->kkt != NULL;
-  return 0;
+  /* Out of memory on a small model: an error, not a silently different (dense) solve. */
+  int missing = !e->kkt || (schur && !e->sparse);
+  return small && missing ? -1 : 0;
 }
 
 enum { MAX_EVAL_BUFFERS = 40 };
@@ -411,10 +410,7 @@ static jyUkOutcome store_solve(jyEval *e, const jyUkProblem *p, const jyUkOption
           JY_UK_OK)
       return JY_UK_OK;
   }
-  if (!e->kkt) { /* a small model: M not diagonal (from now on dense) or the rows degenerate */
-    if (!e->mass_diagonal) e->store_solves = 0;
-    return result->outcome = JY_UK_NOT_UNIQUE;
-  }
+  if (!e->kkt) return result->outcome = JY_UK_NOT_UNIQUE; /* a large model without memory */
   return jy_kkt_solve(e->kkt, &e->store_mass, &e->store_jac, p, opt, acc, mu, result);
 }
 
