@@ -63,7 +63,9 @@ static const char *operand_type(lua_State *L, int i) {
   return luaL_testudata(L, i, JYL_HYPER) ? JYL_HYPER : luaL_typename(L, i);
 }
 
-/* Both operands of a binary metamethod; raises a Lua-style arithmetic error otherwise. */
+/* Both operands of a binary metamethod; raises a Lua-style arithmetic error otherwise. The
+ * callers zero-initialize them: gcc -O3 cannot see that luaL_error does not return, and
+ * would otherwise warn (an error under -Werror) that they may be used uninitialized. */
 static void operands(lua_State *L, const char *op, jyHyper *a, jyHyper *b, int *ha, int *hb) {
   *ha = to_hyper(L, 1, a);
   *hb = to_hyper(L, 2, b);
@@ -73,7 +75,7 @@ static void operands(lua_State *L, const char *op, jyHyper *a, jyHyper *b, int *
 }
 
 static int hyper_add(lua_State *L) {
-  jyHyper a, b;
+  jyHyper a = {0}, b = {0};
   int ha, hb;
   operands(L, "+", &a, &b, &ha, &hb);
   push_hyper(L, jy_hd_add(a, b));
@@ -81,7 +83,7 @@ static int hyper_add(lua_State *L) {
 }
 
 static int hyper_sub(lua_State *L) {
-  jyHyper a, b;
+  jyHyper a = {0}, b = {0};
   int ha, hb;
   operands(L, "-", &a, &b, &ha, &hb);
   push_hyper(L, jy_hd_sub(a, b));
@@ -89,7 +91,7 @@ static int hyper_sub(lua_State *L) {
 }
 
 static int hyper_mul(lua_State *L) {
-  jyHyper a, b;
+  jyHyper a = {0}, b = {0};
   int ha, hb;
   operands(L, "*", &a, &b, &ha, &hb);
   push_hyper(L, ha && hb ? jy_hd_mul(a, b) : ha ? jy_hd_scale(a, b.v) : jy_hd_scale(b, a.v));
@@ -97,7 +99,7 @@ static int hyper_mul(lua_State *L) {
 }
 
 static int hyper_div(lua_State *L) {
-  jyHyper a, b;
+  jyHyper a = {0}, b = {0};
   int ha, hb;
   operands(L, "/", &a, &b, &ha, &hb);
   push_hyper(L, hb ? jy_hd_div(a, b) : jy_hd_scale(a, 1.0 / b.v));
@@ -105,7 +107,7 @@ static int hyper_div(lua_State *L) {
 }
 
 static int hyper_pow(lua_State *L) {
-  jyHyper a, b;
+  jyHyper a = {0}, b = {0};
   int ha, hb;
   operands(L, "^", &a, &b, &ha, &hb);
   push_hyper(L, hb ? jy_hd_pow_hd(a, b) : jy_hd_pow(a, b.v));
@@ -130,14 +132,14 @@ static void compared(lua_State *L, jyHyper *a, jyHyper *b) {
 }
 
 static int hyper_lt(lua_State *L) {
-  jyHyper a, b;
+  jyHyper a = {0}, b = {0};
   compared(L, &a, &b);
   lua_pushboolean(L, a.v < b.v);
   return 1;
 }
 
 static int hyper_le(lua_State *L) {
-  jyHyper a, b;
+  jyHyper a = {0}, b = {0};
   compared(L, &a, &b);
   lua_pushboolean(L, a.v <= b.v);
   return 1;
