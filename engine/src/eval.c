@@ -410,7 +410,7 @@ static jyUkOutcome store_solve(jyEval *e, const jyUkProblem *p, const jyUkOption
           JY_UK_OK)
       return JY_UK_OK;
   }
-  if (!e->kkt) return result->outcome = JY_UK_NOT_UNIQUE; /* a large model without memory */
+  /* store_solves is set only with a KKT solver (sparse_solvers) */
   return jy_kkt_solve(e->kkt, &e->store_mass, &e->store_jac, p, opt, acc, mu, result);
 }
 
