@@ -22,7 +22,7 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->coord_names[C_PX] = "px";
   s->coord_names[C_PY] = "py";
   s->coord_names[C_TH] = "theta";
-  s->flags = JY_PART_CONSERVATIVE;
+  s->flags = JY_PART_CONSERVATIVE | JY_PART_FOLLOWS_GLUE;
   s->nterminals = 2;
   s->terminals[0] = (jyTerminalSpec){"pivot", 2, 1, 0};
   s->terminals[1] = (jyTerminalSpec){.name = "bob", .dim = 2};

@@ -1,6 +1,8 @@
 -- Two pendulum parts, the second hung from the first one's bob. Each pendulum owns its
--- pivot coordinates (px, py), which carry no mass: M is singular, and only the glue
--- determines the pivots' motion (the auxiliary-mass form of the acceleration solve).
+-- pivot coordinates (px, py), which carry no mass. Glue elimination substitutes them (p1's
+-- pivot follows the ground, p2's follows p1's bob), so the model integrates the two angles;
+-- with `sys:compile { eliminate_glue = false }` the pivots stay, M is singular, and only
+-- the glue rows determine their motion (the auxiliary-mass form of the acceleration solve).
 --
 --   joinery run examples/double_pendulum.lua --rtol 1e-11 --atol 1e-12
 local joinery = require "joinery"

@@ -151,9 +151,11 @@ def joinery_values(case, kind, csv_path):
     if case.workload == "w1" and kind == "rod":
         v["tip_x"], v["tip_y"] = last["m%d.x" % case.n], last["m%d.y" % case.n]
     elif case.workload == "w1":
-        p = "p%d." % case.n
-        v["tip_x"] = last[p + "px"] + math.sin(last[p + "theta"])
-        v["tip_y"] = last[p + "py"] - math.cos(last[p + "theta"])
+        # links of 1 m from the origin: the tip is the sum of the arms (the pivots may be
+        # eliminated, so no pN.px column)
+        th = [last["p%d.theta" % i] for i in range(1, case.n + 1)]
+        v["tip_x"] = sum(math.sin(a) for a in th)
+        v["tip_y"] = -sum(math.cos(a) for a in th)
     elif case.workload == "w2":
         v["x1"], v["x2"] = last["left.x"], last["left.x"] + last["right.x"]
     else:

@@ -10,9 +10,13 @@
  * coordinates, rows and channels and names them. */
 jyStatus jy_compile_layout(jyModel *md, const jySystem *sys);
 
-/* Chooses the glues to eliminate (one level: a source has no eliminated coordinates) and
- * fills md->links sorted by part; md->parts and md->glues are copied already. */
+/* Chooses the glues to eliminate and fills md->links sorted by part; md->parts and
+ * md->glues are copied already. */
 jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys);
+
+/* Once the coordinates are numbered: the columns of each part with links, where its links'
+ * sources sit among them, and the links each part leads. */
+jyStatus jy_compile_chain_columns(jyModel *md);
 
 /* Makes (md->q0, md->v0) consistent with the constraints, reporting what moved. */
 jyStatus jy_compile_initial_state(jyModel *md, jySystem *sys, jyEval *e);

@@ -38,15 +38,22 @@ static void free_counts(const jyAllocator *a, glue_counts *c) {
   jy_free(a, c->on_coord);
 }
 
-/* Whether terminal k of a part may be eliminated by substitution: the part has no mass,
- * the terminal is exactly a block of its own coordinates, it is glued only once, its block
- * overlaps no other glued coordinate-block terminal of the part, and nothing is glued to
- * the part's coordinate terminals. The glue's force is then recovered from the massless
- * block's balance (eval_channels.c). */
+/* How far chains may grow: a chained block's G has a column for every coordinate up the
+ * chain, and its part's mapped M block grows as the square of that, while each link
+ * substituted saves its rows. Past either bound the glue keeps its rows and a new chain
+ * starts (docs/numerics.md, "Glue elimination", has the measurements). */
+enum { CHAIN_MAX_COLS = 6, CHAIN_MAX_DEPTH = 16 };
+
+/* Whether terminal k of a part may be eliminated by substitution: the part has no mass (or
+ * declares JY_PART_FOLLOWS_GLUE), the terminal is exactly a block of its own coordinates,
+ * it is glued only once, its block overlaps no other glued coordinate-block terminal of the
+ * part, and nothing is glued to the part's coordinate terminals. The glue's force is then
+ * recovered from the block's balance (eval_channels.c). */
 static int eliminable(const jySystem *sys, const glue_counts *c, int part, int k) {
   const jySysPart *sp = &sys->parts[part];
   const jyPartShape *s = &sp->shape;
-  if (sp->type->mass || k < 0 || k >= s->nterminals) return 0;
+  if ((sp->type->mass && !(s->flags & JY_PART_FOLLOWS_GLUE)) || k < 0 || k >= s->nterminals)
+    return 0;
   const jyTerminalSpec *t = &s->terminals[k];
   if (!t->is_coord_block || t->coord_offset < 0 || t->coord_offset + t->dim > s->ncoords) return 0;
   const int *glued = c->glued + c->first[part];
@@ -60,38 +67,53 @@ static int eliminable(const jySystem *sys, const glue_counts *c, int part, int k
   return 1;
 }
 
-/* Chooses the glues to eliminate (one level: a source has no eliminated coordinates) and
- * fills md->links sorted by part. */
+/* Chooses the glues to eliminate and fills md->links sorted by part. A part that follows
+ * may itself be followed (a chain) within CHAIN_MAX_COLS and CHAIN_MAX_DEPTH; a part that
+ * is followed does not follow later, so a source's columns are final when it is chosen. */
 jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys) {
   const jyAllocator *a = &md->alloc;
   int np = sys->nparts, ng = sys->nglues;
   int *target = jy_calloc(a, (size_t)np + 1, sizeof(int));
   int *source = jy_calloc(a, (size_t)np + 1, sizeof(int));
+  int *width = jy_calloc(a, (size_t)np + 1, sizeof(int)); /* columns, an upper bound */
+  int *depth = jy_calloc(a, (size_t)np + 1, sizeof(int));
   jyModelLink *found = jy_calloc(a, (size_t)ng + 1, sizeof *found);
   md->links = jy_calloc(a, (size_t)ng + 1, sizeof *md->links);
   glue_counts counts = {0};
   jyStatus st = JY_ERR_NOMEM;
-  if (!target || !source || !found || !md->links || count_glues(a, sys, &counts) != 0) goto out;
+  if (!target || !source || !width || !depth || !found || !md->links ||
+      count_glues(a, sys, &counts) != 0)
+    goto out;
+  for (int i = 0; i < np; i++) width[i] = sys->parts[i].shape.ncoords;
   int count = 0;
   for (int g = 0; g < ng; g++) {
     const jySysGlue *sg = &sys->glues[g];
     md->glues[g].link = -1;
-    for (int side = 0; side < 2; side++) {
+    /* a massless block follows in preference to one of a part with mass */
+    for (int pass = 0; pass < 4 && md->glues[g].link < 0; pass++) {
+      int side = pass % 2, massless = pass < 2;
       jyTerminalId x = side ? sg->b : sg->a, y = side ? sg->a : sg->b;
-      if (!md->solver.eliminate_glue || x.part == y.part || source[x.part] || target[y.part] ||
+      if (!md->solver.eliminate_glue || x.part == y.part || source[x.part] ||
+          (sys->parts[x.part].type->mass == NULL) != massless ||
           !eliminable(sys, &counts, x.part, x.terminal))
         continue;
       const jyTerminalSpec *t = &sys->parts[x.part].shape.terminals[x.terminal];
+      int w = width[x.part] - t->dim + width[y.part];
+      if (target[y.part] && (w > CHAIN_MAX_COLS || depth[y.part] + 1 > CHAIN_MAX_DEPTH)) continue;
       found[count++] =
-        (jyModelLink){g, x.part, t->coord_offset, t->dim, y.part, y.terminal, side == 0};
+        (jyModelLink){g, x.part, t->coord_offset, t->dim, y.part, y.terminal, side == 0, NULL};
       target[x.part] = 1;
       source[y.part] = 1;
+      width[x.part] = w;
+      if (depth[y.part] + 1 > depth[x.part]) depth[x.part] = depth[y.part] + 1;
       md->glues[g].link = 0; /* numbered below */
-      break;
     }
   }
   /* Sorted by target part (counting sort, stable), so each part's links are contiguous. */
-  for (int i = 0; i < np; i++) md->parts[i].nlinks = 0;
+  for (int i = 0; i < np; i++) {
+    md->parts[i].nlinks = 0;
+    md->parts[i].depth = depth[i];
+  }
   for (int k = 0; k < count; k++) md->parts[found[k].part].nlinks++;
   for (int i = 0, at = 0; i < np; i++) {
     md->parts[i].first_link = at;
@@ -104,25 +126,91 @@ jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys) {
     md->links[l] = found[k];
   }
   md->nlinks = count;
+  md->chain_depth = 0;
+  for (int i = 0; i < np; i++)
+    if (depth[i] > md->chain_depth) md->chain_depth = depth[i];
   if (md->nlinks > 0) {
     int coords = 0;
     for (int l = 0; l < md->nlinks; l++) coords += md->links[l].dim;
     if (jy_compile_report(md,
                           "glue elimination: %d glues and %d terminal coordinates substituted "
-                          "away",
-                          md->nlinks, coords) != JY_OK)
+                          "away%s",
+                          md->nlinks, coords,
+                          md->chain_depth > 1 ? " (chained: parts follow parts that follow)"
+                                              : "") != JY_OK)
       goto out; /* st is still JY_ERR_NOMEM */
-  }
-  md->max_source_coords = 1;
-  for (int l = 0; l < md->nlinks; l++) {
-    int ns = sys->parts[md->links[l].source].shape.ncoords;
-    if (ns > md->max_source_coords) md->max_source_coords = ns;
   }
   st = JY_OK;
 out:
   free_counts(a, &counts);
   jy_free(a, target);
   jy_free(a, source);
+  jy_free(a, width);
+  jy_free(a, depth);
   jy_free(a, found);
+  return st;
+}
+
+/* Column k of a part: its cols when it has links, else its own coordinate k. */
+static int column(const jyModelPart *p, int k) {
+  return p->cols ? p->cols[k] : p->coord_offset + k;
+}
+
+/* After the coordinates are numbered: each part's columns (in order of depth, so a source's
+ * are known before its followers'), where each link's source columns sit among its part's,
+ * the links each part leads, and the widths the evaluator's buffers need. */
+jyStatus jy_compile_chain_columns(jyModel *md) {
+  const jyAllocator *a = &md->alloc;
+  int np = md->nparts;
+  int *order = jy_calloc(a, (size_t)np + 1, sizeof(int));
+  int *by_depth = jy_calloc(a, (size_t)md->chain_depth + 2, sizeof(int));
+  int *slot = jy_calloc(a, (size_t)md->n + 1, sizeof(int)); /* column -> position, or -1 */
+  md->source_link_ptr = jy_calloc(a, (size_t)np + 1, sizeof(int));
+  md->source_links = jy_calloc(a, (size_t)md->nlinks + 1, sizeof(int));
+  jyStatus st = JY_ERR_NOMEM;
+  if (!order || !by_depth || !slot || !md->source_link_ptr || !md->source_links) goto out;
+  for (int j = 0; j < md->n; j++) slot[j] = -1;
+  for (int i = 0; i < np; i++) by_depth[md->parts[i].depth + 1]++;
+  for (int d = 0; d < md->chain_depth; d++) by_depth[d + 1] += by_depth[d];
+  for (int i = 0; i < np; i++) order[by_depth[md->parts[i].depth]++] = i;
+  md->max_source_coords = 1;
+  md->max_chain_cols = 1;
+  for (int at = 0; at < np; at++) {
+    jyModelPart *p = &md->parts[order[at]];
+    if (p->nlinks == 0) {
+      p->ncols = p->inst.ncoords;
+      continue;
+    }
+    int bound = p->inst.ncoords; /* own kept ones and every source's columns */
+    for (int l = p->first_link; l < p->first_link + p->nlinks; l++)
+      bound += md->parts[md->links[l].source].ncols;
+    if (!(p->cols = jy_calloc(a, (size_t)bound + 1, sizeof(int)))) goto out;
+    int count = 0;
+    for (int j = 0; j < p->inst.ncoords; j++)
+      if (p->coord_map[j] >= 0) slot[p->cols[count] = p->coord_map[j]] = count, count++;
+    for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
+      jyModelLink *link = &md->links[l];
+      const jyModelPart *src = &md->parts[link->source];
+      if (!(link->pos = jy_calloc(a, (size_t)src->ncols + 1, sizeof(int)))) goto out;
+      for (int k = 0; k < src->ncols; k++) {
+        int c = column(src, k);
+        if (slot[c] < 0) slot[p->cols[count] = c] = count, count++;
+        link->pos[k] = slot[c];
+      }
+      if (src->ncols > md->max_source_coords) md->max_source_coords = src->ncols;
+      if (src->nlinks > 0 && src->ncols > md->max_chain_cols) md->max_chain_cols = src->ncols;
+    }
+    p->ncols = count;
+    for (int k = 0; k < count; k++) slot[p->cols[k]] = -1;
+  }
+  for (int l = 0; l < md->nlinks; l++) md->source_link_ptr[md->links[l].source + 1]++;
+  for (int i = 0; i < np; i++) md->source_link_ptr[i + 1] += md->source_link_ptr[i];
+  for (int i = 0; i < np; i++) order[i] = md->source_link_ptr[i];
+  for (int l = 0; l < md->nlinks; l++) md->source_links[order[md->links[l].source]++] = l;
+  st = JY_OK;
+out:
+  jy_free(a, order);
+  jy_free(a, by_depth);
+  jy_free(a, slot);
   return st;
 }

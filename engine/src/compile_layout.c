@@ -268,7 +268,8 @@ jyStatus jy_compile_layout(jyModel *md, const jySystem *sys) {
   if (st == JY_OK) st = jy_compile_glue_links(md, sys);
   if (st != JY_OK) return st;
   number_coords_and_rows(md);
-  st = allocate_tables(md, sys);
+  st = jy_compile_chain_columns(md);
+  if (st == JY_OK) st = allocate_tables(md, sys);
   if (st == JY_OK) st = name_coords_and_rows(md, sys);
   if (st != JY_OK) return st;
   Namer nm = {md, 0, 0};

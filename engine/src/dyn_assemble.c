@@ -93,6 +93,57 @@ static void map_identity(jyEval *e, int j, int g, const double *q, const double 
   e->map_val[j * width] = 1;
 }
 
+/* The local view of a source that itself has links, into chain level `level`: its q, v,
+ * acceleration bias g and G, dense over its columns (p->cols; row j at G + j * stride).
+ * Its own chained sources go one level up first. O(depth) levels of small dense work. */
+static jyStatus chain_state(jyEval *e, const jyModelPart *p, int level, const double *q,
+                            const double *v, double t) {
+  const jyModel *m = e->model;
+  size_t pc = (size_t)m->max_part_coords + 1, stride = (size_t)m->max_chain_cols;
+  int nc = p->inst.ncoords, own = 0;
+  double *ql = e->chain_q + level * pc, *vl = e->chain_v + level * pc;
+  double *gl = e->chain_g + level * pc, *G = e->chain_G + level * pc * stride;
+  memset(G, 0, sizeof(double) * (size_t)nc * stride);
+  for (int j = 0; j < nc; j++) {
+    int k = p->coord_map[j];
+    if (k < 0) continue;
+    ql[j] = q[k], vl[j] = v[k], gl[j] = 0;
+    G[j * stride + own++] = 1; /* its own kept coordinates are its first columns */
+  }
+  for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
+    const jyModelLink *link = &m->links[l];
+    const jyModelPart *src = &m->parts[link->source];
+    int ns = src->inst.ncoords, chained = src->nlinks > 0;
+    const double *qs = q + src->coord_offset, *vs = v + src->coord_offset, *gs = NULL, *Gs = NULL;
+    if (chained) {
+      jyStatus st = chain_state(e, src, level + 1, q, v, t);
+      if (st != JY_OK) return st;
+      qs = e->chain_q + (level + 1) * pc, vs = e->chain_v + (level + 1) * pc;
+      gs = e->chain_g + (level + 1) * pc, Gs = e->chain_G + (level + 1) * pc * stride;
+    }
+    terminal_eval te;
+    jyStatus st = eval_terminal(e, src, link->terminal, qs, vs, t, e->term_jac_b, &te);
+    if (st != JY_OK) return st;
+    for (int c = 0; c < link->dim; c++) {
+      int j = link->offset + c;
+      double rate = te.vel_bias[c], acc = te.acc_bias[c], *row = G + j * stride;
+      for (int i = 0; i < ns; i++) {
+        double jci = e->term_jac_b[c + (size_t)i * link->dim];
+        rate += jci * vs[i];
+        if (!chained) {
+          row[link->pos[i]] += jci;
+          continue;
+        }
+        acc += jci * gs[i];
+        if (jci != 0)
+          for (int k = 0; k < src->ncols; k++) row[link->pos[k]] += jci * Gs[i * stride + k];
+      }
+      ql[j] = te.value[c], vl[j] = rate, gl[j] = acc;
+    }
+  }
+  return JY_OK;
+}
+
 jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const double *v, double t,
                      const double **q_loc, const double **v_loc, int *mapped) {
   const jyModel *m = e->model;
@@ -103,34 +154,57 @@ jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const dou
     return JY_OK;
   }
   int nc = p->inst.ncoords, width = m->max_source_coords;
+  size_t stride = (size_t)m->max_chain_cols;
   for (int j = 0; j < nc; j++)
     if (p->coord_map[j] >= 0) map_identity(e, j, p->coord_map[j], q, v, width);
   for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
     const jyModelLink *link = &m->links[l];
     const jyModelPart *src = &m->parts[link->source];
     int ns = src->inst.ncoords, off = src->coord_offset;
-    int block = coord_block_of(src, link->terminal);
-    if (block >= 0) { /* the terminal is the source's coordinates themselves: G = I there */
-      for (int c = 0; c < link->dim; c++)
-        map_identity(e, link->offset + c, off + block + c, q, v, width);
-      continue;
+    if (src->nlinks == 0) {
+      int block = coord_block_of(src, link->terminal);
+      if (block >= 0) { /* the terminal is the source's coordinates themselves: G = I there */
+        for (int c = 0; c < link->dim; c++)
+          map_identity(e, link->offset + c, off + block + c, q, v, width);
+        continue;
+      }
+    }
+    /* a chained source: its view first (G_src over its columns), then G = J G_src */
+    const double *qs = q + off, *vs = v + off, *gs = NULL, *Gs = NULL;
+    if (src->nlinks > 0) {
+      jyStatus st = chain_state(e, src, 0, q, v, t);
+      if (st != JY_OK) return st;
+      qs = e->chain_q, vs = e->chain_v, gs = e->chain_g, Gs = e->chain_G;
     }
     terminal_eval te;
-    jyStatus st = eval_terminal(e, src, link->terminal, q + off, v + off, t, e->term_jac_b, &te);
+    jyStatus st = eval_terminal(e, src, link->terminal, qs, vs, t, e->term_jac_b, &te);
     if (st != JY_OK) return st;
     for (int c = 0; c < link->dim; c++) {
       int j = link->offset + c;
-      double rate = te.vel_bias[c];
-      for (int i = 0; i < ns; i++) {
-        double jci = e->term_jac_b[c + (size_t)i * link->dim];
-        rate += jci * v[off + i];
-        e->map_col[j * width + i] = off + i;
-        e->map_val[j * width + i] = jci;
+      double rate = te.vel_bias[c], acc = te.acc_bias[c];
+      int *cols = e->map_col + j * width;
+      double *vals = e->map_val + j * width;
+      if (!Gs) {
+        for (int i = 0; i < ns; i++) {
+          double jci = e->term_jac_b[c + (size_t)i * link->dim];
+          rate += jci * vs[i];
+          cols[i] = off + i;
+          vals[i] = jci;
+        }
+      } else {
+        for (int k = 0; k < src->ncols; k++) cols[k] = src->cols[k], vals[k] = 0;
+        for (int i = 0; i < ns; i++) {
+          double jci = e->term_jac_b[c + (size_t)i * link->dim];
+          rate += jci * vs[i];
+          acc += jci * gs[i];
+          if (jci != 0)
+            for (int k = 0; k < src->ncols; k++) vals[k] += jci * Gs[i * stride + k];
+        }
       }
       e->q_loc[j] = te.value[c];
       e->v_loc[j] = rate;
-      e->g_loc[j] = te.acc_bias[c];
-      e->map_count[j] = ns;
+      e->g_loc[j] = acc;
+      e->map_count[j] = src->ncols;
     }
   }
   *q_loc = e->q_loc;

@@ -8,24 +8,12 @@
 #include "internal.h"
 #include "vec.h"
 
-/* The columns a part's blocks can touch: its own coordinates and those of the terminals
- * its eliminated blocks follow (duplicates possible). Returns how many (cols NULL: count). */
+/* The columns a part's blocks can touch: its own coordinates, or with links those of the
+ * terminals it follows, up the chain. Returns how many (cols NULL: count). */
 static int part_columns(const jyModel *model, int part, int *cols) {
   const jyModelPart *p = &model->parts[part];
-  int count = 0;
-  for (int j = 0; j < p->inst.ncoords; j++)
-    if (p->coord_map[j] >= 0) {
-      if (cols) cols[count] = p->coord_map[j];
-      count++;
-    }
-  for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
-    const jyModelPart *src = &model->parts[model->links[l].source];
-    for (int j = 0; j < src->inst.ncoords; j++) {
-      if (cols) cols[count] = src->coord_offset + j;
-      count++;
-    }
-  }
-  return count;
+  for (int k = 0; cols && k < p->ncols; k++) cols[k] = p->cols ? p->cols[k] : p->coord_offset + k;
+  return p->ncols;
 }
 
 /* Pairs (rows[k], cols[k]) for the block rows r0 .. r0 + nrows - 1 over the columns of
@@ -193,6 +181,7 @@ static int double_buffers(jyEval *e, EvalBuffer *b) {
   size_t square = e->lazy_dense ? 0 : n * n + 1, projection = e->lazy_dense ? 0 : m * n + 1;
   size_t pc = (size_t)md->max_part_coords + 1, pr = (size_t)md->max_part_rows + 1;
   size_t width = (size_t)(md->max_source_coords > 0 ? md->max_source_coords : 1);
+  size_t chain = (size_t)md->chain_depth * pc;
   const EvalBuffer list[] = {
     {&e->mass, square},
     {&e->force, n + 1},
@@ -215,6 +204,10 @@ static int double_buffers(jyEval *e, EvalBuffer *b) {
     {&e->g_loc, pc},
     {&e->acc_loc, pc},
     {&e->map_val, pc * width},
+    {&e->chain_q, chain},
+    {&e->chain_v, chain},
+    {&e->chain_g, chain},
+    {&e->chain_G, chain * (size_t)md->max_chain_cols},
     {&e->law_mu, m + 1},
     {&e->law_acc, n + 1},
     {&e->static_nonideal, n + 1},

@@ -8,13 +8,16 @@
 
 #include "internal.h"
 
-/* The force an eliminated glue carries: the block it moved is massless, so the glue balances
- * everything else acting on the block, F = -(Q + C + A^T mu + sum of J^T mu over the part's
- * other glues) restricted to the block. Reported, as for every glue, as the force on the
- * first terminal. */
+/* The force on the block an eliminated glue moved, from the block's balance:
+ * F = M_loc q_loc'' - (Q + C + A^T mu + the part's glues with rows, J^T mu) + the forces of
+ * the links the part leads (J^T F_d: its followers pull on its terminals), restricted to the
+ * block. A massless block has no M_loc term. The forces of the links the part leads must be
+ * in out already (glue_channels goes from the deepest links up). Reported, as for every
+ * glue, as the force on the first terminal. */
 static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const double *q,
                                       const double *v, double t, const double *acc, double *out) {
-  const jyModelPart *p = &e->model->parts[link->part];
+  const jyModel *m = e->model;
+  const jyModelPart *p = &m->parts[link->part];
   const jyPartType *type = p->inst.type;
   int nc = p->inst.ncoords, nr = p->inst.nrows;
   const double *ql, *vl;
@@ -23,6 +26,15 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
   if (st != JY_OK) return st;
   double force[JY_TERMINAL_MAX_DIM] = {0};
   jyPartState s = jy_part_state(e, p, ql, vl, t);
+  if (type->mass) {
+    jy_local_acceleration(e, p, mapped, acc);
+    memset(e->local_mass, 0, sizeof(double) * (size_t)nc * nc);
+    if (type->mass(jy_eval_inst(e, p), &s, e->local_mass) != 0)
+      return jy_part_failed(e, p, "mass", t);
+    for (int c = 0; c < link->dim; c++)
+      for (int b = 0; b < nc; b++)
+        force[c] += e->local_mass[link->offset + c + (size_t)b * nc] * e->acc_loc[b];
+  }
   if (type->force) {
     memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
     if (type->force(jy_eval_inst(e, p), &s, e->local_vec) != 0)
@@ -43,7 +55,6 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
         force[c] -=
           e->local_jac[i + (size_t)(link->offset + c) * nr] * e->multipliers[p->row_offset + i];
   }
-  const jyModel *m = e->model;
   /* the glues with rows on this part (e->part_glues: not a walk over every glue) */
   for (int at = e->part_glue_ptr[link->part]; at < e->part_glue_ptr[link->part + 1]; at++) {
     const jyModelGlue *other = &m->glues[e->part_glues[at] / 2];
@@ -56,6 +67,17 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
       for (int i = 0; i < other->dim; i++)
         force[c] -= sign * e->term_jac_a[i + (size_t)(link->offset + c) * other->dim] *
           e->multipliers[other->row_offset + i];
+  }
+  /* the links the part leads: their blocks pull its terminals with -F_d */
+  for (int at = m->source_link_ptr[link->part]; at < m->source_link_ptr[link->part + 1]; at++) {
+    const jyModelLink *d = &m->links[m->source_links[at]];
+    const double *fd = out + m->glues[d->glue].force_channel - m->glues[link->glue].force_channel;
+    jyStatus jst = jy_terminal_jacobian(e, p, d->terminal, ql, vl, t, e->term_jac_a);
+    if (jst != JY_OK) return jst;
+    for (int c = 0; c < link->dim; c++)
+      for (int i = 0; i < d->dim; i++)
+        force[c] +=
+          e->term_jac_a[i + (size_t)(link->offset + c) * d->dim] * (d->part_is_a ? fd[i] : -fd[i]);
   }
   for (int c = 0; c < link->dim; c++) out[c] = link->part_is_a ? force[c] : -force[c];
   return JY_OK;
@@ -157,15 +179,19 @@ static jyStatus glue_channels(jyEval *e, const double *q, const double *v, doubl
   const jyModel *m = e->model;
   for (int g = 0; g < m->nglues; g++) {
     const jyModelGlue *glue = &m->glues[g];
-    if (glue->link >= 0) {
-      jyStatus st =
-        eliminated_glue_force(e, &m->links[glue->link], q, v, t, acc, out + glue->force_channel);
-      if (st != JY_OK) return st;
-      continue;
-    }
-    for (int k = 0; k < glue->dim; k++)
-      out[glue->force_channel + k] = e->multipliers[glue->row_offset + k];
+    if (glue->link < 0)
+      for (int k = 0; k < glue->dim; k++)
+        out[glue->force_channel + k] = e->multipliers[glue->row_offset + k];
   }
+  /* the eliminated ones from the deepest up: a link's followers are deeper than it is */
+  for (int depth = m->chain_depth; depth >= 1; depth--)
+    for (int l = 0; l < m->nlinks; l++) {
+      const jyModelLink *link = &m->links[l];
+      if (m->parts[link->part].depth != depth) continue;
+      jyStatus st =
+        eliminated_glue_force(e, link, q, v, t, acc, out + m->glues[link->glue].force_channel);
+      if (st != JY_OK) return st;
+    }
   return JY_OK;
 }
 

@@ -108,15 +108,20 @@ typedef struct jyModelPart {
   int impulse_channel;    /* "impulse.<part>" for a part with modes, or -1 */
   int *coord_map;         /* ncoords: global index, or -1 - link for an eliminated coordinate */
   int first_link, nlinks; /* its eliminated blocks: model->links[first_link ..] */
+  /* With links: the global coordinates its local state depends on (its own kept ones first,
+   * then those of its sources, up the chain), and how many links up the chain goes (1: its
+   * sources have no links). Without: cols NULL, ncols = ncoords (its own), depth 0. */
+  int *cols, ncols, depth;
 } jyModelPart;
 
-/* An eliminated glue: a massless block of coordinates of `part` follows a terminal of
- * `source` (a part with no eliminated coordinates of its own, so one level deep). */
+/* An eliminated glue: a block of coordinates of `part` (massless, or a part that declares
+ * JY_PART_FOLLOWS_GLUE) follows a terminal of `source`, which may itself follow others. */
 typedef struct jyModelLink {
   int glue;
   int part, offset, dim; /* the block: local coordinates offset .. offset + dim - 1 */
   int source, terminal;
   int part_is_a; /* the block is the glue's first terminal */
+  int *pos;      /* the source's columns (its cols, or its own coordinates) in part's cols */
 } jyModelLink;
 
 typedef struct jyModelGlue {
@@ -161,8 +166,11 @@ struct jyModel {
   int nmoved;
   jySolverDef solver;
   int max_part_coords, max_part_rows;
-  int max_source_coords; /* largest part a link follows (1 when there are no links) */
-  int has_laws;          /* some part has a non-ideal law (fixed-point solve) */
+  int max_source_coords; /* most columns of a part a link follows (1 when there are no links) */
+  int chain_depth;       /* the deepest link chain (0: no links) */
+  int max_chain_cols;    /* most columns of a part that follows a chained source (1: none) */
+  int *source_link_ptr, *source_links; /* nparts + 1, nlinks: the links each part leads */
+  int has_laws;                        /* some part has a non-ideal law (fixed-point solve) */
 };
 
 /* The derived channels every model reports after t, q and der(q), in this order: their
@@ -210,6 +218,10 @@ struct jyEval {
   /* a part's local view when some of its coordinates are eliminated: q, v, the
    * acceleration bias g (q_loc'' = G q'' + g) and the rows of G, sparse per coordinate */
   double *q_loc, *v_loc, *g_loc, *acc_loc;
+  /* the local views of chained sources, a level per link up the chain (chain_depth of
+   * them): q, v, g (max_part_coords each) and G dense over the source's columns
+   * (max_part_coords rows of max_chain_cols) */
+  double *chain_q, *chain_v, *chain_g, *chain_G;
   int *map_count, *map_col; /* max_part_coords, max_part_coords x max_source_coords */
   double *map_val;
   jyUkWork *uk;

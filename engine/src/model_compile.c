@@ -35,7 +35,11 @@ void jy_model_destroy(jyModel *model) {
     jy_free(&a, (void *)p->inst.data);
     for (int k = 0; k < p->shape.nterminals; k++) jy_free(&a, (char *)p->shape.terminals[k].name);
     jy_free(&a, p->coord_map);
+    jy_free(&a, p->cols);
   }
+  for (int l = 0; l < model->nlinks; l++) jy_free(&a, model->links[l].pos);
+  jy_free(&a, model->source_link_ptr);
+  jy_free(&a, model->source_links);
   for (int i = 0; i < model->nglues; i++) jy_free(&a, model->glues[i].name);
   if (model->local_names)
     for (int i = 0; i < model->nlocal; i++) jy_free(&a, model->local_names[i]);

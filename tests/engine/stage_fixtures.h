@@ -10,15 +10,36 @@
 #include "joinery/joinery.h"
 #include "tap.h"
 
-/* An environment with every built-in part registered (NULL after a diag). */
+/* "pendulum_rows": the built-in pendulum without JY_PART_FOLLOWS_GLUE, so that a glue on
+ * its pivot keeps its rows and M stays singular, for the tests of that path. The stock
+ * type is the same in every environment, so one copy serves them all. */
+static jyPartType stage_pendulum_rows; /* registered by pointer: it outlives environments */
+static int (*stage_stock_pendulum_shape)(const jyPartType *, const double *, jyPartShape *, char *,
+                                         size_t);
+static int stage_pendulum_rows_shape(const jyPartType *type, const double *p, jyPartShape *s,
+                                     char *error, size_t error_len) {
+  int st = stage_stock_pendulum_shape(type, p, s, error, error_len);
+  s->flags &= ~JY_PART_FOLLOWS_GLUE;
+  return st;
+}
+
+/* An environment with every built-in part registered, and "pendulum_rows" (NULL after a
+ * diag). */
 static inline jyEnv *stage_env(void) {
   jyEnv *env = jy_env_create(NULL);
-  if (env && jy_components_register(env) != JY_OK) {
+  if (env && jy_components_register(env) == JY_OK) {
+    const jyPartType *stock = jy_env_find_type(env, "pendulum");
+    stage_pendulum_rows = *stock;
+    stage_pendulum_rows.name = "pendulum_rows";
+    stage_stock_pendulum_shape = stock->shape;
+    stage_pendulum_rows.shape = stage_pendulum_rows_shape;
+    if (jy_env_register(env, &stage_pendulum_rows) == JY_OK) return env;
+  }
+  if (env) {
     diag("registering the components failed: %s", jy_env_error(env));
     jy_env_destroy(env);
-    return NULL;
   }
-  return env;
+  return NULL;
 }
 
 /* Adds a part, saying why when it fails: PART(sys, "mass", "bob", {"dim", 2}, {"m", 1}). */

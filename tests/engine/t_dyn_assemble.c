@@ -127,7 +127,7 @@ static jyModel *pendulum_model(jyEnv *env) {
   jyPartId g0 = PART(sys, "ground", "g0", {"dim", 2});
   jyPartId g1 = PART(sys, "ground", "g1", {"dim", 2}, {"x", 1});
   jyPartId g2 = PART(sys, "ground", "g2", {"dim", 2}, {"x", -1});
-  jyPartId p = PART(sys, "pendulum", "p", {"m", 2}, {"l", 1.5});
+  jyPartId p = PART(sys, "pendulum_rows", "p", {"m", 2}, {"l", 1.5});
   jyPartId rod = PART(sys, "rod", "rod", {"dim", 2}, {"L", 1.2});
   jyPartId spring = PART(sys, "spring", "spring", {"dim", 2}, {"k", 30}, {"L", 0.8});
   stage_glue(sys, p, "pivot", g0, "pos", "pivot");

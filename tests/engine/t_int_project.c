@@ -92,7 +92,7 @@ static void check_circle(jyEnv *env) {
 static void check_pendulum(jyEnv *env) {
   jySystem *sys = jy_system_create(env);
   jyPartId ground = PART(sys, "ground", "ground", {"dim", 2});
-  jyPartId p = PART(sys, "pendulum", "p", {"m", 2}, {"l", 1.5});
+  jyPartId p = PART(sys, "pendulum_rows", "p", {"m", 2}, {"l", 1.5});
   stage_glue(sys, p, "pivot", ground, "pos", "pivot");
   jyModel *md;
   jyEval *e = stage_eval(sys, 1, &md);

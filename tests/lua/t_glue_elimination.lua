@@ -6,8 +6,29 @@ local cases = {
   { "pendulum", { "bob.x", "bob.y", "rod.tension", "force.rod.b.x", "force.rod.b.y", "energy" }, 2, 6 },
   { "incline_em", { "particle.x", "particle.y", "line.normal_force", "force.line.pos.y", "energy" }, 2, 4 },
   { "spring_chain_monolithic", { "m1.x", "m2.x", "s1.tension", "s2.tension", "force.s2.a", "energy" }, 2, 6 },
-  { "double_pendulum", { "p1.theta", "p2.theta", "energy" }, 6, 6 },
+  -- the pendulums' pivots follow (JY_PART_FOLLOWS_GLUE), p2's through p1's: a chain; their
+  -- glue forces come from the blocks' balance, M q'' included
+  { "double_pendulum", { "p1.theta", "p2.theta", "energy", "force.p1.pivot.x", "force.p1.pivot.y",
+    "force.p2.pivot.x", "force.p2.pivot.y" }, 2, 6 },
 }
+-- 14 pendulums hung in series: the first 6 chain from the ground; a chain may have 6
+-- columns, so the 7th and the 11th keep their pivots and rows and start chains of 4.
+local function pendulum_chain()
+  local joinery = require "joinery"
+  local sys = joinery.system { gravity = { 0, -9.81 } }
+  local prev = sys:add("ground", "g", { dim = 2 }).pos
+  for i = 1, 14 do
+    prev = sys:add("pendulum", "p" .. i, { m = 1 + 0.1 * i, l = 1 - 0.03 * i,
+      init = { theta = 0.2 * i }, pivot = prev }).bob
+  end
+  return sys
+end
+local forces = { "p1.theta", "p14.theta", "energy" }
+for _, i in ipairs { 1, 2, 6, 7, 8, 11, 14 } do
+  forces[#forces + 1] = "force.p" .. i .. ".pivot.x"
+  forces[#forces + 1] = "force.p" .. i .. ".pivot.y"
+end
+cases[#cases + 1] = { pendulum_chain, label = "14 pendulums in series", forces, 18, 42 }
 -- The rod's ends as the glues' second terminals: the force channel stays the force on the
 -- first terminal (here the pivot and the bob).
 local function reversed()

@@ -136,6 +136,10 @@ typedef struct jyPartShape {
 /* Q is exactly what Lagrange's equations of L = T - V (from `energy`) give: no damping, no
  * driving. The conformance suite then checks Q against the derivatives of the energy. */
 #define JY_PART_CONSERVATIVE 2u
+/* The part's coordinate-block terminals carry no mass of their own (a pendulum's pivot: its M
+ * is singular), so glue elimination may substitute them although the part has mass, and
+ * such parts chain: a pendulum hung from a pendulum's bob follows it. */
+#define JY_PART_FOLLOWS_GLUE 8u
 
 struct jyPartType;
 struct jyPartHybrid;
