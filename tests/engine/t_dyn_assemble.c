@@ -3,10 +3,11 @@
  * hand-written values at states off the constraint manifold:
  *   1. two point masses and a spring between them, glue kept: M = diag(m1, m1, m2, m2, 0...),
  *      Q = weights and the spring's +-k (len - L) u on its ends, glue rows [I, -I], b = 0;
- *   2. a pendulum part (M = m J^T J, singular, Q = m J^T (g - gamma)) hung from a ground, with
- *      a rod and a spring whose ends are eliminated onto its bob: the mapped path, where the
- *      rod's row becomes u^T J with b = b_rod - u . gamma and the spring's force J^T (-f u);
- *   3. only what is asked is filled; the norms of the residuals; no allocation;
+ *   2. a pendulum part (M = m J^T J, singular, Q = m J^T (g - gamma)) hung from a ground by
+ *      rows, with a rod and a spring whose ends are eliminated onto its bob: the mapped path,
+ *      where the rod's row becomes u^T J with b = b_rod - u . gamma and the spring's force
+ *      J^T (-f u); only what is asked is filled; the norms of the residuals; no allocation;
+ *   3. two pendulums whose pivots follow in a chain: M and Q of Lagrange's double pendulum;
  *   4. a part function that fails, or returns a value that is not finite: JY_ERR_PART naming
  *      the part, its type, the function and the time.
  * Tolerance: the engine and these formulas compute the same values in another order;
@@ -187,6 +188,38 @@ static void check_pendulum_mapped(jyEnv *env) {
   stage_free(e, md);
 }
 
+/* 3. A chain: two stock pendulums, p2 hung from p1's bob, p1 from a ground. Both pivots
+ * follow (p2's through p1's), so the model is the two angles with no rows, and G^T M G and
+ * G^T (Q - M g) must be Lagrange's double pendulum:
+ *   M = [(m1 + m2) l1^2, m2 l1 l2 c; m2 l1 l2 c, m2 l2^2], c = cos(th1 - th2),
+ *   Q = [-(m1 + m2) g l1 sin th1 - m2 l1 l2 s w2^2, -m2 g l2 sin th2 + m2 l1 l2 s w1^2]. */
+static void check_pendulum_chain(jyEnv *env) {
+  const double m1 = 1.5, l1 = 0.8, m2 = 0.7, l2 = 1.3, g = -gravity[1];
+  jySystem *sys = jy_system_create(env);
+  jy_system_set_gravity(sys, gravity);
+  jyPartId ground = PART(sys, "ground", "g", {"dim", 2});
+  jyPartId p1 = PART(sys, "pendulum", "p1", {"m", m1}, {"l", l1});
+  jyPartId p2 = PART(sys, "pendulum", "p2", {"m", m2}, {"l", l2});
+  stage_glue(sys, p1, "pivot", ground, "pos", "pivot1");
+  stage_glue(sys, p2, "pivot", p1, "bob", "pivot2");
+  jyModel *md;
+  jyEval *e = stage_eval(sys, 1, &md);
+  if (!ok(e && md->n == 2 && md->m == 0 && md->nlinks == 2 && md->chain_depth == 2,
+          "two pendulums in a chain: 2 coordinates, no rows, 2 links 2 deep")) {
+    stage_free(e, md);
+    return;
+  }
+  const double q[2] = {0.3, -0.5}, v[2] = {0.7, -1.1};
+  ok(jy_assemble(e, q, v, 0, JY_ASM_MASS | JY_ASM_FORCE) == JY_OK && e->mass, "assembled");
+  double c = cos(q[0] - q[1]), s = sin(q[0] - q[1]);
+  double mass[4] = {(m1 + m2) * l1 * l1, m2 * l1 * l2 * c, m2 * l1 * l2 * c, m2 * l2 * l2};
+  double force[2] = {-(m1 + m2) * g * l1 * sin(q[0]) - m2 * l1 * l2 * s * v[1] * v[1],
+                     -m2 * g * l2 * sin(q[1]) + m2 * l1 * l2 * s * v[0] * v[0]};
+  expect_block(e->mass, mass, 4, "M = G^T M_loc G: the double pendulum's");
+  expect_block(e->force, force, 2, "Q = G^T (Q_loc - M_loc g): gravity and the velocity terms");
+  stage_free(e, md);
+}
+
 /* A 1-D mass whose force fails beyond x = 5 and is not finite below x = -5. */
 static int flaky_force(const jyPartInstance *self, const jyPartState *s, double *force) {
   (void)self;
@@ -230,7 +263,7 @@ static void check_part_failures(jyEnv *env) {
 }
 
 int main(void) {
-  plan(30);
+  plan(34);
   jyEnv *env = stage_env();
   if (!env) {
     ok(0, "environment with the components");
@@ -238,6 +271,7 @@ int main(void) {
   }
   check_spring_and_masses(env);
   check_pendulum_mapped(env);
+  check_pendulum_chain(env);
   check_part_failures(env);
   jy_env_destroy(env);
   return done();
