@@ -93,6 +93,45 @@ static void map_identity(jyEval *e, int j, int g, const double *q, const double 
   e->map_val[j * width] = 1;
 }
 
+/* What a link's source gives its block: the source's local q and v (with links: its g, and
+ * G dense over its columns, at chain level `level`), then its terminal there (value,
+ * biases, J in e->term_jac_b), and per block row the rate J v_src + p_t and the
+ * acceleration bias J g_src + gamma. */
+typedef struct source_view {
+  const double *q, *v, *g, *G; /* g, G NULL: the source has no links (q, v are its own) */
+  terminal_eval te;
+} source_view;
+
+static jyStatus chain_state(jyEval *e, const jyModelPart *p, int level, const double *q,
+                            const double *v, double t);
+
+static jyStatus view_source(jyEval *e, const jyModelLink *link, int level, const double *q,
+                            const double *v, double t, source_view *sv) {
+  const jyModel *m = e->model;
+  const jyModelPart *src = &m->parts[link->source];
+  size_t pc = (size_t)m->max_part_coords + 1, stride = (size_t)m->max_chain_cols;
+  memset(sv, 0, sizeof *sv);
+  sv->q = q + src->coord_offset, sv->v = v + src->coord_offset;
+  if (src->nlinks > 0) {
+    jyStatus st = chain_state(e, src, level, q, v, t);
+    if (st != JY_OK) return st;
+    sv->q = e->chain_q + level * pc, sv->v = e->chain_v + level * pc;
+    sv->g = e->chain_g + level * pc, sv->G = e->chain_G + level * pc * stride;
+  }
+  return eval_terminal(e, src, link->terminal, sv->q, sv->v, t, e->term_jac_b, &sv->te);
+}
+
+static void view_rates(const jyEval *e, const jyModelLink *link, const source_view *sv, int c,
+                       double *rate, double *acc) {
+  int ns = e->model->parts[link->source].inst.ncoords;
+  *rate = sv->te.vel_bias[c], *acc = sv->te.acc_bias[c];
+  for (int i = 0; i < ns; i++) {
+    double jci = e->term_jac_b[c + (size_t)i * link->dim];
+    *rate += jci * sv->v[i];
+    if (sv->g) *acc += jci * sv->g[i];
+  }
+}
+
 /* The local view of a source that itself has links, into chain level `level`: its q, v,
  * acceleration bias g and G, dense over its columns (p->cols; row j at G + j * stride).
  * Its own chained sources go one level up first. O(depth) levels of small dense work. */
@@ -113,32 +152,21 @@ static jyStatus chain_state(jyEval *e, const jyModelPart *p, int level, const do
   for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
     const jyModelLink *link = &m->links[l];
     const jyModelPart *src = &m->parts[link->source];
-    int ns = src->inst.ncoords, chained = src->nlinks > 0;
-    const double *qs = q + src->coord_offset, *vs = v + src->coord_offset, *gs = NULL, *Gs = NULL;
-    if (chained) {
-      jyStatus st = chain_state(e, src, level + 1, q, v, t);
-      if (st != JY_OK) return st;
-      qs = e->chain_q + (level + 1) * pc, vs = e->chain_v + (level + 1) * pc;
-      gs = e->chain_g + (level + 1) * pc, Gs = e->chain_G + (level + 1) * pc * stride;
-    }
-    terminal_eval te;
-    jyStatus st = eval_terminal(e, src, link->terminal, qs, vs, t, e->term_jac_b, &te);
+    source_view sv;
+    jyStatus st = view_source(e, link, level + 1, q, v, t, &sv);
     if (st != JY_OK) return st;
     for (int c = 0; c < link->dim; c++) {
       int j = link->offset + c;
-      double rate = te.vel_bias[c], acc = te.acc_bias[c], *row = G + j * stride;
-      for (int i = 0; i < ns; i++) {
+      double *row = G + j * stride; /* J G_src, placed among p's columns */
+      for (int i = 0; i < src->inst.ncoords; i++) {
         double jci = e->term_jac_b[c + (size_t)i * link->dim];
-        rate += jci * vs[i];
-        if (!chained) {
+        if (!sv.G)
           row[link->pos[i]] += jci;
-          continue;
-        }
-        acc += jci * gs[i];
-        if (jci != 0)
-          for (int k = 0; k < src->ncols; k++) row[link->pos[k]] += jci * Gs[i * stride + k];
+        else if (jci != 0)
+          for (int k = 0; k < src->ncols; k++) row[link->pos[k]] += jci * sv.G[i * stride + k];
       }
-      ql[j] = te.value[c], vl[j] = rate, gl[j] = acc;
+      ql[j] = sv.te.value[c];
+      view_rates(e, link, &sv, c, &vl[j], &gl[j]);
     }
   }
   return JY_OK;
@@ -160,50 +188,30 @@ jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const dou
   for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
     const jyModelLink *link = &m->links[l];
     const jyModelPart *src = &m->parts[link->source];
-    int ns = src->inst.ncoords, off = src->coord_offset;
-    if (src->nlinks == 0) {
-      int block = coord_block_of(src, link->terminal);
-      if (block >= 0) { /* the terminal is the source's coordinates themselves: G = I there */
-        for (int c = 0; c < link->dim; c++)
-          map_identity(e, link->offset + c, off + block + c, q, v, width);
-        continue;
-      }
+    int block = src->nlinks == 0 ? coord_block_of(src, link->terminal) : -1;
+    if (block >= 0) { /* the terminal is the source's coordinates themselves: G = I there */
+      for (int c = 0; c < link->dim; c++)
+        map_identity(e, link->offset + c, src->coord_offset + block + c, q, v, width);
+      continue;
     }
-    /* a chained source: its view first (G_src over its columns), then G = J G_src */
-    const double *qs = q + off, *vs = v + off, *gs = NULL, *Gs = NULL;
-    if (src->nlinks > 0) {
-      jyStatus st = chain_state(e, src, 0, q, v, t);
-      if (st != JY_OK) return st;
-      qs = e->chain_q, vs = e->chain_v, gs = e->chain_g, Gs = e->chain_G;
-    }
-    terminal_eval te;
-    jyStatus st = eval_terminal(e, src, link->terminal, qs, vs, t, e->term_jac_b, &te);
+    source_view sv;
+    jyStatus st = view_source(e, link, 0, q, v, t, &sv);
     if (st != JY_OK) return st;
     for (int c = 0; c < link->dim; c++) {
       int j = link->offset + c;
-      double rate = te.vel_bias[c], acc = te.acc_bias[c];
       int *cols = e->map_col + j * width;
-      double *vals = e->map_val + j * width;
-      if (!Gs) {
-        for (int i = 0; i < ns; i++) {
-          double jci = e->term_jac_b[c + (size_t)i * link->dim];
-          rate += jci * vs[i];
-          cols[i] = off + i;
-          vals[i] = jci;
-        }
-      } else {
-        for (int k = 0; k < src->ncols; k++) cols[k] = src->cols[k], vals[k] = 0;
-        for (int i = 0; i < ns; i++) {
-          double jci = e->term_jac_b[c + (size_t)i * link->dim];
-          rate += jci * vs[i];
-          acc += jci * gs[i];
-          if (jci != 0)
-            for (int k = 0; k < src->ncols; k++) vals[k] += jci * Gs[i * stride + k];
-        }
+      double *vals = e->map_val + j * width; /* G's row: J, or J G_src over the source's columns */
+      for (int k = 0; k < src->ncols; k++) {
+        cols[k] = src->cols ? src->cols[k] : src->coord_offset + k;
+        vals[k] = sv.G ? 0 : e->term_jac_b[c + (size_t)k * link->dim];
       }
-      e->q_loc[j] = te.value[c];
-      e->v_loc[j] = rate;
-      e->g_loc[j] = acc;
+      for (int i = 0; sv.G && i < src->inst.ncoords; i++) {
+        double jci = e->term_jac_b[c + (size_t)i * link->dim];
+        if (jci != 0)
+          for (int k = 0; k < src->ncols; k++) vals[k] += jci * sv.G[i * stride + k];
+      }
+      e->q_loc[j] = sv.te.value[c];
+      view_rates(e, link, &sv, c, &e->v_loc[j], &e->g_loc[j]);
       e->map_count[j] = src->ncols;
     }
   }

@@ -12,10 +12,10 @@
  * F = M_loc q_loc'' - (Q + C + A^T mu + the part's glues with rows, J^T mu) + the forces of
  * the links the part leads (J^T F_d: its followers pull on its terminals), restricted to the
  * block. A massless block has no M_loc term. The forces of the links the part leads must be
- * in out already (glue_channels goes from the deepest links up). Reported, as for every
- * glue, as the force on the first terminal. */
+ * in the channel row already (glue_channels goes from the deepest links up). Written, as for
+ * every glue, as the force on the first terminal, at the glue's channels of the row. */
 static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const double *q,
-                                      const double *v, double t, const double *acc, double *out) {
+                                      const double *v, double t, const double *acc, double *row) {
   const jyModel *m = e->model;
   const jyModelPart *p = &m->parts[link->part];
   const jyPartType *type = p->inst.type;
@@ -71,7 +71,7 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
   /* the links the part leads: their blocks pull its terminals with -F_d */
   for (int at = m->source_link_ptr[link->part]; at < m->source_link_ptr[link->part + 1]; at++) {
     const jyModelLink *d = &m->links[m->source_links[at]];
-    const double *fd = out + m->glues[d->glue].force_channel - m->glues[link->glue].force_channel;
+    const double *fd = row + m->glues[d->glue].force_channel;
     jyStatus jst = jy_terminal_jacobian(e, p, d->terminal, ql, vl, t, e->term_jac_a);
     if (jst != JY_OK) return jst;
     for (int c = 0; c < link->dim; c++)
@@ -79,6 +79,7 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
         force[c] +=
           e->term_jac_a[i + (size_t)(link->offset + c) * d->dim] * (d->part_is_a ? fd[i] : -fd[i]);
   }
+  double *out = row + m->glues[link->glue].force_channel;
   for (int c = 0; c < link->dim; c++) out[c] = link->part_is_a ? force[c] : -force[c];
   return JY_OK;
 }
@@ -188,8 +189,7 @@ static jyStatus glue_channels(jyEval *e, const double *q, const double *v, doubl
     for (int l = 0; l < m->nlinks; l++) {
       const jyModelLink *link = &m->links[l];
       if (m->parts[link->part].depth != depth) continue;
-      jyStatus st =
-        eliminated_glue_force(e, link, q, v, t, acc, out + m->glues[link->glue].force_channel);
+      jyStatus st = eliminated_glue_force(e, link, q, v, t, acc, out);
       if (st != JY_OK) return st;
     }
   return JY_OK;

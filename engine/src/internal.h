@@ -168,7 +168,7 @@ struct jyModel {
   int max_part_coords, max_part_rows;
   int max_source_coords; /* most columns of a part a link follows (1 when there are no links) */
   int chain_depth;       /* the deepest link chain (0: no links) */
-  int max_chain_cols;    /* most columns of a part that follows a chained source (1: none) */
+  int max_chain_cols;    /* most columns of a source that itself has links (1: none) */
   int *source_link_ptr, *source_links; /* nparts + 1, nlinks: the links each part leads */
   int has_laws;                        /* some part has a non-ideal law (fixed-point solve) */
 };

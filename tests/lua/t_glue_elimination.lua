@@ -7,9 +7,10 @@ local cases = {
   { "incline_em", { "particle.x", "particle.y", "line.normal_force", "force.line.pos.y", "energy" }, 2, 4 },
   { "spring_chain_monolithic", { "m1.x", "m2.x", "s1.tension", "s2.tension", "force.s2.a", "energy" }, 2, 6 },
   -- the pendulums' pivots follow (JY_PART_FOLLOWS_GLUE), p2's through p1's: a chain; their
-  -- glue forces come from the blocks' balance, M q'' included
+  -- glue forces come from the blocks' balance, M q'' included. 1 s: over 2 s the chaotic
+  -- motion (th1 = 2 rad) takes the runs' difference to 1.4e-9, over 1 s it stays at 5e-10
   { "double_pendulum", { "p1.theta", "p2.theta", "energy", "force.p1.pivot.x", "force.p1.pivot.y",
-    "force.p2.pivot.x", "force.p2.pivot.y" }, 2, 6 },
+    "force.p2.pivot.x", "force.p2.pivot.y" }, 2, 6, t_end = 1 },
 }
 -- 14 pendulums hung in series: the first 6 chain from the ground; a chain may have 6
 -- columns, so the 7th and the 11th keep their pivots and rows and start chains of 4.
@@ -28,7 +29,9 @@ for _, i in ipairs { 1, 2, 6, 7, 8, 11, 14 } do
   forces[#forces + 1] = "force.p" .. i .. ".pivot.x"
   forces[#forces + 1] = "force.p" .. i .. ".pivot.y"
 end
-cases[#cases + 1] = { pendulum_chain, label = "14 pendulums in series", forces, 18, 42 }
+-- Over 2 s the chain's two runs drift apart to 3e-9 (Prescott kernel); over 0.5 s they
+-- agree to 2e-11, the formulations' agreement rather than the chain's growth of differences.
+cases[#cases + 1] = { pendulum_chain, label = "14 pendulums in series", forces, 18, 42, t_end = 0.5 }
 -- The rod's ends as the glues' second terminals: the force channel stays the force on the
 -- first terminal (here the pivot and the bob).
 local function reversed()
@@ -47,7 +50,8 @@ tap.plan(#cases * 2)
 -- Both runs integrate the same ODE in different coordinates, so they differ by the
 -- integrator's error: at rtol 1e-11 that was up to 1.4e-8 in s1.tension (k = 100 N/m times
 -- position errors of 1e-10 m; 6e-9 to 1.4e-8 across OpenBLAS kernels, no margin under 1e-8).
--- At rtol 1e-13 it is at most 1.9e-10 (default/Cooperlake, Haswell, Prescott kernels),
+-- At rtol 1e-13 it is at most 1.9e-10 (default/Cooperlake, Haswell, Prescott kernels;
+-- 5e-10 in the double pendulum's pivot forces, which go through M q'' of chained blocks),
 -- for the same cost (under 0.02 s a run).
 local opts = { rtol = 1e-13, atol = 1e-14, t_end = 2, dt_out = 0.05 }
 for _, c in ipairs(cases) do
@@ -55,12 +59,14 @@ for _, c in ipairs(cases) do
   for k, eliminate in ipairs { true, false } do
     local sys = type(c[1]) == "function" and c[1]() or dofile("examples/" .. c[1] .. ".lua")
     local model = sys:compile { eliminate_glue = eliminate }
-    runs[k] = { n = model:num_coords(), res = model:simulate(opts) }
+    local o = { rtol = opts.rtol, atol = opts.atol, t_end = c.t_end or opts.t_end, dt_out = opts.dt_out }
+    runs[k] = { n = model:num_coords(), res = model:simulate(o) }
   end
   tap.ok(runs[1].n == c[3] and runs[2].n == c[4],
     string.format("%s: %d coordinates with elimination, %d without", c.label or c[1], runs[1].n, runs[2].n))
-  -- At rtol 1e-13 the runs differ by at most 1.9e-10 (above): 1e-8 (absolute, SI units of
-  -- order 1-100) leaves a margin of 50 and is far below any modelling error.
+  -- At rtol 1e-13 the runs differ by at most 5.8e-10 (the pendulum's energy): 1e-8
+  -- (absolute, SI units of order 1-100) leaves a margin of 17 and is far below any modelling
+  -- error.
   local worst, where = 0, ""
   for _, name in ipairs(c[2]) do
     local a, b = runs[1].res[name], runs[2].res[name]
