@@ -173,12 +173,12 @@ jyStatus jy_compile_chain_columns(jyModel *md) {
   for (int i = 0; i < np; i++) by_depth[md->parts[i].depth + 1]++;
   for (int d = 0; d < md->chain_depth; d++) by_depth[d + 1] += by_depth[d];
   for (int i = 0; i < np; i++) order[by_depth[md->parts[i].depth]++] = i;
-  md->max_source_coords = 1;
-  md->max_chain_cols = 1;
+  md->max_part_cols = 1;
   for (int at = 0; at < np; at++) {
     jyModelPart *p = &md->parts[order[at]];
     if (p->nlinks == 0) {
       p->ncols = p->inst.ncoords;
+      if (p->ncols > md->max_part_cols) md->max_part_cols = p->ncols;
       continue;
     }
     int bound = p->inst.ncoords; /* own kept ones and every source's columns */
@@ -197,10 +197,9 @@ jyStatus jy_compile_chain_columns(jyModel *md) {
         if (slot[c] < 0) slot[p->cols[count] = c] = count, count++;
         link->pos[k] = slot[c];
       }
-      if (src->ncols > md->max_source_coords) md->max_source_coords = src->ncols;
-      if (src->nlinks > 0 && src->ncols > md->max_chain_cols) md->max_chain_cols = src->ncols;
     }
     p->ncols = count;
+    if (count > md->max_part_cols) md->max_part_cols = count;
     for (int k = 0; k < count; k++) slot[p->cols[k]] = -1;
   }
   for (int l = 0; l < md->nlinks; l++) md->source_link_ptr[md->links[l].source + 1]++;

@@ -83,142 +83,99 @@ static int coord_block_of(const jyModelPart *p, int k) {
   return ts->is_coord_block ? ts->coord_offset : -1;
 }
 
-/* Local coordinate j is global coordinate g itself: G's row j is e_g. */
-static void map_identity(jyEval *e, int j, int g, const double *q, const double *v, int width) {
-  e->q_loc[j] = q[g];
-  e->v_loc[j] = v[g];
-  e->g_loc[j] = 0;
-  e->map_count[j] = 1;
-  e->map_col[j * width] = g;
-  e->map_val[j * width] = 1;
+/* A part's view in the pool (internal.h): q, v, g, then G (ncoords rows of ncols). */
+typedef struct part_view {
+  double *q, *v, *g, *G;
+} part_view;
+
+static part_view view_buffers(const jyEval *e, const jyModelPart *p) {
+  size_t nc = (size_t)p->inst.ncoords;
+  double *at = e->views + e->view_at[p - e->model->parts];
+  return (part_view){at, at + nc, at + 2 * nc, at + 3 * nc};
 }
 
-/* What a link's source gives its block: the source's local q and v (with links: its g, and
- * G dense over its columns, at chain level `level`), then its terminal there (value,
- * biases, J in e->term_jac_b), and per block row the rate J v_src + p_t and the
- * acceleration bias J g_src + gamma. */
-typedef struct source_view {
-  const double *q, *v, *g, *G; /* g, G NULL: the source has no links (q, v are its own) */
-  terminal_eval te;
-} source_view;
-
-static jyStatus chain_state(jyEval *e, const jyModelPart *p, int level, const double *q,
-                            const double *v, double t);
-
-static jyStatus view_source(jyEval *e, const jyModelLink *link, int level, const double *q,
-                            const double *v, double t, source_view *sv) {
+/* The view of a part with links at (q, v, t), computed once per epoch: its own kept
+ * coordinates are its first columns; through each link, the source's terminal at the
+ * source's own view (computed first, up the chain: chain_depth levels at most) gives the
+ * block q_loc = p(q_src), rate J v_src + p_t, bias J g_src + gamma and rows J G_src. */
+static jyStatus part_view_of(jyEval *e, const jyModelPart *p, const double *q, const double *v,
+                             double t, part_view *view) {
   const jyModel *m = e->model;
-  const jyModelPart *src = &m->parts[link->source];
-  size_t pc = (size_t)m->max_part_coords + 1, stride = (size_t)m->max_chain_cols;
-  memset(sv, 0, sizeof *sv);
-  sv->q = q + src->coord_offset, sv->v = v + src->coord_offset;
-  if (src->nlinks > 0) {
-    jyStatus st = chain_state(e, src, level, q, v, t);
-    if (st != JY_OK) return st;
-    sv->q = e->chain_q + level * pc, sv->v = e->chain_v + level * pc;
-    sv->g = e->chain_g + level * pc, sv->G = e->chain_G + level * pc * stride;
-  }
-  return eval_terminal(e, src, link->terminal, sv->q, sv->v, t, e->term_jac_b, &sv->te);
-}
-
-static void view_rates(const jyEval *e, const jyModelLink *link, const source_view *sv, int c,
-                       double *rate, double *acc) {
-  int ns = e->model->parts[link->source].inst.ncoords;
-  *rate = sv->te.vel_bias[c], *acc = sv->te.acc_bias[c];
-  for (int i = 0; i < ns; i++) {
-    double jci = e->term_jac_b[c + (size_t)i * link->dim];
-    *rate += jci * sv->v[i];
-    if (sv->g) *acc += jci * sv->g[i];
-  }
-}
-
-/* The local view of a source that itself has links, into chain level `level`: its q, v,
- * acceleration bias g and G, dense over its columns (p->cols; row j at G + j * stride).
- * Its own chained sources go one level up first. O(depth) levels of small dense work. */
-static jyStatus chain_state(jyEval *e, const jyModelPart *p, int level, const double *q,
-                            const double *v, double t) {
-  const jyModel *m = e->model;
-  size_t pc = (size_t)m->max_part_coords + 1, stride = (size_t)m->max_chain_cols;
-  int nc = p->inst.ncoords, own = 0;
-  double *ql = e->chain_q + level * pc, *vl = e->chain_v + level * pc;
-  double *gl = e->chain_g + level * pc, *G = e->chain_G + level * pc * stride;
-  memset(G, 0, sizeof(double) * (size_t)nc * stride);
+  size_t index = (size_t)(p - m->parts);
+  *view = view_buffers(e, p);
+  if (e->view_stamp[index] == e->view_epoch) return JY_OK;
+  int nc = p->inst.ncoords, w = p->ncols, own = 0;
+  memset(view->G, 0, sizeof(double) * (size_t)nc * (size_t)w);
   for (int j = 0; j < nc; j++) {
     int k = p->coord_map[j];
     if (k < 0) continue;
-    ql[j] = q[k], vl[j] = v[k], gl[j] = 0;
-    G[j * stride + own++] = 1; /* its own kept coordinates are its first columns */
+    view->q[j] = q[k], view->v[j] = v[k], view->g[j] = 0;
+    view->G[(size_t)j * w + own++] = 1;
   }
   for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
     const jyModelLink *link = &m->links[l];
     const jyModelPart *src = &m->parts[link->source];
-    source_view sv;
-    jyStatus st = view_source(e, link, level + 1, q, v, t, &sv);
-    if (st != JY_OK) return st;
-    for (int c = 0; c < link->dim; c++) {
-      int j = link->offset + c;
-      double *row = G + j * stride; /* J G_src, placed among p's columns */
-      for (int i = 0; i < src->inst.ncoords; i++) {
-        double jci = e->term_jac_b[c + (size_t)i * link->dim];
-        if (!sv.G)
-          row[link->pos[i]] += jci;
-        else if (jci != 0)
-          for (int k = 0; k < src->ncols; k++) row[link->pos[k]] += jci * sv.G[i * stride + k];
+    int ns = src->inst.ncoords, dim = link->dim;
+    int block = src->nlinks == 0 ? coord_block_of(src, link->terminal) : -1;
+    if (block >= 0) { /* the terminal is the source's coordinates themselves: G = I there */
+      for (int c = 0; c < dim; c++) {
+        int j = link->offset + c, k = src->coord_offset + block + c;
+        view->q[j] = q[k], view->v[j] = v[k], view->g[j] = 0;
+        view->G[(size_t)j * w + link->pos[block + c]] = 1;
       }
-      ql[j] = sv.te.value[c];
-      view_rates(e, link, &sv, c, &vl[j], &gl[j]);
+      continue;
+    }
+    part_view sv = {(double *)q + src->coord_offset, (double *)v + src->coord_offset, NULL, NULL};
+    if (src->nlinks > 0) {
+      jyStatus st = part_view_of(e, src, q, v, t, &sv);
+      if (st != JY_OK) return st;
+    }
+    terminal_eval te;
+    jyStatus st = eval_terminal(e, src, link->terminal, sv.q, sv.v, t, e->term_jac_b, &te);
+    if (st != JY_OK) return st;
+    for (int c = 0; c < dim; c++) {
+      int j = link->offset + c;
+      double *row = view->G + (size_t)j * w, rate = te.vel_bias[c], acc = te.acc_bias[c];
+      for (int i = 0; i < ns; i++) {
+        double jci = e->term_jac_b[c + (size_t)i * dim];
+        if (jci == 0) continue;
+        rate += jci * sv.v[i];
+        if (!sv.G) {
+          row[link->pos[i]] += jci;
+          continue;
+        }
+        acc += jci * sv.g[i];
+        const double *src_row = sv.G + (size_t)i * src->ncols;
+        for (int k = 0; k < src->ncols; k++) row[link->pos[k]] += jci * src_row[k];
+      }
+      view->q[j] = te.value[c], view->v[j] = rate, view->g[j] = acc;
     }
   }
+  e->view_stamp[index] = e->view_epoch;
   return JY_OK;
 }
 
-jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const double *v, double t,
-                     const double **q_loc, const double **v_loc, int *mapped) {
-  const jyModel *m = e->model;
+/* jy_localize within the current epoch (an assembly's parts and glues share it). */
+static jyStatus localize(jyEval *e, const jyModelPart *p, const double *q, const double *v,
+                         double t, const double **q_loc, const double **v_loc, int *mapped) {
   if (p->nlinks == 0) {
     *q_loc = q + p->coord_offset;
     *v_loc = v + p->coord_offset;
     *mapped = 0;
     return JY_OK;
   }
-  int nc = p->inst.ncoords, width = m->max_source_coords;
-  size_t stride = (size_t)m->max_chain_cols;
-  for (int j = 0; j < nc; j++)
-    if (p->coord_map[j] >= 0) map_identity(e, j, p->coord_map[j], q, v, width);
-  for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
-    const jyModelLink *link = &m->links[l];
-    const jyModelPart *src = &m->parts[link->source];
-    int block = src->nlinks == 0 ? coord_block_of(src, link->terminal) : -1;
-    if (block >= 0) { /* the terminal is the source's coordinates themselves: G = I there */
-      for (int c = 0; c < link->dim; c++)
-        map_identity(e, link->offset + c, src->coord_offset + block + c, q, v, width);
-      continue;
-    }
-    source_view sv;
-    jyStatus st = view_source(e, link, 0, q, v, t, &sv);
-    if (st != JY_OK) return st;
-    for (int c = 0; c < link->dim; c++) {
-      int j = link->offset + c;
-      int *cols = e->map_col + j * width;
-      double *vals = e->map_val + j * width; /* G's row: J, or J G_src over the source's columns */
-      for (int k = 0; k < src->ncols; k++) {
-        cols[k] = src->cols ? src->cols[k] : src->coord_offset + k;
-        vals[k] = sv.G ? 0 : e->term_jac_b[c + (size_t)k * link->dim];
-      }
-      for (int i = 0; sv.G && i < src->inst.ncoords; i++) {
-        double jci = e->term_jac_b[c + (size_t)i * link->dim];
-        if (jci != 0)
-          for (int k = 0; k < src->ncols; k++) vals[k] += jci * sv.G[i * stride + k];
-      }
-      e->q_loc[j] = sv.te.value[c];
-      view_rates(e, link, &sv, c, &e->v_loc[j], &e->g_loc[j]);
-      e->map_count[j] = src->ncols;
-    }
-  }
-  *q_loc = e->q_loc;
-  *v_loc = e->v_loc;
+  part_view view;
+  jyStatus st = part_view_of(e, p, q, v, t, &view);
+  *q_loc = view.q;
+  *v_loc = view.v;
   *mapped = 1;
-  return JY_OK;
+  return st;
+}
+
+jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const double *v, double t,
+                     const double **q_loc, const double **v_loc, int *mapped) {
+  e->view_epoch++;
+  return localize(e, p, q, v, t, q_loc, v_loc, mapped);
 }
 
 /* Where an assembly adds a global matrix's entries: the dense array (NULL: not this time),
@@ -236,49 +193,53 @@ static Sink sink_of(const jyEval *e, int mass, unsigned what) {
                 store ? c : NULL}; /* a large model keeps no dense M (nor, mostly, A) */
 }
 
-static inline void sink_add(const Sink *s, int row, int col, double x) {
-  if (s->dense) s->dense[row + (size_t)col * s->ld] += x;
-  if (s->store) {
-    int k = jy_csc_find(s->store, row, col);
-    if (k >= 0) s->store->x[k] += x; /* the pattern holds every entry a block can touch */
+/* Adds sign * block (nrows x ncols, column-major) at global rows rows[i] (NULL: row0 + i) and
+ * columns cols[k] (NULL: col0 + k); into the store at its slots (found at creation). */
+static void add_block(const Sink *s, const int *slot, const int *rows, int row0, int nrows,
+                      const int *cols, int col0, int ncols, const double *block, double sign) {
+  for (int k = 0; k < ncols; k++) {
+    size_t col = (size_t)(cols ? cols[k] : col0 + k);
+    for (int i = 0; i < nrows; i++) {
+      size_t at = i + (size_t)k * nrows;
+      double x = sign * block[at];
+      if (s->dense) s->dense[(rows ? rows[i] : row0 + i) + col * s->ld] += x;
+      if (s->store && slot[at] >= 0) s->store->x[slot[at]] += x;
+    }
   }
 }
 
-/* Local block (rows x cols, ld rows) added into a global matrix at (r0, c0). */
-static void scatter(const Sink *s, int r0, int c0, const double *local, int rows, int cols,
-                    double sign) {
-  for (int j = 0; j < cols; j++)
-    for (int i = 0; i < rows; i++) {
-      double x = local[i + (size_t)j * rows];
-      if (x != 0) sink_add(s, r0 + i, c0 + j, sign * x);
+/* out (nrows x ncols) = local (nrows x nc, column-major) G: a block through the view. */
+static void times_view(const jyModelPart *p, const part_view *view, const double *local, int nrows,
+                       double *out) {
+  int nc = p->inst.ncoords, w = p->ncols;
+  memset(out, 0, sizeof(double) * (size_t)nrows * w);
+  for (int a = 0; a < nc; a++) {
+    const double *g_row = view->G + (size_t)a * w, *l_col = local + (size_t)a * nrows;
+    for (int k = 0; k < w; k++) {
+      if (g_row[k] == 0) continue;
+      for (int i = 0; i < nrows; i++) out[i + (size_t)k * nrows] += l_col[i] * g_row[k];
     }
+  }
 }
 
-/* The same through the map: global[r0 + i, G cols] += sign * local[i, :] G. */
-static void scatter_mapped(const jyEval *e, const Sink *s, int r0, const double *local, int rows,
-                           int cols, double sign) {
-  int width = e->model->max_source_coords;
-  for (int a = 0; a < cols; a++)
-    for (int i = 0; i < rows; i++) {
-      double x = sign * local[i + (size_t)a * rows];
-      if (x == 0) continue;
-      for (int k = 0; k < e->map_count[a]; k++)
-        sink_add(s, r0 + i, e->map_col[a * width + k], x * e->map_val[a * width + k]);
-    }
-}
-
-/* vec[G cols] += G^T local (a generalized force through the map). */
-static void scatter_vector_mapped(const jyEval *e, double *vec, const double *local, int cols) {
-  int width = e->model->max_source_coords;
-  for (int a = 0; a < cols; a++)
-    for (int k = 0; k < e->map_count[a]; k++)
-      vec[e->map_col[a * width + k]] += e->map_val[a * width + k] * local[a];
+/* vec[cols] += G^T local (a generalized force through the view), or vec[own] += local. */
+static void add_force(const jyEval *e, const jyModelPart *p, int mapped, double *vec,
+                      const double *local) {
+  int nc = p->inst.ncoords;
+  if (!mapped) {
+    for (int j = 0; j < nc; j++) vec[p->coord_offset + j] += local[j];
+    return;
+  }
+  part_view view = view_buffers(e, p);
+  for (int a = 0; a < nc; a++) {
+    const double *g_row = view.G + (size_t)a * p->ncols;
+    for (int k = 0; k < p->ncols; k++) vec[p->cols[k]] += g_row[k] * local[a];
+  }
 }
 
 static jyStatus assemble_mass(jyEval *e, const jyModelPart *p, const jyPartState *s, int mapped,
                               unsigned what) {
-  const jyModel *m = e->model;
-  int nc = p->inst.ncoords, width = m->max_source_coords;
+  int nc = p->inst.ncoords, w = p->ncols;
   memset(e->local_mass, 0, sizeof(double) * (size_t)nc * nc);
   if (p->inst.type->mass(jy_eval_inst(e, p), s, e->local_mass) != 0)
     return jy_part_failed(e, p, "mass", s->t);
@@ -290,27 +251,32 @@ static jyStatus assemble_mass(jyEval *e, const jyModelPart *p, const jyPartState
         break;
       }
   Sink sink = sink_of(e, 1, what);
+  const int *slot = e->slots + e->mass_slot_at[p - e->model->parts];
   if (!mapped) {
-    scatter(&sink, p->coord_offset, p->coord_offset, e->local_mass, nc, nc, 1.0);
+    add_block(&sink, slot, NULL, p->coord_offset, nc, NULL, p->coord_offset, nc, e->local_mass,
+              1.0);
     return JY_OK;
   }
   e->mass_diagonal = 0; /* G^T M G: not diagonal in general */
-  for (int a = 0; a < nc; a++)
-    for (int b = 0; b < nc; b++) {
-      double x = e->local_mass[a + (size_t)b * nc];
+  part_view view = view_buffers(e, p);
+  double *mg = e->block, *gmg = e->block + (size_t)w * nc; /* M_loc G, then G^T (M_loc G) */
+  times_view(p, &view, e->local_mass, nc, mg);
+  memset(gmg, 0, sizeof(double) * (size_t)w * w);
+  for (int l = 0; l < w; l++)
+    for (int a = 0; a < nc; a++) {
+      double x = mg[a + (size_t)l * nc];
       if (x == 0) continue;
-      for (int ka = 0; ka < e->map_count[a]; ka++)
-        for (int kb = 0; kb < e->map_count[b]; kb++)
-          sink_add(&sink, e->map_col[a * width + ka], e->map_col[b * width + kb],
-                   e->map_val[a * width + ka] * x * e->map_val[b * width + kb]);
+      const double *g_row = view.G + (size_t)a * w;
+      for (int k = 0; k < w; k++) gmg[k + (size_t)l * w] += g_row[k] * x;
     }
+  add_block(&sink, slot, p->cols, 0, w, p->cols, 0, w, gmg, 1.0);
   if (what & JY_ASM_FORCE) { /* Q -= G^T M_loc g */
     for (int a = 0; a < nc; a++) {
       double h = 0;
-      for (int b = 0; b < nc; b++) h += e->local_mass[a + (size_t)b * nc] * e->g_loc[b];
+      for (int b = 0; b < nc; b++) h += e->local_mass[a + (size_t)b * nc] * view.g[b];
       e->local_vec[a] = -h;
     }
-    scatter_vector_mapped(e, e->force, e->local_vec, nc);
+    add_force(e, p, 1, e->force, e->local_vec);
   }
   return JY_OK;
 }
@@ -332,7 +298,7 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
   const jyPartType *type = p->inst.type;
   const double *ql, *vl;
   int mapped;
-  jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
+  jyStatus st = localize(e, p, q, v, t, &ql, &vl, &mapped);
   if (st != JY_OK) return st;
   jyPartState s = jy_part_state(e, p, ql, vl, t);
   if ((what & JY_ASM_MASS) && type->mass && nc > 0) {
@@ -344,20 +310,14 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
     if (type->force(jy_eval_inst(e, p), &s, e->local_vec) != 0)
       return jy_part_failed(e, p, "force", t);
     if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "force", t);
-    if (mapped)
-      scatter_vector_mapped(e, e->force, e->local_vec, nc);
-    else
-      for (int j = 0; j < nc; j++) e->force[off + j] += e->local_vec[j];
+    add_force(e, p, mapped, e->force, e->local_vec);
   }
   if ((what & JY_ASM_NONIDEAL) && type->nonideal && nc > 0) {
     memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
     if (type->nonideal(jy_eval_inst(e, p), &s, e->local_vec) != 0)
       return jy_part_failed(e, p, "nonideal", t);
     if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "nonideal", t);
-    if (mapped)
-      scatter_vector_mapped(e, e->nonideal, e->local_vec, nc);
-    else
-      for (int j = 0; j < nc; j++) e->nonideal[off + j] += e->local_vec[j];
+    add_force(e, p, mapped, e->nonideal, e->local_vec);
   }
   if ((what & (JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS)) && nr > 0) {
     if (!type->constraints) {
@@ -379,17 +339,21 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
       return not_finite(e, p, "constraints", t);
     if (e->inactive) leave_out_inactive_rows(e, p);
     if (what & JY_ASM_CONSTRAINTS) {
+      part_view view = mapped ? view_buffers(e, p) : (part_view){0};
       for (int i = 0; i < nr; i++) {
         double rhs = e->local_rhs[i];
         if (mapped)
-          for (int a = 0; a < nc; a++) rhs -= e->local_jac[i + (size_t)a * nr] * e->g_loc[a];
+          for (int a = 0; a < nc; a++) rhs -= e->local_jac[i + (size_t)a * nr] * view.g[a];
         e->rhs[p->row_offset + i] = rhs;
       }
       Sink sink = sink_of(e, 0, what);
-      if (mapped)
-        scatter_mapped(e, &sink, p->row_offset, e->local_jac, nr, nc, 1.0);
-      else
-        scatter(&sink, p->row_offset, off, e->local_jac, nr, nc, 1.0);
+      const int *slot = e->slots + e->row_slot_at[p - e->model->parts];
+      if (mapped) {
+        times_view(p, &view, e->local_jac, nr, e->block);
+        add_block(&sink, slot, NULL, p->row_offset, nr, p->cols, 0, p->ncols, e->block, 1.0);
+      } else {
+        add_block(&sink, slot, NULL, p->row_offset, nr, NULL, off, nc, e->local_jac, 1.0);
+      }
     }
     if (what & JY_ASM_RESIDUALS)
       for (int i = 0; i < nr; i++) {
@@ -409,11 +373,12 @@ static jyStatus glue_side(jyEval *e, const jyModelGlue *g, int part, int termina
   const jyModelPart *p = &m->parts[part];
   const double *ql, *vl;
   int mapped, dim = g->dim, nc = p->inst.ncoords;
-  jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
+  jyStatus st = localize(e, p, q, v, t, &ql, &vl, &mapped);
   if (st != JY_OK) return st;
   terminal_eval te;
   st = eval_terminal(e, p, terminal, ql, vl, t, e->term_jac_a, &te);
   if (st != JY_OK) return st;
+  part_view view = mapped ? view_buffers(e, p) : (part_view){0};
   for (int c = 0; c < dim; c++) {
     value[c] = te.value[c];
     rate[c] = te.vel_bias[c];
@@ -421,15 +386,21 @@ static jyStatus glue_side(jyEval *e, const jyModelGlue *g, int part, int termina
     for (int a = 0; a < nc; a++) {
       double jca = e->term_jac_a[c + (size_t)a * dim];
       rate[c] += jca * vl[a];
-      if (mapped) acc[c] += jca * e->g_loc[a];
+      if (mapped) acc[c] += jca * view.g[a];
     }
   }
   if (what & JY_ASM_CONSTRAINTS) {
     Sink sink = sink_of(e, 0, what);
-    if (mapped)
-      scatter_mapped(e, &sink, g->row_offset, e->term_jac_a, dim, nc, sign);
-    else
-      scatter(&sink, g->row_offset, p->coord_offset, e->term_jac_a, dim, nc, sign);
+    /* the glue's slots: part a's columns, then part b's */
+    const int *slot = e->slots + e->glue_slot_at[g - m->glues];
+    if (sign < 0) slot += (size_t)dim * m->parts[g->part_a].ncols;
+    if (mapped) {
+      times_view(p, &view, e->term_jac_a, dim, e->block);
+      add_block(&sink, slot, NULL, g->row_offset, dim, p->cols, 0, p->ncols, e->block, sign);
+    } else {
+      add_block(&sink, slot, NULL, g->row_offset, dim, NULL, p->coord_offset, nc, e->term_jac_a,
+                sign);
+    }
   }
   return JY_OK;
 }
@@ -479,6 +450,7 @@ jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsi
     memset(e->residual, 0, sizeof(double) * rows);
     memset(e->rate, 0, sizeof(double) * rows);
   }
+  e->view_epoch++; /* a new state: every view is computed again, once */
   for (int i = 0; i < m->nparts; i++) {
     jyStatus st = assemble_part(e, &m->parts[i], q, v, t, what);
     if (st != JY_OK) return st;
@@ -493,22 +465,22 @@ jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsi
 }
 
 void jy_local_acceleration(jyEval *e, const jyModelPart *p, int mapped, const double *acc) {
-  int width = e->model->max_source_coords;
+  part_view view = mapped ? view_buffers(e, p) : (part_view){0};
   for (int a = 0; a < p->inst.ncoords; a++) {
     if (!mapped) {
       e->acc_loc[a] = acc[p->coord_offset + a];
       continue;
     }
-    double x = e->g_loc[a];
-    for (int k = 0; k < e->map_count[a]; k++)
-      x += e->map_val[a * width + k] * acc[e->map_col[a * width + k]];
+    double x = view.g[a];
+    const double *g_row = view.G + (size_t)a * p->ncols;
+    for (int k = 0; k < p->ncols; k++) x += g_row[k] * acc[p->cols[k]];
     e->acc_loc[a] = x;
   }
 }
 
 jyStatus jy_part_nonideal(jyEval *e, const jyModelPart *p, const double *q, const double *v,
                           double t, const double *mu, const double *acc, const double **v_loc) {
-  int nc = p->inst.ncoords;
+  int nc = p->inst.ncoords; /* jy_localize: a state of the caller's, perhaps new */
   const jyPartType *type = p->inst.type;
   const double *ql;
   int mapped;
@@ -532,13 +504,14 @@ jyStatus jy_part_nonideal(jyEval *e, const jyModelPart *p, const double *q, cons
 jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t, const double *mu,
                           const double *acc) {
   const jyModel *m = e->model;
+  e->view_epoch++;
   for (int i = 0; i < m->nparts; i++) {
     const jyModelPart *p = &m->parts[i];
     int nc = p->inst.ncoords;
     if (!p->inst.type->nonideal_law || (p->shape.flags & JY_PART_NO_LAW) || nc == 0) continue;
     const double *ql, *vl;
     int mapped;
-    jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
+    jyStatus st = localize(e, p, q, v, t, &ql, &vl, &mapped);
     if (st != JY_OK) return st;
     jy_local_acceleration(e, p, mapped, acc);
     jyPartState s = jy_part_state(e, p, ql, vl, t);
@@ -547,10 +520,7 @@ jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,
                                    e->local_vec))
       return jy_part_failed(e, p, "nonideal_law", t);
     if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "nonideal_law", t);
-    if (mapped)
-      scatter_vector_mapped(e, e->nonideal, e->local_vec, nc);
-    else
-      for (int j = 0; j < nc; j++) e->nonideal[p->coord_offset + j] += e->local_vec[j];
+    add_force(e, p, mapped, e->nonideal, e->local_vec);
   }
   return JY_OK;
 }

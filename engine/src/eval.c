@@ -96,6 +96,67 @@ done:
   return status;
 }
 
+/* Positions in a store of the block rows x cols (column-major) into slot; -1 where the
+ * pattern has no entry. */
+static void find_slots(const jyCsc *c, const int *rows, int nrows, const int *cols, int ncols,
+                       int *slot) {
+  for (int k = 0; k < ncols; k++)
+    for (int i = 0; i < nrows; i++) slot[i + (size_t)k * nrows] = jy_csc_find(c, rows[i], cols[k]);
+}
+
+/* The store positions of every block an assembly adds (e->slots; internal.h), found once
+ * here. 0, or -1 (no memory). */
+static int build_slots(jyEval *e) {
+  const jyModel *md = e->model;
+  const jyAllocator *a = &md->alloc;
+  size_t np = (size_t)md->nparts, total = 0;
+  e->mass_slot_at = jy_calloc(a, np + 1, sizeof(size_t));
+  e->row_slot_at = jy_calloc(a, np + 1, sizeof(size_t));
+  e->glue_slot_at = jy_calloc(a, (size_t)md->nglues + 1, sizeof(size_t));
+  int widest = md->max_part_cols > md->max_part_rows ? md->max_part_cols : md->max_part_rows;
+  int *cols = jy_calloc(a, 2 * (size_t)widest + 1, sizeof(int));
+  int *rows = jy_calloc(a, (size_t)widest + JY_TERMINAL_MAX_DIM + 1, sizeof(int));
+  int status = -1;
+  if (!e->mass_slot_at || !e->row_slot_at || !e->glue_slot_at || !cols || !rows) goto done;
+  for (int i = 0; i < md->nparts; i++) {
+    const jyModelPart *p = &md->parts[i];
+    size_t w = (size_t)p->ncols;
+    e->mass_slot_at[i] = total;
+    total += p->inst.type->mass ? w * w : 0;
+    e->row_slot_at[i] = total;
+    total += (size_t)p->inst.nrows * w;
+  }
+  for (int g = 0; g < md->nglues; g++) {
+    const jyModelGlue *glue = &md->glues[g];
+    e->glue_slot_at[g] = total;
+    if (glue->row_offset >= 0)
+      total +=
+        (size_t)glue->dim * (size_t)(md->parts[glue->part_a].ncols + md->parts[glue->part_b].ncols);
+  }
+  if (!(e->slots = jy_calloc(a, total + 1, sizeof(int)))) goto done;
+  for (int i = 0; i < md->nparts; i++) {
+    const jyModelPart *p = &md->parts[i];
+    int w = part_columns(md, i, cols), nr = p->inst.nrows;
+    if (p->inst.type->mass)
+      find_slots(&e->store_mass, cols, w, cols, w, e->slots + e->mass_slot_at[i]);
+    for (int r = 0; r < nr; r++) rows[r] = p->row_offset + r;
+    if (nr > 0) find_slots(&e->store_jac, rows, nr, cols, w, e->slots + e->row_slot_at[i]);
+  }
+  for (int g = 0; g < md->nglues; g++) {
+    const jyModelGlue *glue = &md->glues[g];
+    if (glue->row_offset < 0) continue;
+    int wa = part_columns(md, glue->part_a, cols);
+    int wb = part_columns(md, glue->part_b, cols + wa);
+    for (int r = 0; r < glue->dim; r++) rows[r] = glue->row_offset + r;
+    find_slots(&e->store_jac, rows, glue->dim, cols, wa + wb, e->slots + e->glue_slot_at[g]);
+  }
+  status = 0;
+done:
+  jy_free(a, cols);
+  jy_free(a, rows);
+  return status;
+}
+
 /* e->part_glue_ptr / part_glues from the model's glues with rows; 0, or -1. */
 static int index_part_glues(jyEval *e) {
   const jyModel *md = e->model;
@@ -175,13 +236,24 @@ static int lazy_dense(const jyModel *md, int allow_sparse) {
   return allow_sparse && md->solver.sparse_min_coords > 0 && md->n >= md->solver.sparse_min_coords;
 }
 
+/* Where each part with links keeps its view (q, v, g, then G: ncoords x ncols) in the pool
+ * (view_at NULL: only the size). Returns the pool's size. */
+static size_t view_layout(const jyModel *md, size_t *view_at) {
+  size_t at = 0;
+  for (int i = 0; i < md->nparts; i++) {
+    const jyModelPart *p = &md->parts[i];
+    if (view_at) view_at[i] = at;
+    if (p->nlinks > 0) at += (size_t)p->inst.ncoords * (3 + (size_t)p->ncols);
+  }
+  return at + 1;
+}
+
 static int double_buffers(jyEval *e, EvalBuffer *b) {
   const jyModel *md = e->model;
   size_t n = (size_t)md->n, m = (size_t)md->m;
   size_t square = e->lazy_dense ? 0 : n * n + 1, projection = e->lazy_dense ? 0 : m * n + 1;
   size_t pc = (size_t)md->max_part_coords + 1, pr = (size_t)md->max_part_rows + 1;
-  size_t width = (size_t)(md->max_source_coords > 0 ? md->max_source_coords : 1);
-  size_t chain = (size_t)md->chain_depth * pc;
+  size_t widest = (size_t)md->max_part_cols + 1;
   const EvalBuffer list[] = {
     {&e->mass, square},
     {&e->force, n + 1},
@@ -199,15 +271,9 @@ static int double_buffers(jyEval *e, EvalBuffer *b) {
     {&e->local_rate, pr},
     {&e->term_jac_a, JY_TERMINAL_MAX_DIM * pc},
     {&e->term_jac_b, JY_TERMINAL_MAX_DIM * pc},
-    {&e->q_loc, pc},
-    {&e->v_loc, pc},
-    {&e->g_loc, pc},
+    {&e->views, view_layout(md, NULL)},
     {&e->acc_loc, pc},
-    {&e->map_val, pc * width},
-    {&e->chain_q, chain},
-    {&e->chain_v, chain},
-    {&e->chain_g, chain},
-    {&e->chain_G, chain * (size_t)md->max_chain_cols},
+    {&e->block, widest * (widest + pr + JY_TERMINAL_MAX_DIM) + pc},
     {&e->law_mu, m + 1},
     {&e->law_acc, n + 1},
     {&e->static_nonideal, n + 1},
@@ -234,16 +300,16 @@ static jyEval *create(const jyModel *model, int allow_sparse) {
   e->alloc = model->alloc;
   e->large = large_model(model, allow_sparse);
   e->lazy_dense = lazy_dense(model, allow_sparse);
-  size_t n = (size_t)model->n, m = (size_t)model->m, pc = (size_t)model->max_part_coords + 1;
-  size_t width = (size_t)(model->max_source_coords > 0 ? model->max_source_coords : 1);
+  size_t n = (size_t)model->n, m = (size_t)model->m, np = (size_t)model->nparts + 1;
   EvalBuffer buffers[MAX_EVAL_BUFFERS];
   int nbuffers = double_buffers(e, buffers), ok = 1;
   for (int i = 0; i < nbuffers; i++)
     if (buffers[i].count > 0) /* 0: not kept (a large model) */
       ok &= (*buffers[i].slot = jy_calloc(a, buffers[i].count, sizeof(double))) != NULL;
   e->proj_use = jy_calloc(a, m + 1, 1);
-  e->map_count = jy_calloc(a, pc, sizeof(int));
-  e->map_col = jy_calloc(a, pc * width, sizeof(int));
+  e->view_at = jy_calloc(a, np, sizeof(size_t));
+  e->view_stamp = jy_calloc(a, np, sizeof(uint64_t));
+  if (e->view_at) view_layout(model, e->view_at);
   e->flags = jy_calloc(a, n + 1, sizeof(int));
   e->dependent = jy_calloc(a, m + 1, 1);
   if (e->dependent && model->dependent_rows) {
@@ -255,11 +321,11 @@ static jyEval *create(const jyModel *model, int allow_sparse) {
   e->mass_diag = jy_calloc(a, n + 1, sizeof(double));
   e->solve_dropped = jy_calloc(a, m + 1, 1);
   ok &= e->store_mass_diag && e->mass_diag && e->solve_dropped && build_store(e) == 0 &&
-    index_part_glues(e) == 0;
+    build_slots(e) == 0 && index_part_glues(e) == 0;
   if (ok && allow_sparse) ok = sparse_solvers(e) == 0;
   /* parts with modes start in mode 0 (a simulation or the compile sets theirs) */
   if (ok && jy_model_has_modes(model)) ok = jy_eval_set_modes(e, NULL) == JY_OK;
-  if (!ok || !e->proj_use || !e->map_count || !e->map_col || !e->flags || !e->dependent ||
+  if (!ok || !e->proj_use || !e->view_at || !e->view_stamp || !e->flags || !e->dependent ||
       !(e->uk || e->lazy_dense) || (e->lazy_dense && !e->store_solves)) {
     jy_eval_destroy(e);
     return NULL;
@@ -296,8 +362,12 @@ void jy_eval_destroy(jyEval *e) {
   int nbuffers = double_buffers(e, buffers);
   for (int i = 0; i < nbuffers; i++) jy_free(&a, *buffers[i].slot);
   jy_free(&a, e->flags);
-  jy_free(&a, e->map_count);
-  jy_free(&a, e->map_col);
+  jy_free(&a, e->view_at);
+  jy_free(&a, e->view_stamp);
+  jy_free(&a, e->slots);
+  jy_free(&a, e->mass_slot_at);
+  jy_free(&a, e->row_slot_at);
+  jy_free(&a, e->glue_slot_at);
   jy_free(&a, e->proj_use);
   jy_free(&a, e->dependent);
   jy_uk_destroy(e->uk);

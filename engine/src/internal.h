@@ -3,6 +3,7 @@
 #define JY_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 #include "dyn_sparse.h"
 #include "dyn_uk.h"
@@ -166,9 +167,8 @@ struct jyModel {
   int nmoved;
   jySolverDef solver;
   int max_part_coords, max_part_rows;
-  int max_source_coords; /* most columns of a part a link follows (1 when there are no links) */
-  int chain_depth;       /* the deepest link chain (0: no links) */
-  int max_chain_cols;    /* most columns of a source that itself has links (1: none) */
+  int max_part_cols;                   /* most columns of a part (its ncols; at least 1) */
+  int chain_depth;                     /* the deepest link chain (0: no links) */
   int *source_link_ptr, *source_links; /* nparts + 1, nlinks: the links each part leads */
   int has_laws;                        /* some part has a non-ideal law (fixed-point solve) */
 };
@@ -215,15 +215,22 @@ struct jyEval {
   /* scratch for one part call */
   double *local_mass, *local_vec, *local_jac, *local_rhs, *local_res, *local_rate;
   double *term_jac_a, *term_jac_b;
-  /* a part's local view when some of its coordinates are eliminated: q, v, the
-   * acceleration bias g (q_loc'' = G q'' + g) and the rows of G, sparse per coordinate */
-  double *q_loc, *v_loc, *g_loc, *acc_loc;
-  /* the local views of chained sources, a level per link up the chain (chain_depth of
-   * them): q, v, g (max_part_coords each) and G dense over the source's columns
-   * (max_part_coords rows of max_chain_cols) */
-  double *chain_q, *chain_v, *chain_g, *chain_G;
-  int *map_count, *map_col; /* max_part_coords, max_part_coords x max_source_coords */
-  double *map_val;
+  /* The local view of each part with links (eliminated coordinates): q, v, the
+   * acceleration bias g (q_loc'' = G q'' + g) and G, dense over the part's columns (p->cols,
+   * ncols to a row); the part's at views + view_at[part]. A view is computed once per
+   * view_epoch (view_stamp[part]): jy_assemble and every other entry with a new state start
+   * an epoch, so a chain's sources are evaluated once per assembly, not once per follower. */
+  double *views;
+  size_t *view_at;
+  uint64_t *view_stamp, view_epoch;
+  double *acc_loc;
+  double *block; /* G^T M_loc G, A_loc G, J G: max_part_cols x (max_part_cols + rows) */
+  /* Where each block lands in the store, so no assembly searches the pattern: per part with
+   * mass its ncols x ncols block over its columns (column-major), per part with rows its
+   * nrows x ncols, per glue with rows its dim x (ncols of part a, then of part b); -1: not
+   * in the pattern. Offsets into slots: mass_slot_at, row_slot_at (nparts), glue_slot_at. */
+  int *slots;
+  size_t *mass_slot_at, *row_slot_at, *glue_slot_at;
   jyUkWork *uk;
   /* The fixed-pattern compressed-column store of M (both triangles) and A, built for every
    * model from its parts, links and glues (jy_eval_constraint_matrix hands A out). When
@@ -351,8 +358,9 @@ jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double
                                         double *acc);
 
 /* A part's local state. With no eliminated coordinates: pointers into q and v, and
- * *mapped = 0. Otherwise the eval's q_loc, v_loc, g_loc and map are filled (the source
- * terminals evaluated) and *mapped = 1. */
+ * *mapped = 0. Otherwise pointers into the part's view (its sources' terminals evaluated,
+ * valid until the part is localized at another state) and *mapped = 1. Starts a view epoch:
+ * the state may differ from the last call's. */
 jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const double *v, double t,
                      const double **q_loc, const double **v_loc, int *mapped);
 
