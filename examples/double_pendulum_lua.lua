@@ -10,7 +10,10 @@
 --   L = 1/2 m |b'|^2 + m g . b
 -- which is the textbook one when px' = py' = 0 and g = (0, -g). M = d2L/dv2 is then singular
 -- (rank 2 of 3: nothing pushes the massless pivot but its glue), exactly like the built-in
--- `pendulum`; tests/lua/t_lua_parts.lua checks that both give the same angles.
+-- `pendulum`; tests/lua/t_lua_parts.lua checks that both give the same angles. Like it, the
+-- type says `follows_glue`: the pivot carries no mass of its own, so the compile eliminates
+-- the glue on it (the pivot follows what it hangs from, px and py are not integrated and
+-- have no output columns) and the model runs on the two angles alone.
 --
 --   joinery run examples/double_pendulum_lua.lua --rtol 1e-11 --atol 1e-12
 local joinery = require "joinery"
@@ -34,6 +37,7 @@ if not registered("lua_pendulum") then
       { name = "l", default = 1, unit = "m", doc = "length of the arm", domain = "positive" },
     },
     coords = { "px", "py", "theta" },
+    follows_glue = true,
     terminals = {
       { name = "pivot", coords = { "px", "py" } },
       { name = "bob", dim = 2, fn = function(q, t, p) return { bob(q, p) } end },

@@ -37,6 +37,12 @@ do
   for _, c in ipairs { "p1.theta", "p2.theta" } do
     tap.is_near(lua[c][n], ref[c][ref.rows], 1e-9, "double pendulum in Lua: " .. c .. " at t = 3 s")
   end
+  -- follows_glue = true: both pivots follow what they hang from, as the built-in pendulum's
+  -- do, so the Lua model integrates the two angles (6 coordinates with every glue as rows)
+  local script = "examples/double_pendulum_lua.lua"
+  tap.is(dofile(script):compile():num_coords(), 2, "follows_glue: the Lua pendulums' pivots are eliminated")
+  tap.is(dofile(script):compile { eliminate_glue = false }:num_coords(), 6,
+    "follows_glue: with eliminate_glue = false every pivot stays")
   local e0, drift = lua.energy[1], 0
   for i = 1, n do drift = math.max(drift, math.abs(lua.energy[i] - e0)) end
   tap.ok(drift < 1e-7 * math.abs(e0), "the Lua pendulums' energy (from L) is conserved")
