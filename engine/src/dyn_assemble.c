@@ -125,10 +125,14 @@ static jyStatus part_view_of(jyEval *e, const jyModelPart *p, const double *q, c
       }
       continue;
     }
-    part_view sv = {(double *)q + src->coord_offset, (double *)v + src->coord_offset, NULL, NULL};
+    struct { /* the source's own state, or its view (g, G NULL: it has no links) */
+      const double *q, *v, *g, *G;
+    } sv = {q + src->coord_offset, v + src->coord_offset, NULL, NULL};
     if (src->nlinks > 0) {
-      jyStatus st = part_view_of(e, src, q, v, t, &sv);
+      part_view up;
+      jyStatus st = part_view_of(e, src, q, v, t, &up);
       if (st != JY_OK) return st;
+      sv.q = up.q, sv.v = up.v, sv.g = up.g, sv.G = up.G;
     }
     terminal_eval te;
     jyStatus st = eval_terminal(e, src, link->terminal, sv.q, sv.v, t, e->term_jac_b, &te);
