@@ -48,12 +48,13 @@ for _, kind in ipairs { "rod", "pend", "spring" } do
     end
     local short_s, short_rhs = run(0.05)
     local long_s, long_rhs = run(0.25)
-    local best, stats = (long_s - short_s) / (long_rhs - short_rhs), { rhs_evals = long_rhs - short_rhs }
-    local exponent = prev_n and math.log(best / prev_t) / math.log(n / prev_n) or nil
-    print(string.format("%-8s %7d %10d %8d %12.2f %9s", kind, n, model:num_coords(),
-      stats.rhs_evals, best * 1e6, exponent and string.format("%.2f", exponent) or "-"))
-    prev_n, prev_t = n, best
-    first_n, first_t = first_n or n, first_t or best
+    local rhs = long_rhs - short_rhs
+    local per_rhs = (long_s - short_s) / rhs
+    local exponent = prev_n and math.log(per_rhs / prev_t) / math.log(n / prev_n) or nil
+    print(string.format("%-8s %7d %10d %8d %12.2f %9s", kind, n, model:num_coords(), rhs,
+      per_rhs * 1e6, exponent and string.format("%.2f", exponent) or "-"))
+    prev_n, prev_t = n, per_rhs
+    first_n, first_t = first_n or n, first_t or per_rhs
   end
   if prev_n ~= first_n then
     overall[#overall + 1] = string.format("%s %.2f", kind,

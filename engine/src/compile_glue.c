@@ -151,11 +151,6 @@ out:
   return st;
 }
 
-/* Column k of a part: its cols when it has links, else its own coordinate k. */
-static int column(const jyModelPart *p, int k) {
-  return p->cols ? p->cols[k] : p->coord_offset + k;
-}
-
 /* After the coordinates are numbered: each part's columns (in order of depth, so a source's
  * are known before its followers'), where each link's source columns sit among its part's,
  * the links each part leads, and the widths the evaluator's buffers need. */
@@ -193,7 +188,7 @@ jyStatus jy_compile_chain_columns(jyModel *md) {
       const jyModelPart *src = &md->parts[link->source];
       if (!(link->pos = jy_calloc(a, (size_t)src->ncols + 1, sizeof(int)))) goto out;
       for (int k = 0; k < src->ncols; k++) {
-        int c = column(src, k);
+        int c = jy_part_column(src, k);
         if (slot[c] < 0) slot[p->cols[count] = c] = count, count++;
         link->pos[k] = slot[c];
       }

@@ -12,7 +12,7 @@
  * terminals it follows, up the chain. Returns how many (cols NULL: count). */
 static int part_columns(const jyModel *model, int part, int *cols) {
   const jyModelPart *p = &model->parts[part];
-  for (int k = 0; cols && k < p->ncols; k++) cols[k] = p->cols ? p->cols[k] : p->coord_offset + k;
+  for (int k = 0; cols && k < p->ncols; k++) cols[k] = jy_part_column(p, k);
   return p->ncols;
 }
 

@@ -115,6 +115,11 @@ typedef struct jyModelPart {
   int *cols, ncols, depth;
 } jyModelPart;
 
+/* Column k of a part: its cols when it has links, else its own coordinate k. */
+static inline int jy_part_column(const jyModelPart *p, int k) {
+  return p->cols ? p->cols[k] : p->coord_offset + k;
+}
+
 /* An eliminated glue: a block of coordinates of `part` (massless, or a part that declares
  * JY_PART_FOLLOWS_GLUE) follows a terminal of `source`, which may itself follow others. */
 typedef struct jyModelLink {
