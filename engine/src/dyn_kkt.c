@@ -6,10 +6,10 @@
  * quasi-definite system
  *     K [q''; z] = [M_a, As^T; As, -beta I] [q''; z] = [Q + C + alpha As^T bs; bs]
  * at beta = 0 (then A q'' = b and M q'' = Q + C - As^T z: the multipliers are mu = -S z).
- * A quasi-definite matrix has an LDL^T factorization in any symmetric ordering, so CHOLMOD's
- * simplicial LDL^T factors K (beta > 0) in a fill-reducing ordering chosen once; K's pattern
- * is that of M, A and As^T As, fixed by the model, and is stored already permuted so that a
- * factorization permutes nothing (allocates nothing). Iterative refinement against beta = 0
+ * A quasi-definite matrix has an LDL^T factorization in any symmetric ordering, so
+ * SuiteSparse's LDL factors K (beta > 0) in a fill-reducing ordering CHOLMOD chooses once;
+ * K's pattern is that of M, A and As^T As, fixed by the model, and is stored already
+ * permuted so that a factorization permutes nothing (allocates nothing). Iterative refinement against beta = 0
  * removes the shift. Dependent rows the caller drops become decoupled rows (z = 0); rows
  * that depend on the others without being dropped, and massless free directions, show as
  * tiny pivots: JY_UK_NOT_UNIQUE, and the caller decides (dense rank-revealing path or error).
@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <suitesparse/cholmod.h>
+#include <suitesparse/ldl.h>
 
 #include "mem.h"
 #include "vec.h"
@@ -97,10 +98,13 @@ struct jyKktWork {
   cholmod_common common;
   int started;
   cholmod_sparse *k; /* upper triangle of P K P^T */
-  cholmod_factor *l; /* its simplicial LDL^T, natural ordering */
-  int *perm, *inv;   /* position k of the factor is unknown perm[k] (coordinates, then rows) */
-  int *mass_pos;     /* per entry of M: its place in k, -1 below the diagonal */
-  int *jac_pos;      /* per entry of A: its place in k (column n + row) */
+  /* its LDL^T (SuiteSparse LDL, natural order): unit L by columns (l_p, l_nz, l_i, l_x, the
+   * diagonal left out), D; elimination tree and workspace for ldl_numeric */
+  int *l_p, *l_nz, *l_i, *parent, *pattern, *flag;
+  double *l_x, *d, *work;
+  int *perm, *inv; /* position k of the factor is unknown perm[k] (coordinates, then rows) */
+  int *mass_pos;   /* per entry of M: its place in k, -1 below the diagonal */
+  int *jac_pos;    /* per entry of A: its place in k (column n + row) */
   int *pair_a, *pair_b, *pair_pos, npairs; /* As^T As: entries a, b of one row of A */
   int *row_pos, *mass_diag;                /* per row: its diagonal in k; per coordinate: M_jj */
   double *row_scale, *row_norm, *rhs, *x, *res, *corr;
@@ -112,15 +116,16 @@ void jy_kkt_destroy(jyKktWork *w) {
   if (!w) return;
   if (w->started) {
     cholmod_free_sparse(&w->k, &w->common);
-    cholmod_free_factor(&w->l, &w->common);
     cholmod_finish(&w->common);
   }
   jyAllocator a = w->alloc;
-  int *ints[] = {w->perm,   w->inv,      w->mass_pos, w->jac_pos,  w->pair_a,
-                 w->pair_b, w->pair_pos, w->row_pos,  w->mass_diag};
+  int *ints[] = {w->perm,   w->inv,      w->mass_pos, w->jac_pos,   w->pair_a,
+                 w->pair_b, w->pair_pos, w->row_pos,  w->mass_diag, w->l_p,
+                 w->l_nz,   w->l_i,      w->parent,   w->pattern,   w->flag};
   for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) jy_free(&a, ints[k]);
-  double *doubles[] = {w->row_scale,     w->row_norm,     w->rhs,           w->x, w->res, w->corr,
-                       w->factored_mass, w->factored_jac, w->factored_scale};
+  double *doubles[] = {
+    w->row_scale,    w->row_norm,       w->rhs, w->x, w->res, w->corr, w->factored_mass,
+    w->factored_jac, w->factored_scale, w->l_x, w->d, w->work};
   for (size_t k = 0; k < sizeof doubles / sizeof doubles[0]; k++) jy_free(&a, doubles[k]);
   jy_free(&a, w);
 }
@@ -273,18 +278,24 @@ static int allocate_arrays(jyKktWork *w, const jyCsc *mass, const jyCsc *jac) {
   return 0;
 }
 
-/* The first factorization allocates L's values and CHOLMOD's workspace: it is done here, on
- * K = diag(I, -I), so that no solve allocates and memory running out is an error of the
- * creation rather than a silently different (dense) solve later. 0, or -1. */
-static int warm_up(jyKktWork *w) {
-  const int *kp = w->k->p, *ki = w->k->i;
-  double *kx = w->k->x;
-  memset(kx, 0, sizeof(double) * (size_t)kp[w->size]);
-  for (int j = 0; j < w->size; j++)
-    for (int q = kp[j]; q < kp[j + 1]; q++)
-      if (ki[q] == j) kx[q] = w->perm[j] < w->n ? 1.0 : -1.0;
-  cholmod_factorize(w->k, w->l, &w->common);
-  return w->common.status == CHOLMOD_OUT_OF_MEMORY ? -1 : 0; /* else a solve will tell */
+/* The symbolic factorization of K (its elimination tree and the column counts of L) and
+ * every array the numeric one fills: no solve allocates. 0, or -1 (no memory). */
+static int analyze_ldl(jyKktWork *w) {
+  const jyAllocator *a = &w->alloc;
+  size_t size = (size_t)w->size + 1;
+  w->l_p = jy_calloc(a, size, sizeof(int));
+  w->l_nz = jy_calloc(a, size, sizeof(int));
+  w->parent = jy_calloc(a, size, sizeof(int));
+  w->pattern = jy_calloc(a, size, sizeof(int));
+  w->flag = jy_calloc(a, size, sizeof(int));
+  w->d = jy_calloc(a, size, sizeof(double));
+  w->work = jy_calloc(a, size, sizeof(double));
+  if (!w->l_p || !w->l_nz || !w->parent || !w->pattern || !w->flag || !w->d || !w->work) return -1;
+  ldl_symbolic(w->size, w->k->p, w->k->i, w->l_p, w->parent, w->l_nz, w->flag, NULL, NULL);
+  size_t lnz = (size_t)w->l_p[w->size] + 1;
+  w->l_i = jy_calloc(a, lnz, sizeof(int));
+  w->l_x = jy_calloc(a, lnz, sizeof(double));
+  return w->l_i && w->l_x ? 0 : -1;
 }
 
 jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCsc *jac) {
@@ -303,7 +314,7 @@ jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCs
   w->common.supernodal = CHOLMOD_SIMPLICIAL;
   w->common.final_ll = 0; /* LDL^T: K is indefinite */
   /* The pattern in the natural order lets CHOLMOD choose the ordering; K is then built
-   * again in that order and analysed with the natural ordering. */
+   * again in that order, and LDL factors it as it is. */
   for (int u = 0; u < w->size; u++) w->perm[u] = w->inv[u] = u;
   if (build_k(w, mass, jac) != 0) goto fail;
   cholmod_factor *order = cholmod_analyze(w->k, &w->common);
@@ -315,12 +326,7 @@ jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCs
   }
   cholmod_free_factor(&order, &w->common);
   cholmod_free_sparse(&w->k, &w->common);
-  if (build_k(w, mass, jac) != 0) goto fail;
-  w->common.nmethods = 1;
-  w->common.method[0].ordering = CHOLMOD_NATURAL;
-  w->common.postorder = 0;
-  w->l = cholmod_analyze(w->k, &w->common);
-  if (!w->l || w->l->ordering != CHOLMOD_NATURAL || warm_up(w) != 0) goto fail;
+  if (build_k(w, mass, jac) != 0 || analyze_ldl(w) != 0) goto fail;
   return w;
 fail:
   jy_kkt_destroy(w);
@@ -399,16 +405,11 @@ static int factor_current(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, dou
   return 0;
 }
 
-/* x <- (L D L^T)^-1 x with the simplicial LDL^T factor (unit L, D on its diagonal). */
-static void solve_ldl(const cholmod_factor *l, double *x) {
-  const int *lp = l->p, *li = l->i, *lnz = l->nz;
-  const double *lx = l->x;
-  int n = (int)l->n;
-  for (int j = 0; j < n; j++)
-    for (int k = lp[j] + 1; k < lp[j] + lnz[j]; k++) x[li[k]] -= lx[k] * x[j];
-  for (int j = 0; j < n; j++) x[j] /= lx[lp[j]];
-  for (int j = n - 1; j >= 0; j--)
-    for (int k = lp[j] + 1; k < lp[j] + lnz[j]; k++) x[j] -= lx[k] * x[li[k]];
+/* x <- (L D L^T)^-1 x. */
+static void solve_ldl(jyKktWork *w, double *x) {
+  ldl_lsolve(w->size, x, w->l_p, w->l_i, w->l_x);
+  ldl_dsolve(w->size, x, w->d);
+  ldl_ltsolve(w->size, x, w->l_p, w->l_i, w->l_x);
 }
 
 /* Whether the pivots have the signs of a quasi-definite matrix: coordinates' positive, the
@@ -417,11 +418,9 @@ static void solve_ldl(const cholmod_factor *l, double *x) {
  * the coordinates it shares with another row has a pivot near -beta without being
  * dependent), so near-singularity is judged by the refinement instead. */
 static int pivots_sound(const jyKktWork *w) {
-  const int *lp = w->l->p;
-  const double *lx = w->l->x;
   for (int k = 0; k < w->size; k++) {
     int u = w->perm[k];
-    double d = lx[lp[k]];
+    double d = w->d[k];
     if (!isfinite(d)) return 0;
     if (u < w->n ? !(d > 0) : w->row_scale[u - w->n] != 0 && !(d < 0)) return 0;
   }
@@ -450,7 +449,7 @@ static double kkt_residual(jyKktWork *w, double beta) {
  * last residual of the unshifted system relative to its right side. */
 static double refined_solve(jyKktWork *w, double beta) {
   memcpy(w->x, w->rhs, sizeof(double) * (size_t)w->size);
-  solve_ldl(w->l, w->x);
+  solve_ldl(w, w->x);
   double last = INFINITY, size = 0;
   for (int k = 0; k < w->size; k++) size = jy_larger(size, fabs(w->rhs[k]));
   for (int pass = 0; pass < 12; pass++) {
@@ -464,7 +463,7 @@ static double refined_solve(jyKktWork *w, double beta) {
 
     last = worst;
     memcpy(w->corr, w->res, sizeof(double) * (size_t)w->size);
-    solve_ldl(w->l, w->corr);
+    solve_ldl(w, w->corr);
     for (int k = 0; k < w->size; k++) w->x[k] += w->corr[k];
   }
   return last / (size > 0 ? size : 1.0);
@@ -518,8 +517,10 @@ jyUkOutcome jy_kkt_solve(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, cons
   fill_rhs(w, jac, p, alpha);
   if (!factor_current(w, mass, jac, alpha)) {
     fill_k(w, mass, jac, alpha, beta);
-    if (!cholmod_factorize(w->k, w->l, &w->common) || w->common.status != CHOLMOD_OK ||
-        w->l->is_ll || w->l->is_super || !pivots_sound(w))
+    /* LDL stops at a zero pivot (and returns where); pivots_sound then judges the rest */
+    if (ldl_numeric(w->size, w->k->p, w->k->i, w->k->x, w->l_p, w->parent, w->l_nz, w->l_i, w->l_x,
+                    w->d, w->work, w->pattern, w->flag, NULL, NULL) != w->size ||
+        !pivots_sound(w))
       return result->outcome = JY_UK_NOT_UNIQUE;
     w->factored = 1;
   }
