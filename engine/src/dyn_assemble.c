@@ -201,14 +201,16 @@ static Sink sink_of(const jyEval *e, int mass, unsigned what) {
  * columns cols[k] (NULL: col0 + k); into the store at its slots (found at creation). */
 static void add_block(const Sink *s, const int *slot, const int *rows, int row0, int nrows,
                       const int *cols, int col0, int ncols, const double *block, double sign) {
+  if (s->store) {
+    double *x = s->store->x;
+    for (int at = 0; at < nrows * ncols; at++)
+      if (slot[at] >= 0) x[slot[at]] += sign * block[at];
+  }
+  if (!s->dense) return;
   for (int k = 0; k < ncols; k++) {
-    size_t col = (size_t)(cols ? cols[k] : col0 + k);
-    for (int i = 0; i < nrows; i++) {
-      size_t at = i + (size_t)k * nrows;
-      double x = sign * block[at];
-      if (s->dense) s->dense[(rows ? rows[i] : row0 + i) + col * s->ld] += x;
-      if (s->store && slot[at] >= 0) s->store->x[slot[at]] += x;
-    }
+    double *col = s->dense + (size_t)(cols ? cols[k] : col0 + k) * s->ld;
+    for (int i = 0; i < nrows; i++)
+      col[rows ? rows[i] : row0 + i] += sign * block[i + (size_t)k * nrows];
   }
 }
 
@@ -266,13 +268,15 @@ static jyStatus assemble_mass(jyEval *e, const jyModelPart *p, const jyPartState
   double *mg = e->block, *gmg = e->block + (size_t)w * nc; /* M_loc G, then G^T (M_loc G) */
   times_view(p, &view, e->local_mass, nc, mg);
   memset(gmg, 0, sizeof(double) * (size_t)w * w);
-  for (int l = 0; l < w; l++)
+  for (int l = 0; l < w; l++) { /* the upper triangle, mirrored: G^T M G is symmetric */
     for (int a = 0; a < nc; a++) {
       double x = mg[a + (size_t)l * nc];
       if (x == 0) continue;
       const double *g_row = view.G + (size_t)a * w;
-      for (int k = 0; k < w; k++) gmg[k + (size_t)l * w] += g_row[k] * x;
+      for (int k = 0; k <= l; k++) gmg[k + (size_t)l * w] += g_row[k] * x;
     }
+    for (int k = 0; k < l; k++) gmg[l + (size_t)k * w] = gmg[k + (size_t)l * w];
+  }
   add_block(&sink, slot, p->cols, 0, w, p->cols, 0, w, gmg, 1.0);
   if (what & JY_ASM_FORCE) { /* Q -= G^T M_loc g */
     for (int a = 0; a < nc; a++) {
