@@ -18,13 +18,13 @@ static int count_glues(const jyAllocator *a, const jySystem *sys, glue_counts *c
   c->first = jy_calloc(a, (size_t)np + 1, sizeof(int));
   c->on_coord = jy_calloc(a, (size_t)np + 1, 1);
   if (!c->first || !c->on_coord) return -1;
-  for (int i = 0; i < np; i++) c->first[i + 1] = c->first[i] + sys->parts[i].shape.nterminals;
+  for (int i = 0; i < np; i++) c->first[i + 1] = c->first[i] + sys->parts[i].shape->nterminals;
   c->glued = jy_calloc(a, (size_t)c->first[np] + 1, sizeof(int));
   if (!c->glued) return -1;
   for (int g = 0; g < sys->nglues; g++)
     for (int side = 0; side < 2; side++) {
       jyTerminalId id = side ? sys->glues[g].b : sys->glues[g].a;
-      if (id.terminal >= sys->parts[id.part].shape.nterminals)
+      if (id.terminal >= sys->parts[id.part].shape->nterminals)
         c->on_coord[id.part] = 1;
       else
         c->glued[c->first[id.part] + id.terminal]++;
@@ -51,7 +51,7 @@ enum { CHAIN_MAX_COLS = 6, CHAIN_MAX_DEPTH = 16 };
  * recovered from the block's balance (eval_channels.c). */
 static int eliminable(const jySystem *sys, const glue_counts *c, int part, int k) {
   const jySysPart *sp = &sys->parts[part];
-  const jyPartShape *s = &sp->shape;
+  const jyPartShape *s = sp->shape;
   if ((sp->type->mass && !(s->flags & JY_PART_FOLLOWS_GLUE)) || k < 0 || k >= s->nterminals)
     return 0;
   const jyTerminalSpec *t = &s->terminals[k];
@@ -84,7 +84,7 @@ jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys) {
   if (!target || !source || !width || !depth || !found || !md->links ||
       count_glues(a, sys, &counts) != 0)
     goto out;
-  for (int i = 0; i < np; i++) width[i] = sys->parts[i].shape.ncoords;
+  for (int i = 0; i < np; i++) width[i] = sys->parts[i].shape->ncoords;
   int count = 0;
   for (int g = 0; g < ng; g++) {
     const jySysGlue *sg = &sys->glues[g];
@@ -97,7 +97,7 @@ jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys) {
           (sys->parts[x.part].type->mass == NULL) != massless ||
           !eliminable(sys, &counts, x.part, x.terminal))
         continue;
-      const jyTerminalSpec *t = &sys->parts[x.part].shape.terminals[x.terminal];
+      const jyTerminalSpec *t = &sys->parts[x.part].shape->terminals[x.terminal];
       int w = width[x.part] - t->dim + width[y.part];
       if (target[y.part] && (w > CHAIN_MAX_COLS || depth[y.part] + 1 > CHAIN_MAX_DEPTH)) continue;
       found[count++] =

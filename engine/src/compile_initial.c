@@ -26,10 +26,10 @@ static void mark_followers(const jyModel *md, unsigned char *follows) {
     int offset[2] = {-1, -1}, massless[2] = {0, 0};
     for (int side = 0; side < 2; side++) {
       const jyModelPart *p = &md->parts[part[side]];
-      if (term[side] >= p->shape.nterminals) /* a coordinate terminal: a block of one */
-        offset[side] = term[side] - p->shape.nterminals;
-      else if (p->shape.terminals[term[side]].is_coord_block)
-        offset[side] = p->shape.terminals[term[side]].coord_offset;
+      if (term[side] >= p->shape->nterminals) /* a coordinate terminal: a block of one */
+        offset[side] = term[side] - p->shape->nterminals;
+      else if (p->shape->terminals[term[side]].is_coord_block)
+        offset[side] = p->shape->terminals[term[side]].coord_offset;
       massless[side] = offset[side] >= 0 && !p->inst.type->mass;
     }
     for (int side = 0; side < 2; side++) {
@@ -341,7 +341,7 @@ static jyStatus mark_set(jyModel *md, const jySystem *sys, unsigned char *q_set,
                          unsigned char *v_set) {
   for (int i = 0; i < md->nparts; i++) {
     const jySysPart *sp = &sys->parts[i];
-    for (int j = 0; j < sp->shape.ncoords; j++) {
+    for (int j = 0; j < sp->shape->ncoords; j++) {
       int k = md->parts[i].coord_map[j];
       if (k >= 0) {
         q_set[k] = sp->q_set[j];
@@ -351,10 +351,10 @@ static jyStatus mark_set(jyModel *md, const jySystem *sys, unsigned char *q_set,
         const jyModelPart *src = &md->parts[link->source];
         jyStatus st = jy_compile_report(
           md, "initial value of %s.%s ignored: it follows %s.%s through glue '%s'", sp->name,
-          sp->shape.coord_names[j], src->inst.name,
-          link->terminal < src->shape.nterminals
-            ? src->shape.terminals[link->terminal].name
-            : src->shape.coord_names[link->terminal - src->shape.nterminals],
+          sp->shape->coord_names[j], src->inst.name,
+          link->terminal < src->shape->nterminals
+            ? src->shape->terminals[link->terminal].name
+            : src->shape->coord_names[link->terminal - src->shape->nterminals],
           md->glues[link->glue].name);
         if (st != JY_OK) return st;
       }

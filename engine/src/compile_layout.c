@@ -31,26 +31,21 @@ static int has_power_channels(const jyModelPart *p) {
   return p->inst.nrows > 0 || ty->nonideal || ty->nonideal_law;
 }
 
-/* One part as the model keeps it. The model's shape must not point into the system:
- * terminal names are copied, the other names point into the model's own tables (set by
- * point_shape_names). */
+/* One part as the model keeps it. The model's shape must not point into the system: it is
+ * the model's own copy, one per distinct shape. */
 static jyStatus copy_part(jyModel *md, const jySysPart *sp, jyModelPart *p) {
   const jyAllocator *a = &md->alloc;
-  p->shape = sp->shape;
-  for (int k = 0; k < p->shape.nterminals; k++) p->shape.terminals[k].name = NULL;
-  for (int k = 0; k < p->shape.nterminals; k++)
-    if (!(p->shape.terminals[k].name = jy_strdup(a, sp->shape.terminals[k].name)))
-      return JY_ERR_NOMEM;
+  if (!(p->shape = jy_shape_pool_intern(&md->shapes, a, sp->shape))) return JY_ERR_NOMEM;
   p->inst.type = sp->type;
-  p->inst.ncoords = sp->shape.ncoords;
-  p->inst.nrows = sp->shape.nrows;
-  md->nlocal += sp->shape.ncoords;
-  if (sp->shape.ncoords > md->max_part_coords) md->max_part_coords = sp->shape.ncoords;
-  if (sp->shape.nrows > md->max_part_rows) md->max_part_rows = sp->shape.nrows;
+  p->inst.ncoords = sp->shape->ncoords;
+  p->inst.nrows = sp->shape->nrows;
+  md->nlocal += sp->shape->ncoords;
+  if (sp->shape->ncoords > md->max_part_coords) md->max_part_coords = sp->shape->ncoords;
+  if (sp->shape->nrows > md->max_part_rows) md->max_part_rows = sp->shape->nrows;
   p->inst.name = jy_strdup(a, sp->name);
   double *params = jy_calloc(a, (size_t)sp->type->nparams + 1, sizeof(double));
   p->inst.params = params;
-  p->coord_map = jy_calloc(a, (size_t)sp->shape.ncoords + 1, sizeof(int));
+  p->coord_map = jy_calloc(a, (size_t)sp->shape->ncoords + 1, sizeof(int));
   if (!p->inst.name || !params || !p->coord_map) return JY_ERR_NOMEM;
   memcpy(params, sp->params, sizeof(double) * (size_t)sp->type->nparams);
   return JY_OK;
@@ -109,8 +104,8 @@ static int count_channels(const jyModel *md) {
   for (int g = 0; g < md->nglues; g++) count += md->glues[g].dim;
   for (int i = 0; i < md->nparts; i++) {
     const jyModelPart *p = &md->parts[i];
-    count += p->inst.nrows + 2 * has_power_channels(p) + p->shape.noutputs;
-    count += p->shape.hybrid != NULL; /* impulse.<part> */
+    count += p->inst.nrows + 2 * has_power_channels(p) + p->shape->noutputs;
+    count += p->shape->hybrid != NULL; /* impulse.<part> */
   }
   return count;
 }
@@ -143,21 +138,20 @@ static jyStatus name_coords_and_rows(jyModel *md, const jySystem *sys) {
   for (int i = 0; i < sys->nparts; i++) {
     const jySysPart *sp = &sys->parts[i];
     jyModelPart *p = &md->parts[i];
-    for (int j = 0; j < sp->shape.ncoords; j++, local++) {
-      char *name = join_name(a, sp->name, ".", sp->shape.coord_names[j], "");
+    for (int j = 0; j < sp->shape->ncoords; j++, local++) {
+      char *name = join_name(a, sp->name, ".", sp->shape->coord_names[j], "");
       md->local_names[local] = name;
       bad |= !name;
-      p->shape.coord_names[j] = name ? name + strlen(sp->name) + 1 : "?";
       int k = p->coord_map[j];
       if (k < 0) continue;
       md->coord_names[k] = name;
       md->q0[k] = sp->q0[j];
       md->v0[k] = sp->v0[j];
     }
-    for (int r = 0; r < sp->shape.nrows; r++) {
+    for (int r = 0; r < sp->shape->nrows; r++) {
       int k = p->row_offset + r;
-      bad |= !(md->row_names[k] = join_name(a, sp->name, ".", sp->shape.row_names[r], ""));
-      md->row_kinds[k] = sp->shape.row_kinds[r];
+      bad |= !(md->row_names[k] = join_name(a, sp->name, ".", sp->shape->row_names[r], ""));
+      md->row_kinds[k] = sp->shape->row_kinds[r];
       md->row_part[k] = i;
     }
   }
@@ -230,13 +224,13 @@ static void name_part_channels(Namer *nm) {
   for (int i = 0; i < md->nparts && !nm->bad; i++) {
     jyModelPart *p = &md->parts[i];
     p->output_channel = nm->ch;
-    for (int o = 0; o < p->shape.noutputs; o++)
-      add_channel(nm, join_name(a, p->inst.name, ".", p->shape.output_names[o], ""));
+    for (int o = 0; o < p->shape->noutputs; o++)
+      add_channel(nm, join_name(a, p->inst.name, ".", p->shape->output_names[o], ""));
   }
   for (int i = 0; i < md->nparts && !nm->bad; i++) { /* parts with modes: their impacts */
     jyModelPart *p = &md->parts[i];
-    p->impulse_channel = p->shape.hybrid ? nm->ch : -1;
-    if (p->shape.hybrid) add_channel(nm, join_name(a, "impulse.", p->inst.name, "", ""));
+    p->impulse_channel = p->shape->hybrid ? nm->ch : -1;
+    if (p->shape->hybrid) add_channel(nm, join_name(a, "impulse.", p->inst.name, "", ""));
   }
 }
 
@@ -248,18 +242,6 @@ static void name_user_channels(Namer *nm, const jySystem *sys) {
     md->user_channels[u].name = NULL; /* the channel name table owns the text */
     add_channel(nm, jy_strdup(&md->alloc, sys->channels[u].name));
     if (!nm->bad) md->user_channels[u].name = md->channel_names[nm->ch - 1];
-  }
-}
-
-/* The model's shapes name their rows and outputs in the model's own tables. */
-static void point_shape_names(jyModel *md) {
-  for (int i = 0; i < md->nparts; i++) {
-    jyModelPart *p = &md->parts[i];
-    size_t skip = strlen(p->inst.name) + 1; /* "part." */
-    for (int r = 0; r < p->shape.nrows; r++)
-      p->shape.row_names[r] = md->row_names[p->row_offset + r] + skip;
-    for (int o = 0; o < p->shape.noutputs; o++)
-      p->shape.output_names[o] = md->channel_names[p->output_channel + o] + skip;
   }
 }
 
@@ -277,7 +259,5 @@ jyStatus jy_compile_layout(jyModel *md, const jySystem *sys) {
   name_glues(&nm);
   name_part_channels(&nm);
   name_user_channels(&nm, sys);
-  if (nm.bad) return JY_ERR_NOMEM;
-  point_shape_names(md);
-  return JY_OK;
+  return nm.bad ? JY_ERR_NOMEM : JY_OK;
 }

@@ -45,11 +45,11 @@ typedef struct terminal_eval {
 static jyStatus eval_terminal(jyEval *e, const jyModelPart *p, int k, const double *q_loc,
                               const double *v_loc, double t, double *jac, terminal_eval *out) {
   int nc = p->inst.ncoords;
-  int dim = k < p->shape.nterminals ? p->shape.terminals[k].dim : 1;
+  int dim = k < p->shape->nterminals ? p->shape->terminals[k].dim : 1;
   memset(out, 0, sizeof *out);
   memset(jac, 0, sizeof(double) * (size_t)dim * (nc > 0 ? nc : 1));
-  if (k >= p->shape.nterminals) { /* a coordinate terminal: the coordinate itself */
-    int j = k - p->shape.nterminals;
+  if (k >= p->shape->nterminals) { /* a coordinate terminal: the coordinate itself */
+    int j = k - p->shape->nterminals;
     out->value[0] = q_loc[j];
     jac[j] = 1;
     return JY_OK;
@@ -78,8 +78,8 @@ jyStatus jy_terminal_jacobian(jyEval *e, const jyModelPart *p, int k, const doub
 /* The first of the coordinates terminal k of part p is exactly (a coordinate terminal, or a
  * terminal declared a coordinate block), or -1: its value needs no call to the part. */
 static int coord_block_of(const jyModelPart *p, int k) {
-  if (k >= p->shape.nterminals) return k - p->shape.nterminals;
-  const jyTerminalSpec *ts = &p->shape.terminals[k];
+  if (k >= p->shape->nterminals) return k - p->shape->nterminals;
+  const jyTerminalSpec *ts = &p->shape->terminals[k];
   return ts->is_coord_block ? ts->coord_offset : -1;
 }
 
@@ -498,7 +498,7 @@ jyStatus jy_part_nonideal(jyEval *e, const jyModelPart *p, const double *q, cons
   memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
   if (type->nonideal && type->nonideal(jy_eval_inst(e, p), &s, e->local_vec) != 0)
     return jy_part_failed(e, p, "nonideal", t);
-  if (type->nonideal_law && !(p->shape.flags & JY_PART_NO_LAW)) {
+  if (type->nonideal_law && !(p->shape->flags & JY_PART_NO_LAW)) {
     jy_local_acceleration(e, p, mapped, acc);
     double extra[JY_PART_MAX_COORDS] = {0};
     if (type->nonideal_law(jy_eval_inst(e, p), &s, mu + p->row_offset, e->acc_loc, extra) != 0)
@@ -516,7 +516,7 @@ jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,
   for (int i = 0; i < m->nparts; i++) {
     const jyModelPart *p = &m->parts[i];
     int nc = p->inst.ncoords;
-    if (!p->inst.type->nonideal_law || (p->shape.flags & JY_PART_NO_LAW) || nc == 0) continue;
+    if (!p->inst.type->nonideal_law || (p->shape->flags & JY_PART_NO_LAW) || nc == 0) continue;
     const double *ql, *vl;
     int mapped;
     jyStatus st = localize(e, p, q, v, t, &ql, &vl, &mapped);

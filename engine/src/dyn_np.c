@@ -107,7 +107,7 @@ static double row_mass(const jyModel *model, const jyEval *e, int r, int aux, do
 static int part_has_mass(const jyModel *model, const jyEval *e, int part) {
   const jyModelPart *p = &model->parts[part];
   int n = model->n;
-  for (int k = 0; k < p->shape.ncoords; k++) {
+  for (int k = 0; k < p->shape->ncoords; k++) {
     int j = p->coord_map[k];
     if (j < 0) continue;
     for (int i = 0; i < n; i++)
@@ -129,7 +129,7 @@ static int massless_among_masses(const jyModel *model, const jyEval *e, int r, i
   }
   if (mass > NP_MASSLESS * alpha / aa) return 0; /* |c_R|^2 = 1 / |a_R|^2 */
   for (int i = 0; i < model->nparts; i++)
-    for (int k = 0; k < model->parts[i].shape.ncoords; k++) {
+    for (int k = 0; k < model->parts[i].shape->ncoords; k++) {
       int j = model->parts[i].coord_map[k];
       if (j >= 0 && e->jac[r + (size_t)j * model->m] != 0 && part_has_mass(model, e, i)) {
         *coord = j;

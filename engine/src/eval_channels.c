@@ -87,8 +87,8 @@ static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const 
 /* Angle outputs continue from their previous report: shifted by whole turns to lie within
  * pi of it. */
 static void unwrap_angles(jyEval *e, const jyModelPart *part, double *dst) {
-  unsigned bits = e->continue_angles ? part->shape.angle_outputs : 0;
-  for (int k = 0; bits && k < part->shape.noutputs; k++, bits >>= 1) {
+  unsigned bits = e->continue_angles ? part->shape->angle_outputs : 0;
+  for (int k = 0; bits && k < part->shape->noutputs; k++, bits >>= 1) {
     if (!(bits & 1u)) continue;
     double *prev = &e->angle_prev[part->output_channel + k];
     const double turn = 6.283185307179586476925286766559;
@@ -126,9 +126,9 @@ static jyStatus part_energy_and_outputs(jyEval *e, const jyModelPart *part, cons
       for (int b = 0; b < nc; b++)
         energy[0] += 0.5 * vl[a] * e->local_mass[a + (size_t)b * nc] * vl[b];
   }
-  if (part->shape.noutputs > 0 && type->outputs) {
+  if (part->shape->noutputs > 0 && type->outputs) {
     double *dst = out + part->output_channel;
-    memset(dst, 0, sizeof(double) * (size_t)part->shape.noutputs);
+    memset(dst, 0, sizeof(double) * (size_t)part->shape->noutputs);
     if (type->outputs(jy_eval_inst(e, part), &s, e->multipliers + part->row_offset, dst) != 0)
       return jy_part_failed(e, part, "outputs", t);
     unwrap_angles(e, part, dst);

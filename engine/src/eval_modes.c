@@ -23,7 +23,7 @@ jyStatus jy_eval_set_modes(jyEval *e, const int *modes) {
   e->ninactive = 0;
   for (int i = 0; i < m->nparts; i++) {
     const jyModelPart *p = &m->parts[i];
-    const jyPartHybrid *h = p->shape.hybrid;
+    const jyPartHybrid *h = p->shape->hybrid;
     e->modes[i] = h && modes ? modes[i] : 0;
     unsigned long long active =
       h && h->active_rows ? h->active_rows(jy_eval_inst(e, p), e->modes[i]) : ~0ULL;
@@ -43,7 +43,7 @@ jyStatus jy_eval_set_modes(jyEval *e, const int *modes) {
 
 int jy_model_has_modes(const jyModel *m) {
   for (int i = 0; i < m->nparts; i++)
-    if (m->parts[i].shape.hybrid) return 1;
+    if (m->parts[i].shape->hybrid) return 1;
   return 0;
 }
 
@@ -56,7 +56,7 @@ jyStatus jy_eval_initial_modes(jyEval *e, const double *q, const double *v, doub
   }
   for (int i = 0; i < m->nparts; i++) {
     const jyModelPart *p = &m->parts[i];
-    const jyPartHybrid *h = p->shape.hybrid;
+    const jyPartHybrid *h = p->shape->hybrid;
     e->modes[i] = 0;
     if (!h || !h->initial_mode) continue;
     const double *ql, *vl;
@@ -101,14 +101,14 @@ static int own_part(jyEval *e, int part) {
   if (e->owned_params[part]) return 0;
   int np = p->inst.type->nparams;
   double *params = jy_calloc(&e->alloc, (size_t)np + 1, sizeof(double));
-  void *data = p->shape.instance_size ? jy_calloc(&e->alloc, 1, p->shape.instance_size) : NULL;
-  if (!params || (p->shape.instance_size && !data)) {
+  void *data = p->shape->instance_size ? jy_calloc(&e->alloc, 1, p->shape->instance_size) : NULL;
+  if (!params || (p->shape->instance_size && !data)) {
     jy_free(&e->alloc, params);
     jy_free(&e->alloc, data);
     return -1;
   }
   if (np) memcpy(params, p->inst.params, sizeof(double) * (size_t)np);
-  if (data) memcpy(data, p->inst.data, p->shape.instance_size);
+  if (data) memcpy(data, p->inst.data, p->shape->instance_size);
   e->insts[part].params = params;
   e->insts[part].data = data;
   e->owned_params[part] = 1;
@@ -143,7 +143,7 @@ jyStatus jy_eval_set_param(jyEval *e, int part, int param, double value) {
   jyPartShape shape;
   memset(&shape, 0, sizeof shape);
   int bad = jy_part_shape(type, params, &shape, why, sizeof why) != 0;
-  if (bad || !same_shape(&shape, &p->shape)) {
+  if (bad || !same_shape(&shape, p->shape)) {
     params[param] = old;
     jy_set_error(e->error, "set_param: part '%s' (%s), %s = %g: %s", p->inst.name, type->name,
                  type->params[param].name, value,
@@ -153,7 +153,7 @@ jyStatus jy_eval_set_param(jyEval *e, int part, int param, double value) {
     return JY_ERR_PARAM;
   }
   if (type->init) {
-    if (p->shape.instance_size) memset((void *)inst->data, 0, p->shape.instance_size);
+    if (p->shape->instance_size) memset((void *)inst->data, 0, p->shape->instance_size);
     if (type->init(inst, (void *)inst->data, why, sizeof why) != 0) {
       params[param] = old;
       type->init(inst, (void *)inst->data, why, sizeof why); /* back as it was */

@@ -125,7 +125,7 @@ static int law_part_moved_by(Probe *p, int j, double *speed) {
   for (int k = 0; k < m->nparts; k++) {
     const jyModelPart *part = &m->parts[k];
     int nc = part->inst.ncoords;
-    if (!part->inst.type->nonideal_law || (part->shape.flags & JY_PART_NO_LAW)) continue;
+    if (!part->inst.type->nonideal_law || (part->shape->flags & JY_PART_NO_LAW)) continue;
     const double *ql, *vl;
     int mapped;
     reset(p);

@@ -44,13 +44,33 @@ struct jyEnv {
   char error[JY_ERROR_LEN];
 };
 
-/* One part as the builder holds it; the shape's names are owned copies. */
+/* Distinct part shapes, each held once with its own copies of the names (part_shapes.c):
+ * the system's and the model's parts point into their pool, since parts of one type with
+ * the same parameters almost always share a shape. Open addressing on a hash of the
+ * content (slot k holds index + 1, 0 empty), so adding the N-th part finds its shape in
+ * O(1), not by comparing with every earlier one. */
+typedef struct jyShapePool {
+  jyPartShape **shapes; /* count, in the order first added */
+  unsigned *hashes;     /* count: each shape's content hash */
+  int count, cap;
+  int *slots;
+  int nslots; /* a power of two, at least twice count; 0 before the first */
+} jyShapePool;
+
+/* The pool's shape equal to `shape` in content (names as strings, NULL names read as the
+ * builder always read them, coordinate defaults bit for bit), added as an owned copy when
+ * the pool has none. NULL when out of memory, with the pool's shapes unchanged. */
+const jyPartShape *jy_shape_pool_intern(jyShapePool *pool, const jyAllocator *a,
+                                        const jyPartShape *shape);
+void jy_shape_pool_free(jyShapePool *pool, const jyAllocator *a);
+
+/* One part as the builder holds it. */
 typedef struct jySysPart {
   char *name;
   const jyPartType *type;
-  double *params;    /* type->nparams */
-  jyPartShape shape; /* names point to owned strings */
-  double *q0, *v0;   /* ncoords */
+  double *params;           /* type->nparams */
+  const jyPartShape *shape; /* in the system's shape pool */
+  double *q0, *v0;          /* ncoords */
   unsigned char *q_set, *v_set;
 } jySysPart;
 
@@ -85,6 +105,7 @@ typedef struct jyNameIndex {
 struct jySystem {
   jyEnv *env;
   jyNameIndex part_names, glue_names;
+  jyShapePool shapes; /* the parts' */
   jyUserChannel *channels;
   int nchannels, channels_cap;
   jyUserEvent *events;
@@ -99,16 +120,16 @@ struct jySystem {
 
 /* A part of a compiled model. */
 typedef struct jyModelPart {
-  jyPartInstance inst;    /* name, params, data owned by the model */
-  jyPartShape shape;      /* names point into the model's own strings */
-  int coord_offset;       /* first global coordinate of its own (not eliminated) ones */
-  int row_offset;         /* first global constraint row of its internal rows */
-  int output_channel;     /* channel index of its first output */
-  int row_force_channel;  /* "force.<part>.<row>" for each row, or -1 */
-  int power_channel;      /* "power.<part>.ideal", ".nonideal", or -1 */
-  int impulse_channel;    /* "impulse.<part>" for a part with modes, or -1 */
-  int *coord_map;         /* ncoords: global index, or -1 - link for an eliminated coordinate */
-  int first_link, nlinks; /* its eliminated blocks: model->links[first_link ..] */
+  jyPartInstance inst;      /* name, params, data owned by the model */
+  const jyPartShape *shape; /* in the model's shape pool */
+  int coord_offset;         /* first global coordinate of its own (not eliminated) ones */
+  int row_offset;           /* first global constraint row of its internal rows */
+  int output_channel;       /* channel index of its first output */
+  int row_force_channel;    /* "force.<part>.<row>" for each row, or -1 */
+  int power_channel;        /* "power.<part>.ideal", ".nonideal", or -1 */
+  int impulse_channel;      /* "impulse.<part>" for a part with modes, or -1 */
+  int *coord_map;           /* ncoords: global index, or -1 - link for an eliminated coordinate */
+  int first_link, nlinks;   /* its eliminated blocks: model->links[first_link ..] */
   /* With links: the global coordinates its local state depends on (its own kept ones first,
    * then those of its sources, up the chain), and how many links up the chain goes (1: its
    * sources have no links). Without: cols NULL, ncols = ncoords (its own), depth 0. */
@@ -144,6 +165,7 @@ struct jyModel {
   int m; /* constraint rows: parts' internal rows first, then glue rows */
   int nparts, nglues;
   jyModelPart *parts;
+  jyShapePool shapes; /* the parts' distinct shapes, names owned by the model */
   jyModelGlue *glues;
   jyModelLink *links; /* sorted by part */
   int nlinks;

@@ -33,10 +33,10 @@ void jy_model_destroy(jyModel *model) {
     jy_free(&a, (char *)p->inst.name);
     jy_free(&a, (double *)p->inst.params);
     jy_free(&a, (void *)p->inst.data);
-    for (int k = 0; k < p->shape.nterminals; k++) jy_free(&a, (char *)p->shape.terminals[k].name);
     jy_free(&a, p->coord_map);
     jy_free(&a, p->cols);
   }
+  jy_shape_pool_free(&model->shapes, &a);
   for (int l = 0; l < model->nlinks; l++) jy_free(&a, model->links[l].pos);
   jy_free(&a, model->source_link_ptr);
   jy_free(&a, model->source_links);
@@ -71,8 +71,8 @@ void jy_model_destroy(jyModel *model) {
 static jyStatus init_parts(jyModel *md, jySystem *sys) {
   for (int i = 0; i < md->nparts; i++) {
     jyModelPart *p = &md->parts[i];
-    if (p->shape.instance_size > 0) {
-      p->inst.data = jy_calloc(&md->alloc, 1, p->shape.instance_size);
+    if (p->shape->instance_size > 0) {
+      p->inst.data = jy_calloc(&md->alloc, 1, p->shape->instance_size);
       if (!p->inst.data) return JY_ERR_NOMEM;
     }
     if (p->inst.type->init) {
@@ -243,7 +243,7 @@ jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) 
   if (st == JY_OK) st = copy_events(md, sys);
   if (st == JY_OK) st = check_user_channel_names(md, sys);
   for (int i = 0; i < md->nparts && st == JY_OK; i++)
-    if (md->parts[i].inst.type->nonideal_law && !(md->parts[i].shape.flags & JY_PART_NO_LAW))
+    if (md->parts[i].inst.type->nonideal_law && !(md->parts[i].shape->flags & JY_PART_NO_LAW))
       md->has_laws = 1;
   if (st == JY_OK) {
     stage = "the parts' private data";

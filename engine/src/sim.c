@@ -202,8 +202,8 @@ int jy_sim_stop_at_branch(jySim *sim) {
  * at the average of the reversals: a wrong motion. Reversals at 4 of the last 8 steps
  * stop it; a sliding oscillation reverses once in many steps. */
 static int law_part(const jyModelPart *part) {
-  return part->inst.type->nonideal_law && !(part->shape.flags & JY_PART_NO_LAW) &&
-    !part->shape.hybrid;
+  return part->inst.type->nonideal_law && !(part->shape->flags & JY_PART_NO_LAW) &&
+    !part->shape->hybrid;
 }
 
 static jyStatus setup_friction_watch(jySim *sim) {

@@ -65,17 +65,17 @@ static Hybrid *hybrid_alloc(jySim *sim, int count) {
     return NULL;
   for (int i = 0; i < m->nparts; i++) {
     const jyModelPart *p = &m->parts[i];
-    if (!p->shape.hybrid) continue;
+    if (!p->shape->hybrid) continue;
     h->parts[h->nparts] = i;
     h->guard_at[h->nparts++] = h->nguards;
-    h->nguards += p->shape.nguards;
+    h->nguards += p->shape->nguards;
   }
   return h;
 }
 
 static const char *mode_name(const jyEval *e, const jyModelPart *p, int mode, char *buf,
                              size_t len) {
-  const jyPartHybrid *hy = p->shape.hybrid;
+  const jyPartHybrid *hy = p->shape->hybrid;
   const char *name = hy->mode_name ? hy->mode_name(jy_eval_inst(e, p), mode) : NULL;
   if (name && name[0]) return name;
   snprintf(buf, len, "mode%d", mode);
@@ -144,7 +144,7 @@ static jyStatus settle_modes(jySim *sim, double t, const double *q, const double
     int changed = 0;
     for (int k = 0; k < h->nparts; k++) {
       const jyModelPart *p = &m->parts[h->parts[k]];
-      const jyPartHybrid *hy = p->shape.hybrid;
+      const jyPartHybrid *hy = p->shape->hybrid;
       if (!hy->admissible) continue;
       jyPartState s;
       if ((st = local_state(sim, p, t, q, v, &s)) != JY_OK) return st;
@@ -186,7 +186,7 @@ jyStatus jy_hybrid_setup(jySim *sim) {
   int count_parts = 0;
   const char *first = NULL;
   for (int i = 0; i < m->nparts; i++)
-    if (m->parts[i].shape.hybrid && count_parts++ == 0) first = m->parts[i].inst.name;
+    if (m->parts[i].shape->hybrid && count_parts++ == 0) first = m->parts[i].inst.name;
   if (count_parts == 0) return JY_OK;
   if (sim->np) {
     jy_set_error(sim->error,
@@ -222,10 +222,10 @@ int jy_hybrid_guards(jySim *sim, double t, const double *y, double *g) {
     jyPartState s;
     st = local_state(sim, p, t, q, v, &s);
     if (st == JY_OK &&
-        p->shape.hybrid->guards(jy_eval_inst(e, p), &s, e->multipliers + p->row_offset, e->acc_loc,
-                                g + h->guard_at[k]) != 0)
+        p->shape->hybrid->guards(jy_eval_inst(e, p), &s, e->multipliers + p->row_offset, e->acc_loc,
+                                 g + h->guard_at[k]) != 0)
       st = part_failed(sim, p, "guards", t);
-    for (int j = 0; st == JY_OK && j < p->shape.nguards; j++)
+    for (int j = 0; st == JY_OK && j < p->shape->nguards; j++)
       if (!isfinite(g[h->guard_at[k] + j])) {
         jy_set_error(sim->error, "part '%s' (%s), guards: guard %d is not finite at t = %.9g",
                      p->inst.name, p->inst.type->name, j, t);
@@ -244,8 +244,8 @@ static jyStatus part_transitions(jySim *sim, int k, double t, const double *q, c
   jyEval *e = sim->eval;
   Hybrid *h = sim->hybrid;
   const jyModelPart *p = &sim->model->parts[h->parts[k]];
-  const jyPartHybrid *hy = p->shape.hybrid;
-  for (int j = 0; j < p->shape.nguards; j++) {
+  const jyPartHybrid *hy = p->shape->hybrid;
+  for (int j = 0; j < p->shape->nguards; j++) {
     int dir = found[h->guard_at[k] + j];
     if (dir == 0 || !hy->transition) continue;
     jyPartState s;

@@ -5,13 +5,6 @@
 
 #include "internal.h"
 
-static void free_shape_names(const jyAllocator *a, jyPartShape *s) {
-  for (int i = 0; i < s->ncoords; i++) jy_free(a, (char *)s->coord_names[i]);
-  for (int i = 0; i < s->nterminals; i++) jy_free(a, (char *)s->terminals[i].name);
-  for (int i = 0; i < s->nrows; i++) jy_free(a, (char *)s->row_names[i]);
-  for (int i = 0; i < s->noutputs; i++) jy_free(a, (char *)s->output_names[i]);
-}
-
 static unsigned name_hash(const char *name) {
   unsigned h = 2166136261u; /* FNV-1a */
   for (const unsigned char *c = (const unsigned char *)name; *c; c++) h = (h ^ *c) * 16777619u;
@@ -63,7 +56,6 @@ static void index_add(jyNameIndex *idx, named items, int i) {
 static void free_part(const jyAllocator *a, jySysPart *p) {
   jy_free(a, p->name);
   jy_free(a, p->params);
-  free_shape_names(a, &p->shape);
   jy_free(a, p->q0);
   jy_free(a, p->v0);
   jy_free(a, p->q_set);
@@ -90,6 +82,7 @@ void jy_system_destroy(jySystem *sys) {
   jy_free(a, sys->glues);
   jy_free(a, sys->part_names.slots);
   jy_free(a, sys->glue_names.slots);
+  jy_shape_pool_free(&sys->shapes, a);
   jy_free(a, sys);
 }
 
@@ -110,22 +103,6 @@ static int grow(const jyAllocator *a, void **array, int *cap, int count, size_t 
   *array = fresh;
   *cap = ncap;
   return 0;
-}
-
-/* Copies the names of a shape into owned strings; a copy that fails leaves NULL, so the
- * shape can always be freed with free_shape_names. */
-static int own_shape_names(const jyAllocator *a, jyPartShape *s) {
-  int bad = 0;
-  for (int i = 0; i < s->ncoords; i++)
-    bad |= !(s->coord_names[i] = jy_strdup(a, s->coord_names[i] ? s->coord_names[i] : "?"));
-  for (int i = 0; i < s->nterminals; i++)
-    bad |=
-      !(s->terminals[i].name = jy_strdup(a, s->terminals[i].name ? s->terminals[i].name : "?"));
-  for (int i = 0; i < s->nrows; i++)
-    bad |= !(s->row_names[i] = jy_strdup(a, s->row_names[i] ? s->row_names[i] : "row"));
-  for (int i = 0; i < s->noutputs; i++)
-    bad |= !(s->output_names[i] = jy_strdup(a, s->output_names[i] ? s->output_names[i] : "?"));
-  return bad ? -1 : 0;
 }
 
 int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *shape, char *error,
@@ -213,11 +190,13 @@ static int check_part_name(jySystem *sys, const jyPartType *type, const char *na
   return 0;
 }
 
-/* The builder's copy of a part whose shape is made: owned names, parameters, initial
- * values at the shape's defaults. 0, or -1 (out of memory; the part is freed). */
-static int own_part(const jyAllocator *a, jySysPart *part, const jyPartType *type, const char *name,
-                    const double *params) {
-  int nc = part->shape.ncoords;
+/* The builder's copy of a part whose shape is made: its name, parameters, initial values
+ * at the shape's defaults, and the pool's shape equal to its own. 0, or -1 (out of memory;
+ * the part is freed). */
+static int own_part(jySystem *sys, jySysPart *part, const jyPartType *type, const char *name,
+                    const double *params, const jyPartShape *shape) {
+  const jyAllocator *a = &sys->env->alloc;
+  int nc = shape->ncoords;
   part->name = jy_strdup(a, name);
   part->type = type;
   part->params = jy_calloc(a, (size_t)type->nparams + 1, sizeof(double));
@@ -225,14 +204,14 @@ static int own_part(const jyAllocator *a, jySysPart *part, const jyPartType *typ
   part->v0 = jy_calloc(a, (size_t)nc + 1, sizeof(double));
   part->q_set = jy_calloc(a, (size_t)nc + 1, 1);
   part->v_set = jy_calloc(a, (size_t)nc + 1, 1);
-  int names_ok = own_shape_names(a, &part->shape) == 0;
-  if (!names_ok || !part->name || !part->params || !part->q0 || !part->v0 || !part->q_set ||
-      !part->v_set) {
+  /* last, so that a shape enters the pool only with a part that holds it */
+  if (!part->name || !part->params || !part->q0 || !part->v0 || !part->q_set || !part->v_set ||
+      !(part->shape = jy_shape_pool_intern(&sys->shapes, a, shape))) {
     free_part(a, part);
     return -1;
   }
   memcpy(part->params, params, sizeof(double) * (size_t)type->nparams);
-  for (int i = 0; i < nc; i++) part->q0[i] = part->shape.coord_defaults[i];
+  for (int i = 0; i < nc; i++) part->q0[i] = shape->coord_defaults[i];
   return 0;
 }
 
@@ -246,15 +225,16 @@ jyPartId jy_system_add_part(jySystem *sys, const char *type_name, const char *na
   double params[JY_MAX_PARAMS];
   if (jy_params_fill(type, name, settings, nsettings, params, sys->error, JY_ERROR_LEN) != JY_OK)
     return bad;
-  jySysPart part = {0};
+  jyPartShape shape;
   char why[768] = "";
-  if (jy_part_shape_checked(type, params, &part.shape, why, sizeof why) != 0) {
+  if (jy_part_shape_checked(type, params, &shape, why, sizeof why) != 0) {
     jy_set_error(sys->error, "part '%s' (%s): %s", name, type->name, why);
     return bad;
   }
+  jySysPart part = {0};
   if (grow(a, (void **)&sys->parts, &sys->parts_cap, sys->nparts, sizeof *sys->parts) != 0 ||
       index_reserve(a, &sys->part_names, part_items(sys), sys->nparts) != 0 ||
-      own_part(a, &part, type, name, params) != 0) {
+      own_part(sys, &part, type, name, params, &shape) != 0) {
     jy_set_error(sys->error, "out of memory adding part '%s'", name);
     return bad;
   }
@@ -281,35 +261,35 @@ const char *jy_system_part_name(const jySystem *sys, jyPartId part) {
 
 const jyPartShape *jy_system_part_shape(const jySystem *sys, jyPartId part) {
   const jySysPart *p = get_part(sys, part);
-  return p ? &p->shape : NULL;
+  return p ? p->shape : NULL;
 }
 
 jyTerminalId jy_system_terminal(const jySystem *sys, jyPartId part, const char *name) {
   const jySysPart *p = get_part(sys, part);
   if (p && name)
-    for (int i = 0; i < p->shape.nterminals; i++)
-      if (strcmp(p->shape.terminals[i].name, name) == 0) return (jyTerminalId){part.index, i};
+    for (int i = 0; i < p->shape->nterminals; i++)
+      if (strcmp(p->shape->terminals[i].name, name) == 0) return (jyTerminalId){part.index, i};
   return (jyTerminalId){-1, -1};
 }
 
 jyTerminalId jy_system_coord_terminal(const jySystem *sys, jyPartId part, const char *coord) {
   const jySysPart *p = get_part(sys, part);
   if (p && coord)
-    for (int j = 0; j < p->shape.ncoords; j++)
-      if (strcmp(p->shape.coord_names[j], coord) == 0)
-        return (jyTerminalId){part.index, p->shape.nterminals + j};
+    for (int j = 0; j < p->shape->ncoords; j++)
+      if (strcmp(p->shape->coord_names[j], coord) == 0)
+        return (jyTerminalId){part.index, p->shape->nterminals + j};
   return (jyTerminalId){-1, -1};
 }
 
 /* The spec of terminal k of a part, real or a coordinate terminal (k >= nterminals). */
 static int terminal_spec(const jySysPart *p, int k, jyTerminalSpec *out) {
-  if (k < 0 || k >= p->shape.nterminals + p->shape.ncoords) return -1;
-  if (k < p->shape.nterminals) {
-    *out = p->shape.terminals[k];
+  if (k < 0 || k >= p->shape->nterminals + p->shape->ncoords) return -1;
+  if (k < p->shape->nterminals) {
+    *out = p->shape->terminals[k];
     return 0;
   }
-  int j = k - p->shape.nterminals;
-  *out = (jyTerminalSpec){p->shape.coord_names[j], 1, 1, j};
+  int j = k - p->shape->nterminals;
+  *out = (jyTerminalSpec){p->shape->coord_names[j], 1, 1, j};
   return 0;
 }
 
@@ -322,8 +302,8 @@ static jyStatus set_initial(jySystem *sys, jyPartId part, const char *coord, dou
     jy_set_error(sys->error, "no part with index %d", part.index);
     return JY_ERR_INVALID;
   }
-  for (int i = 0; i < p->shape.ncoords; i++) {
-    if (strcmp(p->shape.coord_names[i], coord ? coord : "") != 0) continue;
+  for (int i = 0; i < p->shape->ncoords; i++) {
+    if (strcmp(p->shape->coord_names[i], coord ? coord : "") != 0) continue;
     if (!isfinite(value)) {
       jy_set_error(sys->error, "part '%s': initial %s of '%s' must be finite", p->name,
                    velocity ? "velocity" : "value", coord);
@@ -336,7 +316,7 @@ static jyStatus set_initial(jySystem *sys, jyPartId part, const char *coord, dou
     return JY_OK;
   }
   char hint[512];
-  jy_suggest(hint, sizeof hint, coord ? coord : "", p->shape.coord_names, p->shape.ncoords);
+  jy_suggest(hint, sizeof hint, coord ? coord : "", p->shape->coord_names, p->shape->ncoords);
   jy_set_error(sys->error, "part '%s' (%s) has no coordinate '%s'%s", p->name, p->type->name,
                coord ? coord : "(null)", hint);
   return JY_ERR_UNKNOWN_NAME;

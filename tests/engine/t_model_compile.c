@@ -10,6 +10,7 @@
  *     y = -0.8; a held vx = 0.8 gives vy = 0.6 (tangent); two held values off the circle
  *     move radially, the least change; each move is recorded as a jyMovedValue;
  *   - two equal rods: one dependent row, named in the report;
+ *   - a triple rod pendulum: the model keeps each distinct shape once, its own copy;
  *   - bad input: contradicting glue, a massless coordinate no constraint holds, solver
  *     settings out of range, a user channel with a taken name, a part whose init fails.
  * Tolerances: the initial assembly stops at |phi| <= assembly_tol (1e-12) times the state's
@@ -215,6 +216,39 @@ static void check_dependent_rows(jyEnv *env) {
   jy_model_destroy(md);
 }
 
+/* A triple rod pendulum: pivot, then bob<i> (2 kg) and rod<i> (L = 1) per link. The model
+ * holds three shapes, its own (the system is gone), and each part points to its kind's. */
+static void check_shared_shapes(jyEnv *env) {
+  jySystem *sys = jy_system_create(env);
+  jyPartId prev = PART(sys, "ground", "pivot", {"dim", 2});
+  char name[16], end[16];
+  for (int i = 1; i <= 3; i++) {
+    snprintf(name, sizeof name, "bob%d", i);
+    jyPartId bob = PART(sys, "mass", name, {"dim", 2}, {"m", 2});
+    jy_system_set_coord(sys, bob, "x", i);
+    snprintf(name, sizeof name, "rod%d", i);
+    jyPartId rod = PART(sys, "rod", name, {"dim", 2}, {"L", 1});
+    snprintf(end, sizeof end, "a%d", i);
+    stage_glue(sys, rod, "a", prev, "pos", end);
+    snprintf(end, sizeof end, "b%d", i);
+    stage_glue(sys, rod, "b", bob, "pos", end);
+    prev = bob;
+  }
+  jyModel *md = stage_compile(sys, 1);
+  jy_system_destroy(sys);
+  if (!ok(md != NULL, "triple rod pendulum compiles")) return;
+  const jyModelPart *p = md->parts;
+  ok(md->nparts == 7 && md->shapes.count == 3 && p[1].shape == p[3].shape &&
+       p[3].shape == p[5].shape && p[2].shape == p[6].shape && p[1].shape != p[2].shape,
+     "7 parts, 3 shapes: the bobs share one, the rods another");
+  ok(strcmp(p[5].shape->coord_names[1], "y") == 0 &&
+       strcmp(p[6].shape->terminals[1].name, "b") == 0 &&
+       strcmp(p[6].shape->row_names[0], "length") == 0 &&
+       strcmp(p[6].shape->output_names[0], "tension") == 0 && p[6].shape->coord_defaults[2] == 1,
+     "the model's shapes keep their names and defaults without the system");
+  jy_model_destroy(md);
+}
+
 /* A compile that must fail: its status and the message fragments. */
 static void expect_failure(jySystem *sys, const jySolverDef *def, jyStatus want, const char *what,
                            const char *const *fragments) {
@@ -277,7 +311,7 @@ static int zero_channel(void *ud, const jyModel *model, const double *row, doubl
 }
 
 int main(void) {
-  plan(59);
+  plan(62);
   jyEnv *env = stage_env();
   /* A ground whose init fails (the environment keeps the pointer: it lives in main). */
   jyPartType failing = {.version = JY_PART_PROTOCOL_VERSION,
@@ -303,6 +337,7 @@ int main(void) {
   check_spring_elimination(env);
   check_dependent_rows(env);
   check_bad_input(env);
+  check_shared_shapes(env);
 
   jySystem *sys = rod_system(env, 0.6, -0.8, 1, 0);
   jy_system_add_channel(sys, "energy", zero_channel, NULL);

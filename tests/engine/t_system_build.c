@@ -1,8 +1,10 @@
 /* tests/engine/t_system_build.c — the builder stage alone (engine/src/system_build.c), read
  * through internal.h without compiling a model:
- *   - a part keeps its validated parameters (defaults filled in), owned copies of its names,
+ *   - a part keeps its validated parameters (defaults filled in), an owned copy of its name,
  *     the shape's default coordinates, and which initial values the script set, guessed or
  *     left alone;
+ *   - parts with equal shapes share one (the system's pool), parts whose shapes differ in a
+ *     default do not, and a shape stays where it is while parts are added;
  *   - terminals and coordinate terminals are found by name; glue records both ends and the
  *     dimension, and is named "glue<k>" when unnamed;
  *   - every bad input (unknown type, parameter or coordinate, a value out of its domain, a
@@ -94,6 +96,32 @@ static void check_parts(jySystem *sys) {
   ok(pb->q0[1] == -2 && pb->q_set[1] == 0, "a guessed value is a start, not held");
   ok(pb->v0[1] == 0.5 && pb->v_set[1] == 1 && pb->v_set[0] == 0 && pb->v0[0] == 0,
      "a velocity set on y only");
+}
+
+/* 200 parts of three distinct shapes: the pool holds three, each part points to its own. */
+static void check_shared_shapes(jyEnv *env) {
+  jySystem *sys = jy_system_create(env);
+  jyPartId first = PART(sys, "mass", "m0", {"dim", 2}, {"m", 1});
+  const jyPartShape *mass = jy_system_part_shape(sys, first);
+  int shared = mass != NULL, split = 1;
+  const jyPartShape *rod[2] = {NULL, NULL}; /* L = 1 and L = 2: b.x defaults differ */
+  char name[32];
+  for (int i = 1; i < 100 && shared; i++) {
+    snprintf(name, sizeof name, "m%d", i);
+    shared = jy_system_part_shape(sys, PART(sys, "mass", name, {"dim", 2}, {"m", 1})) == mass;
+    snprintf(name, sizeof name, "r%d", i);
+    const jyPartShape *s = jy_system_part_shape(sys, PART(sys, "rod", name, {"L", 1 + i % 2}));
+    if (!rod[i % 2]) rod[i % 2] = s;
+    shared = shared && s == rod[i % 2];
+  }
+  split = rod[0] && rod[1] && rod[0] != rod[1] && rod[0] != mass &&
+    rod[0]->coord_defaults[3] == 1 && rod[1]->coord_defaults[3] == 2;
+  ok(shared && jy_system_num_parts(sys) == 199 && sys->shapes.count == 3,
+     "199 parts, 3 distinct shapes held once: equal shapes are one");
+  ok(split, "rods of different L keep their own shapes (b.x defaults 1 and 2)");
+  ok(mass == jy_system_part_shape(sys, first) && strcmp(mass->coord_names[1], "y") == 0,
+     "a part's shape stays in place while the system grows");
+  jy_system_destroy(sys);
 }
 
 /* Terminals by name, coordinate terminals after the real ones, glue ends and names. */
@@ -255,7 +283,7 @@ static void check_params_fill(jyEnv *env) {
 }
 
 int main(void) {
-  plan(67);
+  plan(70);
   jyEnv *env = stage_env();
   if (!env || jy_env_register(env, &odd_type) != JY_OK) {
     ok(0, "environment with the components and the test type");
@@ -267,6 +295,7 @@ int main(void) {
   check_bad_parts(sys);
   check_bad_values_and_glue(sys);
   check_params_fill(env);
+  check_shared_shapes(env);
   jy_system_destroy(sys);
   jy_env_destroy(env);
   return done();
