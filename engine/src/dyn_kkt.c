@@ -311,8 +311,7 @@ jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCs
   cholmod_start(&w->common);
   w->started = 1;
   w->common.print = 0;
-  w->common.supernodal = CHOLMOD_SIMPLICIAL;
-  w->common.final_ll = 0; /* LDL^T: K is indefinite */
+  w->common.supernodal = CHOLMOD_SIMPLICIAL; /* CHOLMOD orders K; it factors nothing */
   /* The pattern in the natural order lets CHOLMOD choose the ordering; K is then built
    * again in that order, and LDL factors it as it is. */
   for (int u = 0; u < w->size; u++) w->perm[u] = w->inv[u] = u;

@@ -103,7 +103,7 @@ static void check_shared_shapes(jyEnv *env) {
   jySystem *sys = jy_system_create(env);
   jyPartId first = PART(sys, "mass", "m0", {"dim", 2}, {"m", 1});
   const jyPartShape *mass = jy_system_part_shape(sys, first);
-  int shared = mass != NULL, split = 1;
+  int shared = mass != NULL;
   const jyPartShape *rod[2] = {NULL, NULL}; /* L = 1 and L = 2: b.x defaults differ */
   char name[32];
   for (int i = 1; i < 100 && shared; i++) {
@@ -114,7 +114,7 @@ static void check_shared_shapes(jyEnv *env) {
     if (!rod[i % 2]) rod[i % 2] = s;
     shared = shared && s == rod[i % 2];
   }
-  split = rod[0] && rod[1] && rod[0] != rod[1] && rod[0] != mass &&
+  int split = rod[0] && rod[1] && rod[0] != rod[1] && rod[0] != mass &&
     rod[0]->coord_defaults[3] == 1 && rod[1]->coord_defaults[3] == 2;
   ok(shared && jy_system_num_parts(sys) == 199 && sys->shapes.count == 3,
      "199 parts, 3 distinct shapes held once: equal shapes are one");
