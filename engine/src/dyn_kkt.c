@@ -426,17 +426,28 @@ static int pivots_sound(const jyKktWork *w) {
   return 1;
 }
 
-/* res = rhs - K0 x, K0: K without the shift of the active rows (K stored upper). */
+/* res = rhs - K0 x, K0: K without the shift of the active rows (K stored upper). Column j
+ * subtracts its products with x[j] from the rows above it and its transposed part from
+ * row j, in that order; row j is held in a register meanwhile (no column before j touches
+ * it), so that no entry waits on the store of the one before it. */
 static double kkt_residual(jyKktWork *w, double beta) {
   const int *kp = w->k->p, *ki = w->k->i;
-  const double *kx = w->k->x;
-  memcpy(w->res, w->rhs, sizeof(double) * (size_t)w->size);
-  for (int j = 0; j < w->size; j++)
+  const double *kx = w->k->x, *x = w->x;
+  double *res = w->res;
+  memcpy(res, w->rhs, sizeof(double) * (size_t)w->size);
+  for (int j = 0; j < w->size; j++) {
+    double xj = x[j], res_j = res[j];
     for (int q = kp[j]; q < kp[j + 1]; q++) {
       int i = ki[q];
-      w->res[i] -= kx[q] * w->x[j];
-      if (i != j) w->res[j] -= kx[q] * w->x[i];
+      if (i == j) {
+        res_j -= kx[q] * xj;
+        continue;
+      }
+      res[i] -= kx[q] * xj;
+      res_j -= kx[q] * x[i];
     }
+    res[j] = res_j;
+  }
   for (int r = 0; r < w->m; r++)
     if (w->row_scale[r] != 0) w->res[w->inv[w->n + r]] -= beta * w->x[w->inv[w->n + r]];
   double worst = 0;
