@@ -9,10 +9,12 @@
  * A quasi-definite matrix has an LDL^T factorization in any symmetric ordering, so
  * SuiteSparse's LDL factors K (beta > 0) in a fill-reducing ordering CHOLMOD chooses once;
  * K's pattern is that of M, A and As^T As, fixed by the model, and is stored already
- * permuted so that a factorization permutes nothing (allocates nothing). Iterative refinement against beta = 0
- * removes the shift. Dependent rows the caller drops become decoupled rows (z = 0); rows
- * that depend on the others without being dropped, and massless free directions, show as
- * tiny pivots: JY_UK_NOT_UNIQUE, and the caller decides (dense rank-revealing path or error).
+ * permuted so that a factorization permutes nothing (allocates nothing). Iterative
+ * refinement against beta = 0 removes the shift. Dependent rows the caller drops become
+ * decoupled rows (z = 0); dependent rows it does not drop are met through the refinement
+ * (z is not unique, q'' is). A massless free direction, or rows that contradict each other,
+ * show as a pivot of the wrong sign or a refinement that stalls: JY_UK_NOT_UNIQUE, and the
+ * caller decides (dense rank-revealing path or error).
  * M, A are read from compressed-column stores (jyCsc), never from dense arrays. */
 #include "dyn_kkt.h"
 
@@ -462,9 +464,9 @@ static double kkt_residual(jyKktWork *w, double beta) {
     res[j] = res_j;
   }
   for (int r = 0; r < w->m; r++)
-    if (w->row_scale[r] != 0) w->res[w->inv[w->n + r]] -= beta * w->x[w->inv[w->n + r]];
+    if (w->row_scale[r] != 0) res[w->inv[w->n + r]] -= beta * x[w->inv[w->n + r]];
   double worst = 0;
-  for (int k = 0; k < w->size; k++) worst = jy_larger(worst, fabs(w->res[k]));
+  for (int k = 0; k < w->size; k++) worst = jy_larger(worst, fabs(res[k]));
   return worst;
 }
 

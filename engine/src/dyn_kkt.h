@@ -1,6 +1,6 @@
 /* Compressed-column matrices with a fixed pattern, and the sparse acceleration solve for any
  * symmetric positive semi-definite sparse M (blocks of any size, massless coordinates) through
- * the quasi-definite KKT matrix (CHOLMOD simplicial LDL^T). Internal. */
+ * the quasi-definite KKT matrix (ordered by CHOLMOD, factored by SuiteSparse's LDL). Internal. */
 #ifndef JY_DYN_KKT_H
 #define JY_DYN_KKT_H
 
