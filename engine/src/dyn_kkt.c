@@ -18,6 +18,7 @@
  * M, A are read from compressed-column stores (jyCsc), never from dense arrays. */
 #include "dyn_kkt.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -470,8 +471,12 @@ static double kkt_residual(jyKktWork *w, double beta) {
   return worst;
 }
 
-/* Solve, then refine against beta = 0 while that keeps improving the answer. Returns the
- * last residual of the unshifted system relative to its right side. */
+/* Solve, then refine against beta = 0 while that keeps improving the answer. Each pass
+ * shrinks the residual by a steady ratio (the shift's and the pivots' error, ~1e-7); once
+ * that ratio times the residual just corrected is below rounding, the correction leaves it
+ * at rounding, and checking so (a residual, another solve and a residual that stalls) is
+ * skipped: 2 residuals and 3 solves a call instead of 4 and 4 on the pendulum chain.
+ * Returns the last residual measured of the unshifted system relative to its right side. */
 static double refined_solve(jyKktWork *w, double beta) {
   memcpy(w->x, w->rhs, sizeof(double) * (size_t)w->size);
   solve_ldl(w, w->x);
@@ -486,10 +491,12 @@ static double refined_solve(jyKktWork *w, double beta) {
       break;
     }
 
+    double ratio = pass > 0 ? worst / last : 1.0;
     last = worst;
     memcpy(w->corr, w->res, sizeof(double) * (size_t)w->size);
     solve_ldl(w, w->corr);
     for (int k = 0; k < w->size; k++) w->x[k] += w->corr[k];
+    if (ratio * worst <= DBL_EPSILON * size) break; /* the next residual: rounding */
   }
   return last / (size > 0 ? size : 1.0);
 }
