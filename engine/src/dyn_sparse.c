@@ -4,14 +4,14 @@
  * With W = M^-1 diagonal, the Udwadia–Kalaba acceleration is q'' = u + W A^T y with
  * u = W (Q + C) and y the minimum-norm solution of (A W A^T) y = b - A u. A W A^T is as
  * sparse as the constraint graph (rows share a column only through a common part), so
- * CHOLMOD factors it in a fill-reducing ordering found once, with a tiny shift beta I
- * that iterative refinement against the unshifted matrix removes again. Where rows are
- * (nearly) dependent, a redundant constraint or a mechanism passing a singular
- * configuration, the factor's pivots say so and the dense rank-revealing solve is used
- * for that evaluation instead.
+ * CHOLMOD factors it, unshifted, in a fill-reducing ordering found once, and the answer's
+ * backward error is checked to be rounding. Where rows are (nearly) dependent, a redundant
+ * constraint or a mechanism passing a singular configuration, the factor's pivots say so
+ * and the KKT or dense rank-revealing solve is used for that evaluation instead.
  * Rows are scaled to unit length first, as in the dense solve. */
 #include "dyn_sparse.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +29,10 @@ struct jySparseWork {
   int *pair_a, *pair_b, *pair_s; /* S entry pair_s += F entries pair_a * pair_b */
   int *perm, *inv;               /* S is stored as P S P^T: row k of it is row perm[k] of S */
   int npairs;
-  cholmod_factor *l; /* of beta I + F F^T */
-  cholmod_dense *rhs, *ft_y;
+  cholmod_factor *l; /* of F F^T */
+  cholmod_dense *rhs;
   double *row_scale, *u, *r, *sy, *y;
+  double *root_w, *bound; /* per coordinate M_jj^-1/2; per row |b| + |A| |q''|'s terms */
   int started;
 };
 
@@ -42,7 +43,6 @@ void jy_sparse_destroy(jySparseWork *w) {
     cholmod_free_sparse(&w->s, &w->common);
     cholmod_free_factor(&w->l, &w->common);
     cholmod_free_dense(&w->rhs, &w->common);
-    cholmod_free_dense(&w->ft_y, &w->common);
     cholmod_finish(&w->common);
   }
   jyAllocator a = w->alloc;
@@ -51,6 +51,8 @@ void jy_sparse_destroy(jySparseWork *w) {
   jy_free(&a, w->r);
   jy_free(&a, w->sy);
   jy_free(&a, w->y);
+  jy_free(&a, w->root_w);
+  jy_free(&a, w->bound);
   jy_free(&a, w->pair_a);
   jy_free(&a, w->pair_b);
   jy_free(&a, w->pair_s);
@@ -109,7 +111,8 @@ static void row_structure(const cholmod_sparse *f, int m, int *row_ptr, int *row
 }
 
 /* The entries of S's upper triangle: in column k the rows its products land in, and k
- * itself (the shift needs a place). stamp: m scratch; ea, eb, erow: the widest column. */
+ * itself (a left-out row's unit diagonal needs a place). stamp: m scratch; ea, eb, erow: the
+ * widest column. */
 static int count_entries(const ProductWalk *pw, int m, int *stamp, int *ea, int *eb, int *erow) {
   int nnz = 0;
   for (int i = 0; i < m; i++) stamp[i] = -1;
@@ -225,9 +228,13 @@ jySparseWork *jy_sparse_create(const jyAllocator *alloc, const jyCsc *jac) {
   w->r = jy_calloc(&a, (size_t)m, sizeof(double));
   w->sy = jy_calloc(&a, (size_t)m, sizeof(double));
   w->y = jy_calloc(&a, (size_t)m, sizeof(double));
+  w->root_w = jy_calloc(&a, (size_t)n, sizeof(double));
+  w->bound = jy_calloc(&a, (size_t)m, sizeof(double));
   w->perm = jy_calloc(&a, (size_t)m, sizeof(int));
   w->inv = jy_calloc(&a, (size_t)m, sizeof(int));
-  if (!w->row_scale || !w->u || !w->r || !w->sy || !w->y || !w->perm || !w->inv) goto fail;
+  if (!w->row_scale || !w->u || !w->r || !w->sy || !w->y || !w->root_w || !w->bound || !w->perm ||
+      !w->inv)
+    goto fail;
   cholmod_start(&w->common);
   w->started = 1;
   w->common.print = 0;
@@ -268,8 +275,7 @@ jySparseWork *jy_sparse_create(const jyAllocator *alloc, const jyCsc *jac) {
   w->l = cholmod_analyze(w->s, &w->common);
   if (w->l && w->l->ordering != CHOLMOD_NATURAL) goto fail; /* solve_factor assumes none */
   w->rhs = cholmod_zeros((size_t)m, 1, CHOLMOD_REAL, &w->common);
-  w->ft_y = cholmod_zeros((size_t)n, 1, CHOLMOD_REAL, &w->common);
-  if (!w->l || !w->rhs || !w->ft_y || warm_up(w) != 0) goto fail;
+  if (!w->l || !w->rhs || warm_up(w) != 0) goto fail;
   return w;
 fail:
   jy_sparse_destroy(w);
@@ -297,21 +303,6 @@ static void solve_factor(const cholmod_factor *l, double *x) {
   }
 }
 
-/* sy = F F^T y (through F^T y), the unshifted matrix for the refinement. */
-static void apply_s(jySparseWork *w, const double *y, double *sy) {
-  const int *cp = w->f->p, *ri = w->f->i;
-  const double *fx = w->f->x;
-  double *t = w->ft_y->x;
-  for (int j = 0; j < w->n; j++) {
-    double s = 0;
-    for (int k = cp[j]; k < cp[j + 1]; k++) s += fx[k] * y[ri[k]];
-    t[j] = s;
-  }
-  memset(sy, 0, sizeof(double) * (size_t)w->m);
-  for (int j = 0; j < w->n; j++)
-    for (int k = cp[j]; k < cp[j + 1]; k++) sy[ri[k]] += fx[k] * t[j];
-}
-
 int jy_sparse_applies(const double *mass_diag, int n) {
   for (int j = 0; j < n; j++)
     if (!(mass_diag[j] > 0)) return 0;
@@ -319,10 +310,9 @@ int jy_sparse_applies(const double *mass_diag, int n) {
 }
 
 /* u = W (Q + C) and F = S A W^1/2 in the fixed pattern (S: rows scaled to unit length,
- * dropped rows zero). Walks the pattern (a few entries per row), not dense rows. Returns
- * the largest squared entry of F. */
-static double scaled_rows(jySparseWork *w, const jyUkProblem *p, const double *mass,
-                          const double *jac) {
+ * dropped rows zero). Walks the pattern (a few entries per row), not dense rows. */
+static void scaled_rows(jySparseWork *w, const jyUkProblem *p, const double *mass,
+                        const double *jac) {
   int n = p->n, m = p->m;
   const int *cp = w->f->p, *ri = w->f->i;
   for (int j = 0; j < n; j++)
@@ -333,15 +323,12 @@ static double scaled_rows(jySparseWork *w, const jyUkProblem *p, const double *m
     w->row_scale[i] = w->row_scale[i] > 0 ? 1.0 / sqrt(w->row_scale[i]) : 0.0;
   /* Dropped rows (implied by the others) are zero rows of F: decoupled in F F^T, y = 0. */
   const unsigned char *dropped = p->dropped;
-  double *fx = w->f->x, max_diag = 0;
+  double *fx = w->f->x;
   for (int j = 0; j < n; j++) {
-    double root_w = 1.0 / sqrt(mass[j]);
+    double root_w = w->root_w[j] = 1.0 / sqrt(mass[j]);
     for (int k = cp[j]; k < cp[j + 1]; k++)
       fx[k] = dropped && dropped[ri[k]] ? 0.0 : w->row_scale[ri[k]] * jac[k] * root_w;
   }
-  for (int j = 0; j < n; j++)
-    for (int k = cp[j]; k < cp[j + 1]; k++) max_diag = jy_larger(max_diag, fx[k] * fx[k]);
-  return max_diag;
 }
 
 /* R = S (b - A u) into w->r, rows in their own order; returns the scale of the rows solved
@@ -365,26 +352,31 @@ static double scaled_residual(jySparseWork *w, const jyUkProblem *p, const doubl
   return scale > 0 ? scale : 1;
 }
 
-/* Factors beta I + F F^T with a shift far below any independent row's scale, enough for
- * dependent ones to factor. 0, or -1 when it fails or shows near-dependent rows: tiny
- * pivots (redundant constraints, a singular configuration), where a small inconsistency
- * of the right side (drift) would be amplified by 1/beta, so the dense rank-revealing
- * solve takes over. */
-static int factor_shifted(jySparseWork *w, double max_diag, const unsigned char *dropped) {
+/* Factors F F^T as it is, a left-out row (dropped, or zero) with a unit diagonal: it is
+ * decoupled, its y stays 0. 0, or -1 when the factorization fails or shows (nearly)
+ * dependent rows, tiny or non-positive pivots (a redundant constraint not left out, a
+ * singular configuration), where a small inconsistency of the right side (drift) would be
+ * amplified without bound: the KKT or dense rank-revealing solve takes over. */
+static int factor_rows(jySparseWork *w, const unsigned char *dropped) {
   int m = w->m;
-  double beta[2] = {1e-12 * fmax(max_diag, 1e-300) * (double)m, 0};
-  double *sx = w->s->x;
+  const int *sp = w->s->p;
+  double *sx = w->s->x, no_shift[2] = {0, 0};
   const double *fx = w->f->x;
-  memset(sx, 0, sizeof(double) * (size_t)((int *)w->s->p)[m]);
+  memset(sx, 0, sizeof(double) * (size_t)sp[m]);
   for (int k = 0; k < w->npairs; k++) sx[w->pair_s[k]] += fx[w->pair_a[k]] * fx[w->pair_b[k]];
-  if (!cholmod_factorize_p(w->s, beta, NULL, 0, w->l, &w->common) ||
+  for (int k = 0; k < m; k++) { /* column k's diagonal is its last entry (upper, sorted) */
+    int row = w->perm[k];
+    if (w->row_scale[row] == 0 && !(dropped && dropped[row])) return -1; /* zero row of A */
+    if (dropped && dropped[row]) sx[sp[k + 1] - 1] = 1.0;
+  }
+  if (!cholmod_factorize_p(w->s, no_shift, NULL, 0, w->l, &w->common) ||
       w->common.status != CHOLMOD_OK || !w->l->is_ll || w->l->is_super)
     return -1;
   const int *lp = w->l->p;
   const double *lx = w->l->x;
   double dmin = INFINITY, dmax = 0;
   for (int j = 0; j < m; j++) {
-    if (dropped && dropped[w->perm[j]]) continue; /* its pivot is the shift alone */
+    if (dropped && dropped[w->perm[j]]) continue; /* its pivot is the unit diagonal */
     double d = lx[lp[j]] * lx[lp[j]];
     dmin = fmin(dmin, d);
     dmax = jy_larger(dmax, d);
@@ -392,43 +384,56 @@ static int factor_shifted(jySparseWork *w, double max_diag, const unsigned char 
   return dmin > 1e-6 * dmax ? 0 : -1;
 }
 
-/* y from (beta I + F F^T) y = R, refined against F F^T: y += (beta I + F F^T)^-1 (R - F F^T y).
- * The factor holds the rows permuted: row k of it is row perm[k]. */
-static void refined_solve(jySparseWork *w) {
-  int m = w->m;
-  double *y = w->y, *rhs = w->rhs->x;
-  memset(y, 0, sizeof(double) * (size_t)m);
-  for (int pass = 0; pass < 3; pass++) {
-    if (pass == 0)
-      memcpy(w->sy, w->r, sizeof(double) * (size_t)m);
-    else {
-      apply_s(w, y, w->sy);
-      for (int i = 0; i < m; i++) w->sy[i] = w->r[i] - w->sy[i];
-    }
-    for (int k = 0; k < m; k++) rhs[k] = w->sy[w->perm[k]];
-    solve_factor(w->l, rhs);
-    for (int k = 0; k < m; k++) y[w->perm[k]] += rhs[k];
-  }
+/* y = (F F^T)^-1 R (rows in their own order), through the permuted factor. */
+static void solve_rows(jySparseWork *w) {
+  double *x = w->rhs->x;
+  for (int k = 0; k < w->m; k++) x[k] = w->r[w->perm[k]];
+  solve_factor(w->l, x);
+  for (int k = 0; k < w->m; k++) w->y[w->perm[k]] = x[k];
 }
 
-/* q'' = u + W^1/2 F^T y, and what A q'' = b leaves (zero when b is in range(A)). */
-static void acceleration_and_residual(jySparseWork *w, const jyUkProblem *p, const double *mass,
-                                      const double *jac, double scale, double *acc,
-                                      jyUkResult *result) {
+/* q'' = u + W^1/2 F^T y and what it leaves of the rows, b - A q'' (into sy), in one walk of
+ * the columns (F and A share the pattern). Returns the largest backward error of a solved
+ * row, |b - A q''|_i / (|b| + |A| (|u| + W^1/2 |F^T| |y|))_i: the terms q'' is made of bound
+ * the rounding of every step, so a few DBL_EPSILON is all that rounding leaves in it. */
+static double acceleration(jySparseWork *w, const jyUkProblem *p, const double *jac, double *acc) {
   int n = p->n, m = p->m;
   const int *cp = w->f->p, *ri = w->f->i;
-  const double *fx = w->f->x;
-  for (int j = 0; j < n; j++) {
-    double v = 0;
-    for (int k = cp[j]; k < cp[j + 1]; k++) v += fx[k] * w->y[ri[k]];
-    acc[j] = w->u[j] + v / sqrt(mass[j]);
-  }
-  double worst = 0, dropped_worst = 0;
-  for (int i = 0; i < m; i++) w->sy[i] = -p->rhs[i];
-  for (int j = 0; j < n; j++)
-    for (int k = cp[j]; k < cp[j + 1]; k++) w->sy[ri[k]] += jac[k] * acc[j];
+  const double *fx = w->f->x, *y = w->y;
+  double *sy = w->sy, *bound = w->bound;
   for (int i = 0; i < m; i++) {
-    w->r[i] = w->row_scale[i] != 0 ? w->row_scale[i] * w->sy[i] / scale : p->rhs[i];
+    sy[i] = p->rhs[i];
+    bound[i] = fabs(p->rhs[i]);
+  }
+  for (int j = 0; j < n; j++) {
+    double t = 0, t_size = 0;
+    for (int k = cp[j]; k < cp[j + 1]; k++) {
+      t += fx[k] * y[ri[k]];
+      t_size += fabs(fx[k] * y[ri[k]]);
+    }
+    double a = w->u[j] + w->root_w[j] * t, size = fabs(w->u[j]) + w->root_w[j] * t_size;
+    acc[j] = a;
+    for (int k = cp[j]; k < cp[j + 1]; k++) {
+      sy[ri[k]] -= jac[k] * a;
+      bound[ri[k]] += fabs(jac[k]) * size;
+    }
+  }
+  double worst = 0;
+  for (int i = 0; i < m; i++) {
+    if (w->row_scale[i] == 0 || (p->dropped && p->dropped[i])) continue;
+    double e = bound[i] > 0 ? fabs(sy[i]) / bound[i] : (sy[i] == 0 ? 0.0 : INFINITY);
+    worst = jy_larger(worst, e);
+  }
+  return worst;
+}
+
+/* The residual of A q'' = b as the dense path measures it, from sy = b - A q'' (zero when b
+ * is in range(A)). */
+static void report_residual(jySparseWork *w, const jyUkProblem *p, double scale,
+                            jyUkResult *result) {
+  double worst = 0, dropped_worst = 0;
+  for (int i = 0; i < p->m; i++) {
+    w->r[i] = w->row_scale[i] != 0 ? -w->row_scale[i] * w->sy[i] / scale : p->rhs[i];
     worst = jy_larger(worst, fabs(w->r[i]));
     if (p->dropped && p->dropped[i]) dropped_worst = jy_larger(dropped_worst, fabs(w->r[i]));
   }
@@ -444,11 +449,16 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const double *mass, const double *j
   result->residual = 0;
   result->dropped_residual = 0;
   result->row_residual = w->r;
-  double max_diag = scaled_rows(w, p, mass, jac);
+  scaled_rows(w, p, mass, jac);
   double scale = scaled_residual(w, p, jac, result);
-  if (factor_shifted(w, max_diag, p->dropped) != 0) return result->outcome = JY_UK_NOT_UNIQUE;
-  refined_solve(w);
-  acceleration_and_residual(w, p, mass, jac, scale, acc, result);
+  if (factor_rows(w, p->dropped) != 0) return result->outcome = JY_UK_NOT_UNIQUE;
+  solve_rows(w);
+  /* Cholesky is backward stable: measured, the answer's backward error is at most 2.3
+   * DBL_EPSILON (docs/numerics.md). One far above that is not rounding: the KKT solve,
+   * which refines, takes the problem. */
+  if (!(acceleration(w, p, jac, acc) <= 64 * DBL_EPSILON))
+    return result->outcome = JY_UK_NOT_UNIQUE;
+  report_residual(w, p, scale, result);
   if (mu) /* A^T mu = M (q'' - u) = A^T S y */
     for (int i = 0; i < p->m; i++)
       mu[i] = p->dropped && p->dropped[i] ? 0.0 : w->row_scale[i] * w->y[i];

@@ -18,8 +18,8 @@
  *     between solves of the same M and A gives, bit for bit, what a fresh one gives.
  * Tolerance: both paths solve the same problem exactly up to rounding; the condition of the
  * row-scaled A M^-1/2 is printed per family (at most ~110 measured), so each answer is within
- * ~1e2 * 1e-16 relative of the truth (measured: 2e-14 apart), and the sparse path's shift
- * (1e-12 of the largest pivot) is removed by its refinement to the same level. 1e-10
+ * ~1e2 * 1e-16 relative of the truth (measured: 2e-14 apart); the sparse path factors
+ * A M^-1 A^T unshifted and checks its answer's backward error is rounding. 1e-10
  * relative to the largest acceleration leaves a margin of ~1e3 over that, for any BLAS
  * kernel, and is far below the O(1) error of a wrong term. The KKT path refines its shift
  * away to the same level (measured: 8e-14 apart).
