@@ -9,7 +9,8 @@
  *     it was not told to drop, a zero row (the dense path finds b != 0 there inconsistent);
  *     a dropped row contradicting its twin is JY_UK_INCONSISTENT from both paths;
  *   - jy_sparse_applies only for a diagonal positive M; jy_sparse_create refuses empty
- *     sizes; after the first, a solve allocates nothing;
+ *     sizes; after the first, a solve allocates nothing, also after a factorization CHOLMOD
+ *     refused (the repeated row: not positive definite, as the matrix is not shifted);
  *   - the KKT path (dyn_kkt.c) on the same shapes with M block diagonal (1x1 and 2x2 blocks)
  *     and singular (massless coordinates, each the leading entry of a row), with and
  *     without dropped dependent rows: q'' and the constraint force A^T mu agree with the
@@ -219,13 +220,18 @@ static void check_refusals(void) {
   p.dropped[M - 1] = 1;
   up.dropped = p.dropped;
   jyUkResult rd;
+  before = process_allocations; /* after factorizations CHOLMOD refused (not positive definite) */
   jyUkOutcome os = sw ? solve_sparse(sw, &store, &up, &options, acc, &res) : JY_UK_OK;
+  long refused_after = process_allocations - before;
   jyUkOutcome od = jy_uk_solve(dw, &up, &options, acc, &rd);
   ok(os == JY_UK_INCONSISTENT && od == JY_UK_INCONSISTENT && res.dropped_residual > 1e-4 &&
        rd.dropped_residual > 1e-4,
      "a dropped row that contradicts its twin: both paths say JY_UK_INCONSISTENT "
      "(dropped residual %.3g sparse, %.3g dense)",
      res.dropped_residual, rd.dropped_residual);
+  ok(!WRAP_MALLOC || refused_after == 0,
+     "a solve after a refused factorization allocates nothing either (%ld calls%s)", refused_after,
+     WRAP_MALLOC ? "" : "; not counted under ASan");
   jy_sparse_destroy(sw);
   jy_csc_free(NULL, &store);
   jy_uk_destroy(dw);
@@ -473,7 +479,7 @@ static void check_kkt_reuse(void) {
 }
 
 int main(void) {
-  plan(28);
+  plan(29);
   compare_paths(PLAIN, 20, "sparse and dense q'' agree (20 problems)");
   compare_paths(NONIDEAL, 10, "sparse and dense q'' agree with a non-ideal C (10 problems)");
   compare_paths(DROPPED, 10, "sparse and dense q'' agree with dependent rows dropped (10)");
