@@ -352,11 +352,12 @@ static double scaled_residual(jySparseWork *w, const jyUkProblem *p, const doubl
   return scale > 0 ? scale : 1;
 }
 
-/* Factors F F^T as it is, a left-out row (dropped, or zero) with a unit diagonal: it is
- * decoupled, its y stays 0. 0, or -1 when the factorization fails or shows (nearly)
- * dependent rows, tiny or non-positive pivots (a redundant constraint not left out, a
- * singular configuration), where a small inconsistency of the right side (drift) would be
- * amplified without bound: the KKT or dense rank-revealing solve takes over. */
+/* Factors F F^T as it is, a dropped row (a zero row of F) with a unit diagonal: it is
+ * decoupled, its y stays 0. 0, or -1 for a zero row of A not dropped, and when the
+ * factorization fails or shows (nearly) dependent rows, tiny or non-positive pivots (a
+ * redundant constraint not left out, a singular configuration), where a small inconsistency
+ * of the right side (drift) would be amplified without bound: the KKT or dense
+ * rank-revealing solve takes over. */
 static int factor_rows(jySparseWork *w, const unsigned char *dropped) {
   int m = w->m;
   const int *sp = w->s->p;
@@ -420,7 +421,7 @@ static double acceleration(jySparseWork *w, const jyUkProblem *p, const double *
   }
   double worst = 0;
   for (int i = 0; i < m; i++) {
-    if (w->row_scale[i] == 0 || (p->dropped && p->dropped[i])) continue;
+    if (p->dropped && p->dropped[i]) continue; /* zero rows not dropped never get here */
     double e = bound[i] > 0 ? fabs(sy[i]) / bound[i] : (sy[i] == 0 ? 0.0 : INFINITY);
     worst = jy_larger(worst, e);
   }
