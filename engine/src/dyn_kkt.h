@@ -44,10 +44,15 @@ void jy_kkt_destroy(jyKktWork *work);
 /* q'' (acc) and the multipliers mu (m, A^T mu = M q'' - Q - C; NULL: not wanted) from the
  * values in mass and jac, Q, C, b and the dropped rows of p (p->mass and p->jac are not
  * read). Solves [M + alpha As^T As, As^T; As, -beta I] [q''; z] = [Q + C + alpha As^T bs; bs]
- * (As, bs: rows scaled to unit length) and refines against beta = 0. JY_UK_NOT_UNIQUE when
+ * (As, bs: rows scaled to unit length) at beta = 0; where that does not factor or its
+ * answer does not reach rounding, at beta > 0 refined against beta = 0. JY_UK_NOT_UNIQUE when
  * the pivots show a free massless direction or rows that depend on the others (the caller
  * decides: the dense rank-revealing path, or an error). No allocation. */
 jyUkOutcome jy_kkt_solve(jyKktWork *work, const jyCsc *mass, const jyCsc *jac, const jyUkProblem *p,
                          const jyUkOptions *opt, double *acc, double *mu, jyUkResult *result);
+
+/* How the last solve was answered: the shift its factorization was made at (0: unshifted;
+ * NaN: none succeeded) and the triangular solves it took. For tests and measurements. */
+void jy_kkt_last_path(const jyKktWork *work, double *beta, int *solves);
 
 #endif

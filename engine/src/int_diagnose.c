@@ -349,6 +349,24 @@ static int slowest_velocities(const jyModel *m, const jyFailure *f, int *idx) {
   return count;
 }
 
+/* The velocity components that move most against what the tolerances resolve (at most
+ * TOP_ERRORS), as state indices: where a fast mode shows when no error estimate says. */
+static int fastest_velocities(const jyModel *m, const jyFailure *f, int *idx, double *key) {
+  int count = 0;
+  for (int j = 0; j < m->n; j++) {
+    double speed = fabs(f->y[f->nq + j]) / tolerance(f, f->nq + j);
+    if (!(speed > 0) || (count == TOP_ERRORS && speed <= key[TOP_ERRORS - 1])) continue;
+    int r = count < TOP_ERRORS ? count++ : TOP_ERRORS - 1;
+    for (; r > 0 && key[r - 1] < speed; r--) {
+      idx[r] = idx[r - 1];
+      key[r] = key[r - 1];
+    }
+    idx[r] = f->nq + j;
+    key[r] = speed;
+  }
+  return count;
+}
+
 void jy_diagnose_failure(jyEval *eval, const jyFailure *f, char *out, size_t len) {
   if (!out || len == 0) return;
   out[0] = '\0';
@@ -378,7 +396,13 @@ void jy_diagnose_failure(jyEval *eval, const jyFailure *f, char *out, size_t len
     if (count == 0) nr = slowest_velocities(m, f, near_rest);
     found += say_friction_rest(&p, count ? idx : near_rest, nr, out, len);
     found += say_rheonomic(&p, out, len);
-    if (!found) found = say_stiff(&p, idx, count, out, len);
+    if (!found && count == 0) { /* no estimate (all zero): the fastest velocities instead */
+      double speed[TOP_ERRORS];
+      int fast[TOP_ERRORS], nf = fastest_velocities(m, f, fast, speed);
+      found = say_stiff(&p, fast, nf, out, len);
+    } else if (!found) {
+      found = say_stiff(&p, idx, count, out, len);
+    }
     if (!found)
       say(out, len,
           "\n  no likely cause stands out in the state at t (probed: rank of the "

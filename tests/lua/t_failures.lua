@@ -169,8 +169,15 @@ out, kept = tmp .. "/stiff.csv", tmp .. "/stiff.incomplete.csv"
 code, err = run(stiff, "--method adams --out " .. quote(out))
 tap.diag(err)
 tap.is(code, 1, "stiff: Adams fails")
-has_all(err, { "integrator failure at t =", "der(bob.x) (part bob)", "likely cause: stiffness",
-  "at bob.x", "try --method bdf" }, "stiff: the message names the part and says stiff, try bdf")
+has_all(err, { "integrator failure at t =", "likely cause: stiffness", "at bob.x",
+  "try --method bdf" }, "stiff: the message names the coordinate and says stiff, try bdf")
+-- The transient has decayed below x's rounding long before the run gives up (e^-200 by
+-- t = 2e-4 s), so whether Adams' last step still had a non-zero error estimate to list is
+-- the rounding's choice; when it lists one, it is bob's velocity. Without one, the
+-- stiffness probe looks at the fastest velocities instead.
+tap.ok(err:find("der(bob.x) (part bob)", 1, true) or
+  err:find("(no local error estimate to name the coordinates by)", 1, true),
+  "stiff: the largest local error listed is der(bob.x) (part bob), or none is listed")
 tap.ok(exists(kept) and not exists(out) and not exists(out .. ".partial"),
   "stiff: the rows are in the incomplete file, no complete file")
 -- At rtol 1e-8, atol 1e-10: the force k (x - L) is computed from x ~ 0.1 m to 1e9 x 1e-17 N,
