@@ -41,8 +41,10 @@ static void free_counts(const jyAllocator *a, glue_counts *c) {
 /* How far chains may grow: a chained block's G has a column for every coordinate up the
  * chain, and its part's mapped M block grows as the square of that, while each link
  * substituted saves its rows. Past either bound the glue keeps its rows and a new chain
- * starts (docs/numerics.md, "Glue elimination", has the measurements). */
-enum { CHAIN_MAX_COLS = 6, CHAIN_MAX_DEPTH = 16 };
+ * starts. A model that wider chains leave with no rows at all is eliminated that way: no
+ * projection and no rows to solve for pay for the dense blocks up to ROWLESS_MAX_COLS
+ * (docs/numerics.md, "Glue elimination", has the measurements). */
+enum { CHAIN_MAX_COLS = 6, ROWLESS_MAX_COLS = 16, CHAIN_MAX_DEPTH = 16 };
 
 /* Whether terminal k of a part may be eliminated by substitution: the part has no mass (or
  * declares JY_PART_FOLLOWS_GLUE), the terminal is exactly a block of its own coordinates,
@@ -67,26 +69,17 @@ static int eliminable(const jySystem *sys, const glue_counts *c, int part, int k
   return 1;
 }
 
-/* Chooses the glues to eliminate and fills md->links sorted by part. A part that follows
- * may itself be followed (a chain) within CHAIN_MAX_COLS and CHAIN_MAX_DEPTH; a part that
- * is followed does not follow later, so a source's columns are final when it is chosen. */
-jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys) {
-  const jyAllocator *a = &md->alloc;
-  int np = sys->nparts, ng = sys->nglues;
-  int *target = jy_calloc(a, (size_t)np + 1, sizeof(int));
-  int *source = jy_calloc(a, (size_t)np + 1, sizeof(int));
-  int *width = jy_calloc(a, (size_t)np + 1, sizeof(int)); /* columns, an upper bound */
-  int *depth = jy_calloc(a, (size_t)np + 1, sizeof(int));
-  jyModelLink *found = jy_calloc(a, (size_t)ng + 1, sizeof *found);
-  md->links = jy_calloc(a, (size_t)ng + 1, sizeof *md->links);
-  glue_counts counts = {0};
-  jyStatus st = JY_ERR_NOMEM;
-  if (!target || !source || !width || !depth || !found || !md->links ||
-      count_glues(a, sys, &counts) != 0)
-    goto out;
-  for (int i = 0; i < np; i++) width[i] = sys->parts[i].shape->ncoords;
-  int count = 0;
-  for (int g = 0; g < ng; g++) {
+/* Chooses the glues to eliminate, chains within max_cols and CHAIN_MAX_DEPTH, into found
+ * (and md->glues[g].link 0 for each, -1 otherwise); returns how many. A part that is
+ * followed does not follow later, so a source's columns are final when it is chosen. */
+static int choose_links(jyModel *md, const jySystem *sys, const glue_counts *counts, int max_cols,
+                        int *target, int *source, int *width, int *depth, jyModelLink *found) {
+  int np = sys->nparts, count = 0;
+  for (int i = 0; i < np; i++) {
+    target[i] = source[i] = depth[i] = 0;
+    width[i] = sys->parts[i].shape->ncoords; /* columns, an upper bound */
+  }
+  for (int g = 0; g < sys->nglues; g++) {
     const jySysGlue *sg = &sys->glues[g];
     md->glues[g].link = -1;
     /* a massless block follows in preference to one of a part with mass */
@@ -95,11 +88,11 @@ jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys) {
       jyTerminalId x = side ? sg->b : sg->a, y = side ? sg->a : sg->b;
       if (!md->solver.eliminate_glue || x.part == y.part || source[x.part] ||
           (sys->parts[x.part].type->mass == NULL) != massless ||
-          !eliminable(sys, &counts, x.part, x.terminal))
+          !eliminable(sys, counts, x.part, x.terminal))
         continue;
       const jyTerminalSpec *t = &sys->parts[x.part].shape->terminals[x.terminal];
       int w = width[x.part] - t->dim + width[y.part];
-      if (target[y.part] && (w > CHAIN_MAX_COLS || depth[y.part] + 1 > CHAIN_MAX_DEPTH)) continue;
+      if (target[y.part] && (w > max_cols || depth[y.part] + 1 > CHAIN_MAX_DEPTH)) continue;
       found[count++] =
         (jyModelLink){g, x.part, t->coord_offset, t->dim, y.part, y.terminal, side == 0, NULL};
       target[x.part] = 1;
@@ -109,6 +102,32 @@ jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys) {
       md->glues[g].link = 0; /* numbered below */
     }
   }
+  return count;
+}
+
+/* Chooses the glues to eliminate and fills md->links sorted by part: chains within
+ * CHAIN_MAX_COLS, or within ROWLESS_MAX_COLS when that leaves the model no rows. */
+jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys) {
+  const jyAllocator *a = &md->alloc;
+  int np = sys->nparts, ng = sys->nglues;
+  int *target = jy_calloc(a, (size_t)np + 1, sizeof(int));
+  int *source = jy_calloc(a, (size_t)np + 1, sizeof(int));
+  int *width = jy_calloc(a, (size_t)np + 1, sizeof(int));
+  int *depth = jy_calloc(a, (size_t)np + 1, sizeof(int));
+  jyModelLink *found = jy_calloc(a, (size_t)ng + 1, sizeof *found);
+  md->links = jy_calloc(a, (size_t)ng + 1, sizeof *md->links);
+  glue_counts counts = {0};
+  jyStatus st = JY_ERR_NOMEM;
+  if (!target || !source || !width || !depth || !found || !md->links ||
+      count_glues(a, sys, &counts) != 0)
+    goto out;
+  int part_rows = 0;
+  for (int i = 0; i < np; i++) part_rows += sys->parts[i].shape->nrows;
+  int count = part_rows == 0 && ng > 0
+    ? choose_links(md, sys, &counts, ROWLESS_MAX_COLS, target, source, width, depth, found)
+    : -1;
+  if (count != ng)
+    count = choose_links(md, sys, &counts, CHAIN_MAX_COLS, target, source, width, depth, found);
   /* Sorted by target part (counting sort, stable), so each part's links are contiguous. */
   for (int i = 0; i < np; i++) {
     md->parts[i].nlinks = 0;
