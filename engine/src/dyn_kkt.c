@@ -11,11 +11,13 @@
  * permutes nothing (allocates nothing). In that ordering every leading block of K is
  * [M_a11, A1^T; A1, 0] with A1's rows wholly on its coordinates, nonsingular when M_a is
  * positive definite and the rows independent: K factors as it is (beta = 0), and one
- * solve is kept when its backward error is at rounding. Otherwise (a dependent row not
- * dropped: a pivot near zero) K is factored again shifted, beta > 0: quasi-definite, so
- * it factors in any ordering, and iterative refinement against beta = 0 removes the
- * shift. Dependent rows the caller drops become decoupled rows (z = 0); dependent rows it
- * does not drop are met through that refinement (z is not unique, q'' is). A massless free
+ * solve is kept when its backward error is at rounding. A dependent row not dropped has a
+ * pivot that is rounding: of the wrong sign or zero, K is factored again shifted, beta > 0
+ * (quasi-definite, so it factors in any ordering), and iterative refinement against
+ * beta = 0 removes the shift; of the right sign, the answer is kept only at rounding, else
+ * the shifted factorization takes it too. Dependent rows the caller drops become decoupled
+ * rows (z = 0); dependent rows it does not drop are met either way (z is not unique, q''
+ * is). A massless free
  * direction, or rows that contradict each other, show as a pivot of the wrong sign or a
  * refinement that stalls: JY_UK_NOT_UNIQUE, and the caller decides (dense rank-revealing
  * path or error).
@@ -114,7 +116,7 @@ struct jyKktWork {
   int *jac_pos;    /* per entry of A: its place in k (column n + row) */
   int *pair_a, *pair_b, *pair_pos, npairs; /* As^T As: entries a, b of one row of A */
   int *row_pos, *mass_diag;                /* per row: its diagonal in k; per coordinate: M_jj */
-  double *row_scale, *row_norm, *rhs, *x, *res, *corr;
+  double *row_scale, *row_norm, *rhs, *x, *res, *corr, *bound;
   int factored;          /* the factor is that of the values below */
   double factored_beta;  /* ... at this shift: 0, or the fallback's */
   int unshifted_factors; /* those values factored unshifted */
@@ -134,7 +136,7 @@ void jy_kkt_destroy(jyKktWork *w) {
                  w->l_nz,   w->l_i,      w->parent,   w->pattern,   w->flag};
   for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) jy_free(&a, ints[k]);
   double *doubles[] = {
-    w->row_scale,    w->row_norm,       w->rhs, w->x, w->res, w->corr, w->factored_mass,
+    w->row_scale,    w->row_norm,       w->rhs, w->x, w->res, w->corr, w->bound, w->factored_mass,
     w->factored_jac, w->factored_scale, w->l_x, w->d, w->work};
   for (size_t k = 0; k < sizeof doubles / sizeof doubles[0]; k++) jy_free(&a, doubles[k]);
   jy_free(&a, w);
@@ -277,11 +279,12 @@ static int allocate_arrays(jyKktWork *w, const jyCsc *mass, const jyCsc *jac) {
   w->x = jy_calloc(a, size, sizeof(double));
   w->res = jy_calloc(a, size, sizeof(double));
   w->corr = jy_calloc(a, size, sizeof(double));
+  w->bound = jy_calloc(a, size, sizeof(double));
   w->factored_mass = jy_calloc(a, (size_t)mass->p[w->n] + 1, sizeof(double));
   w->factored_jac = jy_calloc(a, (size_t)jac->p[w->n] + 1, sizeof(double));
   w->factored_scale = jy_calloc(a, (size_t)w->m + 1, sizeof(double));
   if (!w->perm || !w->inv || !w->mass_pos || !w->jac_pos || !w->row_pos || !w->mass_diag ||
-      !w->row_scale || !w->row_norm || !w->rhs || !w->x || !w->res || !w->corr ||
+      !w->row_scale || !w->row_norm || !w->rhs || !w->x || !w->res || !w->corr || !w->bound ||
       !w->factored_mass || !w->factored_jac || !w->factored_scale)
     return -1;
   for (int j = 0; j < w->n; j++) w->mass_diag[j] = jy_csc_find(mass, j, j);
@@ -492,32 +495,43 @@ static int pivots_sound(const jyKktWork *w) {
   return 1;
 }
 
-/* res = rhs - K0 x, K0: K without the shift of the active rows (K stored upper). Column j
- * subtracts its products with x[j] from the rows above it and its transposed part from
- * row j, in that order; row j is held in a register meanwhile (no column before j touches
- * it), so that no entry waits on the store of the one before it. */
-static double kkt_residual(jyKktWork *w, double beta) {
+/* res = rhs - K0 x, K0: K without the shift of the active rows (K stored upper), and
+ * beside it (in bound) |rhs| + |K| |x|, the terms each entry of res balances; *largest is
+ * the largest of those. Column j subtracts its products with x[j] from the rows above it
+ * and its transposed part from row j, in that order; row j is held in a register
+ * meanwhile (no column before j touches it), so that no entry waits on the store of the
+ * one before it. Returns max |res|. */
+static double kkt_residual(jyKktWork *w, double beta, double *largest) {
   const int *kp = w->k->p, *ki = w->k->i;
   const double *kx = w->k->x, *x = w->x;
-  double *res = w->res;
-  memcpy(res, w->rhs, sizeof(double) * (size_t)w->size);
+  double *res = w->res, *bound = w->bound;
+  for (int k = 0; k < w->size; k++) res[k] = w->rhs[k], bound[k] = fabs(w->rhs[k]);
   for (int j = 0; j < w->size; j++) {
-    double xj = x[j], res_j = res[j];
+    double xj = x[j], res_j = res[j], bound_j = bound[j];
     for (int q = kp[j]; q < kp[j + 1]; q++) {
       int i = ki[q];
+      double a = kx[q];
       if (i == j) {
-        res_j -= kx[q] * xj;
+        res_j -= a * xj;
+        bound_j += fabs(a * xj);
         continue;
       }
-      res[i] -= kx[q] * xj;
-      res_j -= kx[q] * x[i];
+      res[i] -= a * xj;
+      bound[i] += fabs(a * xj);
+      res_j -= a * x[i];
+      bound_j += fabs(a * x[i]);
     }
     res[j] = res_j;
+    bound[j] = bound_j;
   }
   for (int r = 0; r < w->m; r++)
     if (w->row_scale[r] != 0) res[w->inv[w->n + r]] -= beta * x[w->inv[w->n + r]];
   double worst = 0;
-  for (int k = 0; k < w->size; k++) worst = jy_larger(worst, fabs(res[k]));
+  *largest = 0;
+  for (int k = 0; k < w->size; k++) {
+    worst = jy_larger(worst, fabs(res[k]));
+    *largest = jy_larger(*largest, bound[k]);
+  }
   return worst;
 }
 
@@ -528,50 +542,25 @@ static double kkt_residual(jyKktWork *w, double beta) {
  * against others of 1e-8, and their own rounding (1e-30) is nothing to the answer.
  * Measured on the pendulum chain (N = 100, 10 s, every right-hand side and projection):
  * one solve, at most 2.3 DBL_EPSILON. Returns the residual relative to the right side, or
- * INFINITY when the answer did not reach rounding (a dependent row not dropped: its pivot
- * is rounding, and the shifted factorization takes the problem). */
+ * INFINITY when the answer did not reach rounding (the shifted factorization then takes
+ * the problem). */
 enum { KKT_ROUNDING = 16, KKT_UNSHIFTED_PASSES = 4 };
 
 static double unshifted_solve(jyKktWork *w) {
-  const int *kp = w->k->p, *ki = w->k->i;
-  const double *kx = w->k->x;
-  double *x = w->x, *res = w->res, *bound = w->corr, size = 0, last = INFINITY;
+  double size = 0, last = INFINITY, largest;
   for (int k = 0; k < w->size; k++) size = jy_larger(size, fabs(w->rhs[k]));
-  memcpy(x, w->rhs, sizeof(double) * (size_t)w->size);
-  solve_ldl(w, x);
+  memcpy(w->x, w->rhs, sizeof(double) * (size_t)w->size);
+  solve_ldl(w, w->x);
   w->solves = 1;
   for (int pass = 0; pass < KKT_UNSHIFTED_PASSES; pass++) {
-    for (int k = 0; k < w->size; k++) res[k] = w->rhs[k], bound[k] = fabs(w->rhs[k]);
-    for (int j = 0; j < w->size; j++) { /* as kkt_residual, with |K0| |x| beside */
-      double xj = x[j], res_j = res[j], bound_j = bound[j];
-      for (int q = kp[j]; q < kp[j + 1]; q++) {
-        int i = ki[q];
-        double a = kx[q];
-        if (i == j) {
-          res_j -= a * xj;
-          bound_j += fabs(a * xj);
-          continue;
-        }
-        res[i] -= a * xj;
-        bound[i] += fabs(a * xj);
-        res_j -= a * x[i];
-        bound_j += fabs(a * x[i]);
-      }
-      res[j] = res_j;
-      bound[j] = bound_j;
-    }
-    double worst = 0, largest = 0;
-    for (int k = 0; k < w->size; k++) {
-      worst = jy_larger(worst, fabs(res[k]));
-      largest = jy_larger(largest, bound[k]);
-    }
+    double worst = kkt_residual(w, 0.0, &largest);
     if (worst <= KKT_ROUNDING * DBL_EPSILON * largest) return worst / (size > 0 ? size : 1.0);
     if (!(worst < 0.5 * last)) break; /* stalls above rounding (NaN too) */
     last = worst;
-    memcpy(w->corr, res, sizeof(double) * (size_t)w->size);
+    memcpy(w->corr, w->res, sizeof(double) * (size_t)w->size);
     solve_ldl(w, w->corr);
     w->solves++;
-    for (int k = 0; k < w->size; k++) x[k] += w->corr[k];
+    for (int k = 0; k < w->size; k++) w->x[k] += w->corr[k];
   }
   return INFINITY;
 }
@@ -589,7 +578,7 @@ static double refined_solve(jyKktWork *w, double beta) {
   double last = INFINITY, size = 0;
   for (int k = 0; k < w->size; k++) size = jy_larger(size, fabs(w->rhs[k]));
   for (int pass = 0; pass < 12; pass++) {
-    double worst = kkt_residual(w, beta);
+    double largest, worst = kkt_residual(w, beta, &largest);
     if (!(worst < 0.5 * last) || worst == 0) {
       if (pass > 0 && !(worst <= last)) /* the last correction made it worse: undo it */
         for (int k = 0; k < w->size; k++) w->x[k] -= w->corr[k];

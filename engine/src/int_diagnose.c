@@ -63,20 +63,27 @@ static const char *component_part(const jyModel *m, int nq, int k) {
   return "?";
 }
 
+/* Keeps in idx/key (count of TOP_ERRORS so far, largest key first) the entries with the
+ * largest keys: adds (index, key) if it is among them. Returns the new count. */
+static int keep_largest(int *idx, double *key, int count, int index, double value) {
+  if (count == TOP_ERRORS && value <= key[TOP_ERRORS - 1]) return count;
+  int at = count < TOP_ERRORS ? count++ : TOP_ERRORS - 1;
+  for (; at > 0 && key[at - 1] < value; at--) {
+    idx[at] = idx[at - 1];
+    key[at] = key[at - 1];
+  }
+  idx[at] = index;
+  key[at] = value;
+  return count;
+}
+
 /* The components with the largest weighted local error, largest first. */
 static int top_errors(const jyFailure *f, int *idx, double *val) {
   int count = 0;
   if (!f->weights || !f->local_errors) return 0;
   for (int k = 0; k < 2 * f->nq; k++) {
     double w = fabs(f->weights[k] * f->local_errors[k]);
-    if (!(w > 0) || (count == TOP_ERRORS && w <= val[TOP_ERRORS - 1])) continue;
-    int at = count < TOP_ERRORS ? count++ : TOP_ERRORS - 1;
-    for (; at > 0 && val[at - 1] < w; at--) {
-      idx[at] = idx[at - 1];
-      val[at] = val[at - 1];
-    }
-    idx[at] = k;
-    val[at] = w;
+    if (w > 0) count = keep_largest(idx, val, count, k, w);
   }
   return count;
 }
@@ -330,22 +337,10 @@ static void say_errors(const jyModel *m, const jyFailure *f, const int *idx, con
 
 /* The velocity components closest to rest (at most TOP_ERRORS), as state indices. */
 static int slowest_velocities(const jyModel *m, const jyFailure *f, int *idx) {
+  double minus_speed[TOP_ERRORS];
   int count = 0;
-  for (int j = 0; j < m->n; j++) {
-    double speed = fabs(f->y[f->nq + j]);
-    int r;
-    if (count < TOP_ERRORS)
-      r = count++;
-    else if (speed >= fabs(f->y[idx[TOP_ERRORS - 1]]))
-      continue;
-    else
-      r = TOP_ERRORS - 1;
-    while (r > 0 && fabs(f->y[idx[r - 1]]) > speed) {
-      idx[r] = idx[r - 1];
-      r--;
-    }
-    idx[r] = f->nq + j;
-  }
+  for (int j = 0; j < m->n; j++)
+    count = keep_largest(idx, minus_speed, count, f->nq + j, -fabs(f->y[f->nq + j]));
   return count;
 }
 
@@ -355,14 +350,7 @@ static int fastest_velocities(const jyModel *m, const jyFailure *f, int *idx, do
   int count = 0;
   for (int j = 0; j < m->n; j++) {
     double speed = fabs(f->y[f->nq + j]) / tolerance(f, f->nq + j);
-    if (!(speed > 0) || (count == TOP_ERRORS && speed <= key[TOP_ERRORS - 1])) continue;
-    int r = count < TOP_ERRORS ? count++ : TOP_ERRORS - 1;
-    for (; r > 0 && key[r - 1] < speed; r--) {
-      idx[r] = idx[r - 1];
-      key[r] = key[r - 1];
-    }
-    idx[r] = f->nq + j;
-    key[r] = speed;
+    if (speed > 0) count = keep_largest(idx, key, count, f->nq + j, speed);
   }
   return count;
 }

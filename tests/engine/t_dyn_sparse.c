@@ -14,7 +14,8 @@
  *   - the KKT path (dyn_kkt.c) on the same shapes with M block diagonal (1x1 and 2x2 blocks)
  *     and singular (massless coordinates, each the leading entry of a row), with independent
  *     rows and with dependent rows dropped (answered unshifted, in one solve) or not dropped
- *     (answered by the shifted factorization, refined): q'' and the constraint force A^T mu
+ *     (copies: answered by the shifted factorization, refined; a row combining two others:
+ *     by either, its unshifted pivot being rounding): q'' and the constraint force A^T mu
  *     agree with the dense path; no rows at all (q'' = M^-1 Q); a massless coordinate no row touches is
  *     JY_UK_NOT_UNIQUE; after the first, a solve allocates nothing; the factorization kept
  *     between solves of the same M and A gives, bit for bit, what a fresh one gives.
@@ -317,9 +318,11 @@ static double relative_diff(const double *a, const double *b, int count) {
   return diff / fmax(scale, 1e-300);
 }
 
-/* Which rows repeat others (every fifth a multiple of the one before) and whether the solve
- * is told to leave them out. */
-enum { INDEPENDENT, COPIES_DROPPED, COPIES_KEPT };
+/* Which rows repeat others (every fifth twice the one before: after scaling to unit length
+ * the very same row, so its unshifted pivot is exactly zero) and whether the solve is told
+ * to leave them out; or one row a combination of two others, kept (its pivot is rounding,
+ * of either sign). */
+enum { INDEPENDENT, COPIES_DROPPED, COPIES_KEPT, COMBINATION_KEPT };
 
 /* KKT against dense on random block-diagonal singular-M problems: q'' and the constraint
  * force A^T mu agree. Independent rows, or dependent ones dropped, are answered by the
@@ -332,9 +335,17 @@ static void compare_kkt(int redundant, int trials, const char *what) {
   for (int trial = 0; trial < trials; trial++) {
     fill_blocks(&p);
     for (int j = 0; j < N; j++) p.nonideal[j] = 2 * uniform() - 1;
-    for (int i = 4; i < M && redundant != INDEPENDENT; i += 5) {
+    for (int i = 4; i < M && (redundant == COPIES_DROPPED || redundant == COPIES_KEPT); i += 5) {
       copy_row(&p, i - 1, i, 2);
       p.dropped[i] = 1;
+    }
+    if (redundant == COMBINATION_KEPT) { /* row 4 = 2 row 3 + 0.37 row 2 */
+      copy_row(&p, 3, 4, 2);
+      for (int j = 0; j < N; j++) {
+        p.jac[4 + j * M] += 0.37 * p.jac[2 + j * M];
+        p.pattern[4 + j * M] |= p.pattern[2 + j * M];
+      }
+      p.rhs[4] += 0.37 * p.rhs[2];
     }
     jyUkProblem up = {N,          M,     p.mass, p.force,
                       p.nonideal, p.jac, p.rhs,  redundant == COPIES_DROPPED ? p.dropped : NULL};
@@ -373,6 +384,8 @@ static void compare_kkt(int redundant, int trials, const char *what) {
   if (redundant == COPIES_KEPT)
     ok(unshifted == 0, "... each answered by the shifted factorization (%d of %d unshifted)",
        unshifted, trials);
+  else if (redundant == COMBINATION_KEPT) /* either: the answers agree above */
+    diag("%d of %d answered unshifted (a rounding pivot of the right sign)", unshifted, trials);
   else
     ok(unshifted == trials && most_solves <= KKT_SOLVES_MAX,
        "... each answered unshifted (%d of %d), in at most %d solves (%d)", unshifted, trials,
@@ -508,7 +521,7 @@ static void check_kkt_reuse(void) {
 }
 
 int main(void) {
-  plan(35);
+  plan(38);
   compare_paths(PLAIN, 20, "sparse and dense q'' agree (20 problems)");
   compare_paths(NONIDEAL, 10, "sparse and dense q'' agree with a non-ideal C (10 problems)");
   compare_paths(DROPPED, 10, "sparse and dense q'' agree with dependent rows dropped (10)");
@@ -517,6 +530,8 @@ int main(void) {
   compare_kkt(INDEPENDENT, 20, "KKT and dense q'' agree, block-diagonal singular M (20 problems)");
   compare_kkt(COPIES_DROPPED, 10, "KKT and dense q'' agree with dependent rows dropped (10)");
   compare_kkt(COPIES_KEPT, 10, "KKT and dense q'' agree with dependent rows not dropped (10)");
+  compare_kkt(COMBINATION_KEPT, 40,
+              "KKT and dense q'' agree with a combination row not dropped (40)");
   check_kkt_cases();
   check_kkt_reuse();
   return done();
