@@ -137,20 +137,24 @@ static jyStatus part_view_of(jyEval *e, const jyModelPart *p, const double *q, c
     terminal_eval te;
     jyStatus st = eval_terminal(e, src, link->terminal, sv.q, sv.v, t, e->term_jac_b, &te);
     if (st != JY_OK) return st;
+    const double *jac = e->term_jac_b;
     for (int c = 0; c < dim; c++) {
       int j = link->offset + c;
       double *row = view->G + (size_t)j * w, rate = te.vel_bias[c], acc = te.acc_bias[c];
       for (int i = 0; i < ns; i++) {
-        double jci = e->term_jac_b[c + (size_t)i * dim];
-        if (jci == 0) continue;
+        double jci = jac[c + (size_t)i * dim];
         rate += jci * sv.v[i];
-        if (!sv.G) {
+        if (!sv.G)
           row[link->pos[i]] += jci;
-          continue;
-        }
-        acc += jci * sv.g[i];
-        const double *src_row = sv.G + (size_t)i * src->ncols;
-        for (int k = 0; k < src->ncols; k++) row[link->pos[k]] += jci * src_row[k];
+        else
+          acc += jci * sv.g[i];
+      }
+      /* row = J G_src, each entry summed in a register (the link's rows start at zero) */
+      for (int k = 0; sv.G && k < src->ncols; k++) {
+        double sum = 0;
+        for (int i = 0; i < ns; i++)
+          sum += jac[c + (size_t)i * dim] * sv.G[(size_t)i * src->ncols + k];
+        row[link->pos[k]] += sum;
       }
       view->q[j] = te.value[c], view->v[j] = rate, view->g[j] = acc;
     }
@@ -214,18 +218,17 @@ static void add_block(const Sink *s, const int *slot, const int *rows, int row0,
   }
 }
 
-/* out (nrows x ncols) = local (nrows x nc, column-major) G: a block through the view. */
+/* out (nrows x ncols) = local (nrows x nc, column-major) G: a block through the view. Each
+ * entry is summed in a register (a sum stored back per term waits on its own store). */
 static void times_view(const jyModelPart *p, const part_view *view, const double *local, int nrows,
                        double *out) {
   int nc = p->inst.ncoords, w = p->ncols;
-  memset(out, 0, sizeof(double) * (size_t)nrows * w);
-  for (int a = 0; a < nc; a++) {
-    const double *g_row = view->G + (size_t)a * w, *l_col = local + (size_t)a * nrows;
-    for (int k = 0; k < w; k++) {
-      if (g_row[k] == 0) continue;
-      for (int i = 0; i < nrows; i++) out[i + (size_t)k * nrows] += l_col[i] * g_row[k];
+  for (int k = 0; k < w; k++)
+    for (int i = 0; i < nrows; i++) {
+      double sum = 0;
+      for (int a = 0; a < nc; a++) sum += local[i + (size_t)a * nrows] * view->G[(size_t)a * w + k];
+      out[i + (size_t)k * nrows] = sum;
     }
-  }
 }
 
 /* vec[cols] += G^T local (a generalized force through the view), or vec[own] += local. */
@@ -267,16 +270,12 @@ static jyStatus assemble_mass(jyEval *e, const jyModelPart *p, const jyPartState
   part_view view = view_buffers(e, p);
   double *mg = e->block, *gmg = e->block + (size_t)w * nc; /* M_loc G, then G^T (M_loc G) */
   times_view(p, &view, e->local_mass, nc, mg);
-  memset(gmg, 0, sizeof(double) * (size_t)w * w);
-  for (int l = 0; l < w; l++) { /* the upper triangle, mirrored: G^T M G is symmetric */
-    for (int a = 0; a < nc; a++) {
-      double x = mg[a + (size_t)l * nc];
-      if (x == 0) continue;
-      const double *g_row = view.G + (size_t)a * w;
-      for (int k = 0; k <= l; k++) gmg[k + (size_t)l * w] += g_row[k] * x;
+  for (int l = 0; l < w; l++) /* the upper triangle, mirrored: G^T M G is symmetric */
+    for (int k = 0; k <= l; k++) {
+      double sum = 0;
+      for (int a = 0; a < nc; a++) sum += view.G[(size_t)a * w + k] * mg[a + (size_t)l * nc];
+      gmg[k + (size_t)l * w] = gmg[l + (size_t)k * w] = sum;
     }
-    for (int k = 0; k < l; k++) gmg[l + (size_t)k * w] = gmg[k + (size_t)l * w];
-  }
   add_block(&sink, slot, p->cols, 0, w, p->cols, 0, w, gmg, 1.0);
   if (what & JY_ASM_FORCE) { /* Q -= G^T M_loc g */
     for (int a = 0; a < nc; a++) {

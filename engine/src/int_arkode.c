@@ -28,7 +28,7 @@ static void on_arkode_error(int code, const char *module, const char *function, 
  * step's error weights (0.1 of them, as CVODE's own projection asks). */
 static int project_step(sunrealtype t, N_Vector y, void *ud) {
   jySim *sim = ud;
-  int r = jy_sim_project_own_weights(sim, t, y, 0.1, JY_PROJECT_GUARD);
+  int r = jy_sim_project_own_weights(sim, t, y, 0.1, JY_PROJECT_GUARD | JY_PROJECT_KEEP_CLOSE);
   if (r == 2) return jy_sim_stop_at_branch(sim); /* ARKODE cannot retry a processed step */
   return r < 0 ? -1 : 0; /* a projection that did not settle leaves the step as it is */
 }

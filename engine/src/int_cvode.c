@@ -336,7 +336,8 @@ static jyStatus hold_manifold(jySim *sim, CvodeStepper *cs, int step_flag, N_Vec
   /* Within tolerance the projected state is only the guard's (the velocity projection is
    * measured at the position-projected q: near a flat configuration the tangent space turns
    * fast, and at the step end's own q a jump shows much smaller) and the step end stays. */
-  int r = jy_sim_project_own_weights(sim, t, y_end, 1e-3, JY_PROJECT_GUARD | JY_PROJECT_ASSEMBLED);
+  int r = jy_sim_project_own_weights(
+    sim, t, y_end, 1e-3, JY_PROJECT_GUARD | JY_PROJECT_ASSEMBLED | JY_PROJECT_KEEP_CLOSE);
   if (r == 2) jy_sim_stop_at_branch(sim);
   if (r < 0 || r == 2) return sim->failure;
   if (r > 0 || within) return JY_OK; /* did not settle (a singular configuration): go on */

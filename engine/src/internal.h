@@ -393,10 +393,13 @@ jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const dou
 
 /* Projects (q, v) at t onto the constraint manifold in place: Gauss–Newton on the position
  * rows with the least kinetic-energy correction until its weighted RMS norm is below eps,
- * then the velocities in one linear step. assembled: the last jy_assemble was
- * JY_ASM_PROJECTION at this (q, v, t). */
+ * then the velocities in one linear step. how: JY_PROJ_ASSEMBLED, the last jy_assemble was
+ * JY_ASM_PROJECTION at this (q, v, t); JY_PROJ_KEEP_CLOSE, a q whose first correction is
+ * within eps in every weighted coordinate stays as it is (a step end after an explicit
+ * step; not inside BDF's corrector, whose history the correction belongs to). */
+enum { JY_PROJ_ASSEMBLED = 1u, JY_PROJ_KEEP_CLOSE = 2u };
 jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const double *weights,
-                          double eps, int assembled, int *iterations);
+                          double eps, unsigned how, int *iterations);
 /* Removes from an error estimate its components across the manifold (same projector). */
 jyStatus jy_project_error(jyEval *e, double *err_q, double *err_v);
 

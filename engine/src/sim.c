@@ -156,8 +156,10 @@ int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, doub
   double *yv = N_VGetArrayPointer(y);
   memcpy(sim->proj_q, yv, sizeof(double) * (size_t)n);
   memcpy(sim->proj_v, yv + n, sizeof(double) * (size_t)n);
-  jyStatus st = jy_project_state(sim->eval, t, sim->proj_q, sim->proj_v, weights, eps,
-                                 (flags & JY_PROJECT_ASSEMBLED) != 0, &iterations);
+  unsigned how = ((flags & JY_PROJECT_ASSEMBLED) ? JY_PROJ_ASSEMBLED : 0u) |
+    ((flags & JY_PROJECT_KEEP_CLOSE) ? JY_PROJ_KEEP_CLOSE : 0u);
+  jyStatus st =
+    jy_project_state(sim->eval, t, sim->proj_q, sim->proj_v, weights, eps, how, &iterations);
   if (st == JY_OK && err)
     st = jy_project_error(sim->eval, N_VGetArrayPointer(err), N_VGetArrayPointer(err) + n);
   if (st == JY_ERR_PART || st == JY_ERR_NOMEM) {

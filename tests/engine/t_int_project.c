@@ -8,7 +8,11 @@
  *      q / |q|, and the tangential part of the velocity;
  *   3. a pendulum part (singular M) whose pivot drifted off its ground: the pivot goes back
  *      and the arm turns by (px cos th + py sin th) / l, so the bob moves least;
- *   4. no rows: nothing to do; a rod whose ends coincide: the part failure, named.
+ *   4. no rows: nothing to do; a rod whose ends coincide: the part failure, named;
+ *   5. JY_PROJ_KEEP_CLOSE (an explicit method's step end): on the circle, a q whose
+ *      correction is within eps in every weighted coordinate stays bit for bit and the
+ *      velocity loses its radial part at that q; one beyond eps is projected as in 2; the
+ *      same close q without the flag is projected.
  * Tolerance: every case converges in one step to a point the closed form gives exactly (the
  * rows are linear, or the step is radial on a circle), so the answers agree to rounding of
  * O(1) numbers, ~1e-15; 1e-12 leaves a margin of 1e3 and is far below the 1e-2 moves
@@ -130,8 +134,40 @@ static void check_no_rows(jyEnv *env) {
   stage_free(e, md);
 }
 
+/* 5. On the circle (weights 1e10, eps 1): radius 1 + 5e-11 asks a correction of 5e-11, 0.5
+ * weighted: kept; 1 + 5e-10 asks 5 weighted: projected. */
+static void check_keep_close(jyEnv *env) {
+  jySystem *sys = stage_mass_on_rod(env, 1);
+  jyModel *md;
+  jyEval *e = stage_eval(sys, 1, &md);
+  if (!ok(e && md->n == 2 && md->m == 1, "mass on a rod: 2 coordinates, 1 row")) {
+    stage_free(e, md);
+    return;
+  }
+  const double r_close = 1 + 5e-11, r_far = 1 + 5e-10;
+  double q[2] = {0.8 * r_close, -0.6 * r_close}, v[2] = {1, 1};
+  int iterations = -1;
+  jyStatus st = jy_project_state(e, 0, q, v, weights, 1, JY_PROJ_KEEP_CLOSE, &iterations);
+  ok(st == JY_OK && iterations == 0 && q[0] == 0.8 * r_close && q[1] == -0.6 * r_close,
+     "keep close: a correction of 0.5 weighted leaves q as it is (%d steps)", iterations);
+  /* the radial part of v at q itself: (1, 1) - 0.2 (0.8, -0.6) to 1e-12 */
+  is_near(v[0], 0.84, PROJ_TOL, "... and v loses its radial part there: vx");
+  is_near(v[1], 1.12, PROJ_TOL, "... vy");
+  double far[2] = {0.8 * r_far, -0.6 * r_far}, v_far[2] = {1, 1};
+  st = jy_project_state(e, 0, far, v_far, weights, 1, JY_PROJ_KEEP_CLOSE, &iterations);
+  ok(st == JY_OK && iterations >= 1 && fabs(far[0] - 0.8) <= PROJ_TOL &&
+       fabs(far[1] + 0.6) <= PROJ_TOL,
+     "keep close: a correction of 5 weighted is made: q onto the circle (%d steps)", iterations);
+  double plain[2] = {0.8 * r_close, -0.6 * r_close}, v_plain[2] = {1, 1};
+  st = jy_project_state(e, 0, plain, v_plain, weights, 1, 0, &iterations);
+  ok(st == JY_OK && iterations >= 1 && fabs(plain[0] - 0.8) <= 1e-15 &&
+       fabs(plain[1] + 0.6) <= 1e-15,
+     "without the flag the close q is projected too, to rounding (%d steps)", iterations);
+  stage_free(e, md);
+}
+
 int main(void) {
-  plan(24);
+  plan(30);
   jyEnv *env = stage_env();
   if (!env) {
     ok(0, "environment with the components");
@@ -141,6 +177,7 @@ int main(void) {
   check_circle(env);
   check_pendulum(env);
   check_no_rows(env);
+  check_keep_close(env);
   jy_env_destroy(env);
   return done();
 }
