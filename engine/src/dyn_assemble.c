@@ -218,17 +218,18 @@ static void add_block(const Sink *s, const int *slot, const int *rows, int row0,
   }
 }
 
-/* out (nrows x ncols) = local (nrows x nc, column-major) G: a block through the view. Each
- * entry is summed in a register (a sum stored back per term waits on its own store). */
+/* out (nrows x ncols) = local (nrows x nc, column-major) G: a block through the view. */
 static void times_view(const jyModelPart *p, const part_view *view, const double *local, int nrows,
                        double *out) {
   int nc = p->inst.ncoords, w = p->ncols;
-  for (int k = 0; k < w; k++)
-    for (int i = 0; i < nrows; i++) {
-      double sum = 0;
-      for (int a = 0; a < nc; a++) sum += local[i + (size_t)a * nrows] * view->G[(size_t)a * w + k];
-      out[i + (size_t)k * nrows] = sum;
+  memset(out, 0, sizeof(double) * (size_t)nrows * w);
+  for (int a = 0; a < nc; a++) {
+    const double *g_row = view->G + (size_t)a * w, *l_col = local + (size_t)a * nrows;
+    for (int k = 0; k < w; k++) {
+      if (g_row[k] == 0) continue;
+      for (int i = 0; i < nrows; i++) out[i + (size_t)k * nrows] += l_col[i] * g_row[k];
     }
+  }
 }
 
 /* vec[cols] += G^T local (a generalized force through the view), or vec[own] += local. */
