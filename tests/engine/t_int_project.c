@@ -160,9 +160,10 @@ static void check_keep_close(jyEnv *env) {
      "keep close: a correction of 5 weighted is made: q onto the circle (%d steps)", iterations);
   double plain[2] = {0.8 * r_close, -0.6 * r_close}, v_plain[2] = {1, 1};
   st = jy_project_state(e, 0, plain, v_plain, weights, 1, 0, &iterations);
-  ok(st == JY_OK && iterations >= 1 && fabs(plain[0] - 0.8) <= 1e-15 &&
-       fabs(plain[1] + 0.6) <= 1e-15,
-     "without the flag the close q is projected too, to rounding (%d steps)", iterations);
+  /* PROJ_TOL (1e-12) against the 4e-11 the close q is off by: moved, not kept */
+  ok(st == JY_OK && iterations >= 1 && fabs(plain[0] - 0.8) <= PROJ_TOL &&
+       fabs(plain[1] + 0.6) <= PROJ_TOL,
+     "without the flag the close q is projected too (%d steps)", iterations);
   stage_free(e, md);
 }
 
