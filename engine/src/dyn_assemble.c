@@ -54,6 +54,14 @@ static jyStatus eval_terminal(jyEval *e, const jyModelPart *p, int k, const doub
     jac[j] = 1;
     return JY_OK;
   }
+  const jyTerminalSpec *ts = &p->shape->terminals[k];
+  if (ts->is_coord_block) { /* declared the coordinates themselves: so it is, everywhere */
+    for (int i = 0; i < dim; i++) {
+      out->value[i] = q_loc[ts->coord_offset + i];
+      jac[i + (size_t)(ts->coord_offset + i) * dim] = 1;
+    }
+    return JY_OK;
+  }
   if (!p->inst.type->terminal) {
     jy_set_error(e->error, "part '%s' (%s) declares terminals but no terminal function",
                  p->inst.name, p->inst.type->name);

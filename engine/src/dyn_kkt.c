@@ -6,12 +6,14 @@
  *     K [q''; z] = [M_a, As^T; As, -beta I] [q''; z] = [Q + C + alpha As^T bs; bs]
  * at beta = 0 (then A q'' = b and M q'' = Q + C - As^T z: the multipliers are mu = -S z).
  * SuiteSparse's LDL factors K in a fill-reducing ordering CHOLMOD chooses once, each row
- * then moved to just after the last of its coordinates; K's pattern is that of M, A and
- * As^T As, fixed by the model, and is stored already permuted so that a factorization
- * permutes nothing (allocates nothing). In that ordering every leading block of K is
- * [M_a11, A1^T; A1, 0] with A1's rows wholly on its coordinates, nonsingular when M_a is
- * positive definite and the rows independent: K factors as it is (beta = 0), and one
- * solve is kept when its backward error is at rounding. A dependent row not dropped has a
+ * then moved to just after the last of its coordinates, or after its pivot (a coordinate
+ * where the caller knows its coefficient is +-1: a glue's row on a block of coordinates);
+ * K's pattern is that of M, A and As^T As, fixed by the model, and is stored already
+ * permuted so that a factorization permutes nothing (allocates nothing). In that ordering
+ * every leading block of K is [M_a11, A1^T; A1, 0] with A1 of full row rank when the rows
+ * are independent (usable_pivots says why for the pivoted ones), and M_a11 positive
+ * definite when M_a is: K factors as it is (beta = 0), and one solve is kept when its
+ * backward error is at rounding. A dependent row not dropped has a
  * pivot that is rounding: of the wrong sign or zero, K is factored again shifted, beta > 0
  * (quasi-definite, so it factors in any ordering), and iterative refinement against
  * beta = 0 removes the shift; of the right sign, the answer is kept only at rounding, else
@@ -121,6 +123,7 @@ struct jyKktWork {
   double factored_beta;  /* ... at this shift: 0, or the fallback's */
   int unshifted_factors; /* those values factored unshifted */
   int solves;            /* triangular solves the last answer took */
+  int pivoted;           /* rows the ordering placed right after their pivot coordinates */
   double factored_alpha, *factored_mass, *factored_jac, *factored_scale;
 };
 
@@ -218,15 +221,37 @@ static int entry_column(const jyCsc *c, int k) {
   return lo;
 }
 
-/* K's upper pattern in the order inv (unknown u at position inv[u]) into w->k, and where
- * each contribution lands. Allocation happens here only. */
-static int build_k(jyKktWork *w, const jyCsc *mass, const jyCsc *jac) {
+/* The size x size upper pattern of the pairs (ta[t] <= tb[t]) into w->k, values 1 (any
+ * non-zero, for the analysis), and where pair t landed into pos. 0, or -1 (no memory). */
+static int upper_pattern(jyKktWork *w, int size, size_t count, const int *ta, const int *tb,
+                         int *pos) {
+  int *cp = jy_calloc(&w->alloc, (size_t)size + 1, sizeof(int)), status = -1;
+  if (!cp) return -1;
+  int64_t nnz = sorted_pattern(&w->alloc, size, size, count, ta, tb, pos, cp, NULL);
+  if (nnz < 0) goto done;
+  w->k = cholmod_allocate_sparse((size_t)size, (size_t)size, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL,
+                                 &w->common);
+  if (!w->k) goto done;
+  int *kp = w->k->p, *ki = w->k->i;
+  double *kx = w->k->x;
+  memcpy(kp, cp, sizeof(int) * ((size_t)size + 1));
+  for (size_t t = 0; t < count; t++) ki[pos[t]] = ta[t];
+  for (int64_t q = 0; q < nnz; q++) kx[q] = 1.0;
+  status = 0;
+done:
+  jy_free(&w->alloc, cp);
+  return status;
+}
+
+/* K's upper pattern in the order inv (unknown u at position inv[u], 0 <= inv[u] < size;
+ * unknowns sharing a position are merged) into w->k, and where each contribution lands.
+ * Allocation happens here only. */
+static int build_k(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, int size) {
   size_t count = k_entries(w, mass, jac, NULL, NULL);
   int *ta = jy_calloc(&w->alloc, count + 1, sizeof(int));
   int *tb = jy_calloc(&w->alloc, count + 1, sizeof(int));
-  int *pos = jy_calloc(&w->alloc, count + 1, sizeof(int));
-  int *cp = jy_calloc(&w->alloc, (size_t)w->size + 1, sizeof(int)), status = -1;
-  if (!ta || !tb || !pos || !cp) goto done;
+  int *pos = jy_calloc(&w->alloc, count + 1, sizeof(int)), status = -1;
+  if (!ta || !tb || !pos) goto done;
   k_entries(w, mass, jac, ta, tb);
   size_t first_pair = count - (size_t)w->npairs - (size_t)w->size;
   for (int q = 0; q < w->npairs; q++) {
@@ -238,16 +263,7 @@ static int build_k(jyKktWork *w, const jyCsc *mass, const jyCsc *jac) {
     ta[t] = a < b ? a : b;
     tb[t] = a < b ? b : a;
   }
-  int64_t nnz = sorted_pattern(&w->alloc, w->size, w->size, count, ta, tb, pos, cp, NULL);
-  if (nnz < 0) goto done;
-  w->k = cholmod_allocate_sparse((size_t)w->size, (size_t)w->size, (size_t)nnz, 1, 1, 1,
-                                 CHOLMOD_REAL, &w->common);
-  if (!w->k) goto done;
-  int *kp = w->k->p, *ki = w->k->i;
-  memcpy(kp, cp, sizeof(int) * ((size_t)w->size + 1));
-  for (size_t t = 0; t < count; t++) ki[pos[t]] = ta[t];
-  double *kx = w->k->x;
-  for (int64_t q = 0; q < nnz; q++) kx[q] = 1.0; /* any non-zero for the analysis */
+  if (upper_pattern(w, size, count, ta, tb, pos) != 0) goto done;
   size_t t = 0;
   for (int j = 0; j < w->n; j++)
     for (int k = mass->p[j]; k < mass->p[j + 1]; k++)
@@ -260,7 +276,6 @@ done:
   jy_free(&w->alloc, ta);
   jy_free(&w->alloc, tb);
   jy_free(&w->alloc, pos);
-  jy_free(&w->alloc, cp);
   return status;
 }
 
@@ -311,21 +326,170 @@ static int analyze_ldl(jyKktWork *w) {
   return w->l_i && w->l_x ? 0 : -1;
 }
 
-/* Moves each row to just after the last of its coordinates in w->perm (a row without one
- * stays where it is), keeping the order otherwise: then K factors unshifted. On the
- * pendulum chain L takes 18 % more entries than in CHOLMOD's own order (1479 against 1255
- * at N = 100), which the solve saved by not refining pays for. 0, or -1 (no memory). */
-static int rows_after_coordinates(jyKktWork *w, const jyCsc *jac) {
+/* The columns of each row of A: cols[ptr[r] .. ptr[r + 1]) (ptr: m + 1, cols: nnz). */
+static int row_columns(const jyKktWork *w, const jyCsc *jac, int **ptr, int **cols) {
+  int m = w->m, n = w->n, nnz = jac->p[n];
+  *ptr = jy_calloc(&w->alloc, (size_t)m + 2, sizeof(int));
+  *cols = jy_calloc(&w->alloc, (size_t)nnz + 1, sizeof(int));
+  if (!*ptr || !*cols) return -1;
+  int *p = *ptr;
+  for (int k = 0; k < nnz; k++) p[jac->i[k] + 2]++;
+  for (int r = 0; r < m; r++) p[r + 2] += p[r + 1];
+  for (int j = 0; j < n; j++)
+    for (int k = jac->p[j]; k < jac->p[j + 1]; k++) (*cols)[p[jac->i[k] + 1]++] = j;
+  return 0;
+}
+
+/* The row pivots the ordering may use: pivot[r] = the coordinate row_pivot names (where
+ * the caller knows row r's coefficient is +-1 whatever the state), or -1. Placed right after
+ * its pivot, a row enters every leading block of K with that coordinate, and the leading
+ * blocks stay nonsingular when
+ * - no two rows share a pivot, and no row without one has an entry in a pivot column: the
+ *   leading rows are then [B X; 0 Y] over (pivot columns, the rest), Y whole rows of A;
+ * - "row r has an entry in row s's pivot column" has no cycle: B is then triangular, its
+ *   diagonal +-1, in some order of the rows.
+ * Rows that break the first rule lose their pivots (and so on, as that frees others to
+ * break it); a cycle drops every pivot. 0, or -1 (no memory). */
+static int usable_pivots(jyKktWork *w, const jyCsc *jac, const int *row_pivot,
+                         const int *pivot_block, int *pivot) {
   int n = w->n, m = w->m, status = -1;
-  int *last = jy_calloc(&w->alloc, (size_t)m + 1, sizeof(int)); /* place of its last coord */
+  int *ptr = NULL, *cols = NULL;
+  int *owner = jy_calloc(&w->alloc, (size_t)n + 1, sizeof(int)); /* the row pivoting on j */
+  int *stack = jy_calloc(&w->alloc, (size_t)m + 1, sizeof(int));
+  int *before = jy_calloc(&w->alloc, (size_t)m + 1, sizeof(int)); /* rows it must follow */
+  if (!owner || !stack || !before || row_columns(w, jac, &ptr, &cols) != 0) goto done;
+  for (int j = 0; j < n; j++) owner[j] = -1;
+  for (int r = 0; r < m; r++) {
+    int j = row_pivot ? row_pivot[r] : -1;
+    pivot[r] = j >= 0 && j < n && jy_csc_find(jac, r, j) >= 0 ? j : -1;
+    if (pivot[r] >= 0) owner[j] = owner[j] == -1 ? r : -2; /* -2: claimed twice */
+  }
+  int top = 0;
+  for (int r = 0; r < m; r++) {
+    if (pivot[r] >= 0 && owner[pivot[r]] != r) pivot[r] = -1;
+    if (pivot[r] < 0) stack[top++] = r;
+  }
+  while (top > 0) { /* each row is pushed once: when it is, or becomes, without a pivot */
+    int r = stack[--top];
+    for (int k = ptr[r]; k < ptr[r + 1]; k++) {
+      int s = owner[cols[k]];
+      if (s >= 0 && s != r && pivot[s] == cols[k]) {
+        pivot[s] = -1;
+        stack[top++] = s;
+      }
+    }
+  }
+  /* Kahn's order of "r must follow s" (r has an entry in s's pivot column): all placed, or
+   * there is a cycle */
+  for (int r = 0; r < m; r++)
+    for (int k = ptr[r]; pivot[r] >= 0 && k < ptr[r + 1]; k++) {
+      int s = owner[cols[k]];
+      if (s >= 0 && pivot_block[s] != pivot_block[r] && pivot[s] == cols[k]) before[r]++;
+    }
+  int placed = 0, pivoted = 0;
+  top = 0;
+  for (int r = 0; r < m; r++) {
+    pivoted += pivot[r] >= 0;
+    if (pivot[r] >= 0 && before[r] == 0) stack[top++] = r;
+  }
+  while (top > 0) {
+    int s = stack[--top];
+    placed++;
+    for (int k = jac->p[pivot[s]]; k < jac->p[pivot[s] + 1]; k++) { /* rows in s's column */
+      int r = jac->i[k];
+      if (pivot_block[r] != pivot_block[s] && pivot[r] >= 0 && --before[r] == 0) stack[top++] = r;
+    }
+  }
+  if (placed < pivoted)
+    for (int r = 0; r < m; r++) pivot[r] = -1;
+  w->pivoted = placed < pivoted ? 0 : pivoted;
+  status = 0;
+done:
+  jy_free(&w->alloc, ptr);
+  jy_free(&w->alloc, cols);
+  jy_free(&w->alloc, owner);
+  jy_free(&w->alloc, stack);
+  jy_free(&w->alloc, before);
+  return status;
+}
+
+/* CHOLMOD's fill-reducing ordering of K, each pivoted row given its pivot coordinate's
+ * neighbours and the coordinate the row's (so that the ordering sees the two as one
+ * variable of weight two, as they will be eliminated), into w->perm. */
+static int fill_reducing_order(jyKktWork *w, const jyCsc *mass, const jyCsc *jac,
+                               const int *pivot) {
+  int n = w->n, m = w->m, size = n, status = -1;
+  int *first = jy_calloc(&w->alloc, (size_t)w->size + 1, sizeof(int)); /* place -> unknowns */
+  int *next = jy_calloc(&w->alloc, (size_t)w->size + 1, sizeof(int));
+  int *ta = NULL, *tb = NULL, *pos = NULL;
+  if (!first || !next) goto done;
+  for (int j = 0; j < n; j++) w->inv[j] = j;
+  for (int r = 0; r < m; r++) w->inv[n + r] = pivot[r] >= 0 ? pivot[r] : size++;
+  for (int v = 0; v < size; v++) first[v] = -1;
+  for (int u = w->size - 1; u >= 0; u--) {
+    next[u] = first[w->inv[u]];
+    first[w->inv[u]] = u;
+  }
+  if (build_k(w, mass, jac, size) != 0) goto done;
+  const int *kp = w->k->p, *ki = w->k->i;
+  size_t count = 0;
+  for (int b = 0; b < size; b++)
+    for (int q = kp[b]; q < kp[b + 1]; q++)
+      for (int u = first[ki[q]]; u >= 0; u = next[u])
+        for (int x = first[b]; x >= 0; x = next[x]) count++;
+  ta = jy_calloc(&w->alloc, count + 1, sizeof(int));
+  tb = jy_calloc(&w->alloc, count + 1, sizeof(int));
+  pos = jy_calloc(&w->alloc, count + 1, sizeof(int));
+  if (!ta || !tb || !pos) goto done;
+  count = 0;
+  for (int b = 0; b < size; b++)
+    for (int q = kp[b]; q < kp[b + 1]; q++)
+      for (int u = first[ki[q]]; u >= 0; u = next[u])
+        for (int x = first[b]; x >= 0; x = next[x]) {
+          ta[count] = u < x ? u : x;
+          tb[count++] = u < x ? x : u;
+        }
+  cholmod_free_sparse(&w->k, &w->common);
+  if (upper_pattern(w, w->size, count, ta, tb, pos) != 0) goto done;
+  cholmod_factor *order = cholmod_analyze(w->k, &w->common);
+  cholmod_free_sparse(&w->k, &w->common);
+  if (!order) goto done;
+  const int *perm = order->Perm;
+  for (int k = 0; k < w->size; k++) {
+    w->perm[k] = perm[k];
+    w->inv[perm[k]] = k;
+  }
+  cholmod_free_factor(&order, &w->common);
+  status = 0;
+done:
+  if (w->k) cholmod_free_sparse(&w->k, &w->common);
+  jy_free(&w->alloc, first);
+  jy_free(&w->alloc, next);
+  jy_free(&w->alloc, ta);
+  jy_free(&w->alloc, tb);
+  jy_free(&w->alloc, pos);
+  return status;
+}
+
+/* Moves each row to just after its pivot (pivot[r] >= 0) or else the last of its
+ * coordinates in w->perm (a row without one stays where it is), keeping the order
+ * otherwise: then K factors unshifted. A row after its last coordinate joins the leading
+ * block whole; after its pivot it joins it early, and its elimination fills less: on the
+ * W1 pendulum chain (N = 100) L has 1062 entries with the glue rows after their pivots,
+ * 1288 with every row after its last coordinate. 0, or -1 (no memory). */
+static int rows_after_coordinates(jyKktWork *w, const jyCsc *jac, const int *pivot) {
+  int n = w->n, m = w->m, status = -1;
+  int *last = jy_calloc(&w->alloc, (size_t)m + 1, sizeof(int));            /* place it follows */
   int *first_row = jy_calloc(&w->alloc, (size_t)w->size + 1, sizeof(int)); /* rows per place */
   int *next_row = jy_calloc(&w->alloc, (size_t)m + 1, sizeof(int));
   int *order = jy_calloc(&w->alloc, (size_t)w->size + 1, sizeof(int));
   if (!last || !first_row || !next_row || !order) goto done;
-  for (int r = 0; r < m; r++) last[r] = -1;
+  for (int r = 0; r < m; r++) last[r] = pivot[r] >= 0 ? w->inv[pivot[r]] : -1;
   for (int j = 0; j < n; j++)
-    for (int k = jac->p[j]; k < jac->p[j + 1]; k++)
-      last[jac->i[k]] = w->inv[j] > last[jac->i[k]] ? w->inv[j] : last[jac->i[k]];
+    for (int k = jac->p[j]; k < jac->p[j + 1]; k++) {
+      int r = jac->i[k];
+      if (pivot[r] < 0 && w->inv[j] > last[r]) last[r] = w->inv[j];
+    }
   for (int k = 0; k < w->size; k++) first_row[k] = -1;
   for (int k = w->size - 1; k >= 0; k--) { /* listed backwards: each list in CHOLMOD's order */
     int r = w->perm[k] - n;
@@ -353,7 +517,8 @@ done:
   return status;
 }
 
-jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCsc *jac) {
+jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCsc *jac,
+                         const int *row_pivot, const int *pivot_block) {
   jyAllocator a = alloc ? *alloc : (jyAllocator){0};
   if (!mass || !jac || mass->ncol <= 0 || jac->ncol != mass->ncol) return NULL;
   jyKktWork *w = jy_calloc(&a, 1, sizeof *w);
@@ -362,28 +527,22 @@ jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCs
   w->n = mass->ncol;
   w->m = jac->nrow;
   w->size = w->n + w->m;
-  if (allocate_arrays(w, mass, jac) != 0 || build_pairs(w, jac) != 0) goto fail;
+  int *pivot = jy_calloc(&a, (size_t)w->m + 1, sizeof(int));
+  if (!pivot || allocate_arrays(w, mass, jac) != 0 || build_pairs(w, jac) != 0) goto fail;
   cholmod_start(&w->common);
   w->started = 1;
   w->common.print = 0;
   w->common.supernodal = CHOLMOD_SIMPLICIAL; /* CHOLMOD orders K; it factors nothing */
-  /* The pattern in the natural order lets CHOLMOD choose the ordering; K is then built
-   * again in that order, and LDL factors it as it is. */
-  for (int u = 0; u < w->size; u++) w->perm[u] = w->inv[u] = u;
-  if (build_k(w, mass, jac) != 0) goto fail;
-  cholmod_factor *order = cholmod_analyze(w->k, &w->common);
-  if (!order) goto fail;
-  const int *perm = order->Perm;
-  for (int k = 0; k < w->size; k++) {
-    w->perm[k] = perm[k];
-    w->inv[perm[k]] = k;
-  }
-  cholmod_free_factor(&order, &w->common);
-  cholmod_free_sparse(&w->k, &w->common);
-  if (rows_after_coordinates(w, jac) != 0 || build_k(w, mass, jac) != 0 || analyze_ldl(w) != 0)
+  /* CHOLMOD chooses the ordering on K's pattern; K is then built again in that order, and
+   * LDL factors it as it is. */
+  if (usable_pivots(w, jac, row_pivot, pivot_block, pivot) != 0 ||
+      fill_reducing_order(w, mass, jac, pivot) != 0 || rows_after_coordinates(w, jac, pivot) != 0 ||
+      build_k(w, mass, jac, w->size) != 0 || analyze_ldl(w) != 0)
     goto fail;
+  jy_free(&a, pivot);
   return w;
 fail:
+  jy_free(&a, pivot);
   jy_kkt_destroy(w);
   return NULL;
 }
@@ -646,6 +805,10 @@ void jy_kkt_last_path(const jyKktWork *w, double *beta, int *solves) {
   *beta = w->factored ? w->factored_beta : NAN;
   *solves = w->solves;
 }
+
+int jy_kkt_pivoted_rows(const jyKktWork *w) { return w->pivoted; }
+
+int jy_kkt_factor_entries(const jyKktWork *w) { return w->l_p[w->size]; }
 
 jyUkOutcome jy_kkt_solve(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, const jyUkProblem *p,
                          const jyUkOptions *opt, double *acc, double *mu, jyUkResult *result) {

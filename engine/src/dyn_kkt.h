@@ -37,8 +37,15 @@ static inline int jy_csc_find(const jyCsc *c, int row, int col) {
 typedef struct jyKktWork jyKktWork;
 
 /* For M (n x n, both triangles stored) and A (m x n, m may be 0) of these patterns: the
- * ordering and symbolic factorization, done once. NULL when out of memory. */
-jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCsc *jac);
+ * ordering and symbolic factorization, done once. NULL when out of memory.
+ * row_pivot (m, or NULL) may name for row r a coordinate where its coefficient is non-zero
+ * at every state, and pivot_block (m) groups rows: within a group each row's coefficient
+ * at the others' pivots is zero at every state (a glue's rows on a block of coordinates
+ * that is the identity there). The ordering then places each row right after its pivot
+ * instead of after its last coordinate, where that keeps every leading block of K
+ * nonsingular (dyn_kkt.c, usable_pivots); other pivots are ignored. */
+jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCsc *jac,
+                         const int *row_pivot, const int *pivot_block);
 void jy_kkt_destroy(jyKktWork *work);
 
 /* q'' (acc) and the multipliers mu (m, A^T mu = M q'' - Q - C; NULL: not wanted) from the
@@ -54,5 +61,10 @@ jyUkOutcome jy_kkt_solve(jyKktWork *work, const jyCsc *mass, const jyCsc *jac, c
 /* How the last solve was answered: the shift its factorization was made at (0: unshifted;
  * NaN: none succeeded) and the triangular solves it took. For tests and measurements. */
 void jy_kkt_last_path(const jyKktWork *work, double *beta, int *solves);
+
+/* How many rows the ordering placed by the pivots jy_kkt_create was given, and the entries
+ * of L below its diagonal. For tests and measurements. */
+int jy_kkt_pivoted_rows(const jyKktWork *work);
+int jy_kkt_factor_entries(const jyKktWork *work);
 
 #endif

@@ -31,6 +31,25 @@ static size_t block_pairs(const jyModel *model, int r0, int nrows, int a, int b,
   return (size_t)count * (size_t)nrows;
 }
 
+/* The global coordinates a glue side's terminal is exactly (a coordinate terminal, or one
+ * declared a block of the part's coordinates, all of them kept): its rows' coefficients
+ * there are +-1 whatever the state. The first into first; 0 when it is not such a block. */
+static int kept_block(const jyModel *model, int part, int terminal, int dim, int *first) {
+  const jyModelPart *p = &model->parts[part];
+  int nt = p->shape->nterminals, offset;
+  if (terminal >= nt)
+    offset = terminal - nt;
+  else if (p->shape->terminals[terminal].is_coord_block)
+    offset = p->shape->terminals[terminal].coord_offset;
+  else
+    return 0;
+  if (offset < 0 || offset + dim > p->inst.ncoords) return 0;
+  for (int c = 0; c < dim; c++)
+    if (p->coord_map[offset + c] != p->coord_map[offset] + c || p->coord_map[offset] < 0) return 0;
+  *first = p->coord_map[offset];
+  return 1;
+}
+
 /* The pairs where A can be non-zero: a part's rows over its columns, a glue's rows over both
  * parts' columns. rows NULL: count only. */
 static size_t jac_pairs(const jyModel *model, int *scratch, int *rows, int *cols) {
@@ -43,9 +62,17 @@ static size_t jac_pairs(const jyModel *model, int *scratch, int *rows, int *cols
   }
   for (int g = 0; g < model->nglues; g++) {
     const jyModelGlue *glue = &model->glues[g];
-    if (glue->row_offset >= 0)
-      t += block_pairs(model, glue->row_offset, glue->dim, glue->part_a, glue->part_b, scratch,
+    if (glue->row_offset < 0) continue;
+    for (int side = 0; side < 2; side++) {
+      int part = side ? glue->part_b : glue->part_a, first;
+      if (kept_block(model, part, side ? glue->terminal_b : glue->terminal_a, glue->dim, &first)) {
+        for (int c = 0; c < glue->dim; c++, t++) /* J G = [0 I 0]: the block alone */
+          if (rows) rows[t] = glue->row_offset + c, cols[t] = first + c;
+        continue;
+      }
+      t += block_pairs(model, glue->row_offset, glue->dim, part, -1, scratch,
                        rows ? rows + t : NULL, rows ? cols + t : NULL);
+    }
   }
   return t;
 }
@@ -190,6 +217,35 @@ static int diagonal_mass_possible(const jyModel *model) {
   return 1;
 }
 
+/* Row r's pivot for the KKT ordering (dyn_kkt.c): for a glue row, a coordinate of one side's
+ * kept block that the other side's part does not see, so that the row's coefficient there
+ * is +-1 at every state; -1 otherwise. */
+static void glue_row_pivots(const jyModel *model, int *pivot, int *block) {
+  for (int r = 0; r < model->m; r++) pivot[r] = -1, block[r] = r;
+  for (int g = 0; g < model->nglues; g++) {
+    const jyModelGlue *glue = &model->glues[g];
+    if (glue->row_offset < 0 || glue->part_a == glue->part_b) continue;
+    for (int side = 0; side < 2; side++) {
+      int part = side ? glue->part_b : glue->part_a, other = side ? glue->part_a : glue->part_b;
+      int first;
+      if (!kept_block(model, part, side ? glue->terminal_b : glue->terminal_a, glue->dim, &first))
+        continue;
+      const jyModelPart *o = &model->parts[other];
+      int seen = 0;
+      for (int k = 0; k < o->ncols && !seen; k++) {
+        int col = jy_part_column(o, k);
+        seen = col >= first && col < first + glue->dim;
+      }
+      if (seen) continue;
+      for (int c = 0; c < glue->dim; c++) {
+        pivot[glue->row_offset + c] = first + c;
+        block[glue->row_offset + c] = glue->row_offset;
+      }
+      break;
+    }
+  }
+}
+
 /* The evaluator's sparse solvers, at any size unless sparse_min_coords = 0: the diagonal-M
  * one when there are rows (and, below sparse_min_coords, the parts say M can be diagonal),
  * and the KKT one for any M. Both were measured faster than the dense solve on small models
@@ -204,7 +260,12 @@ static int sparse_solvers(jyEval *e) {
   int small = model->n < min_coords;
   int schur = model->m > 0 && (!small || diagonal_mass_possible(model));
   if (schur) e->sparse = jy_sparse_create(&model->alloc, &e->store_jac);
-  e->kkt = jy_kkt_create(&model->alloc, &e->store_mass, &e->store_jac);
+  int *pivot = jy_calloc(&model->alloc, 2 * (size_t)model->m + 1, sizeof(int));
+  if (pivot) {
+    glue_row_pivots(model, pivot, pivot + model->m);
+    e->kkt = jy_kkt_create(&model->alloc, &e->store_mass, &e->store_jac, pivot, pivot + model->m);
+    jy_free(&model->alloc, pivot);
+  }
   e->store_solves = e->kkt != NULL;
   /* Out of memory on a small model: an error, not a silently different (dense) solve. */
   int missing = !e->kkt || (schur && !e->sparse);

@@ -158,6 +158,17 @@ int jy_part_shape_checked(const jyPartType *type, const double *params, jyPartSh
              JY_TERMINAL_MAX_DIM);
     return -1;
   }
+  for (int i = 0; i < shape->nterminals; i++) {
+    const jyTerminalSpec *t = &shape->terminals[i];
+    if (t->is_coord_block && (t->coord_offset < 0 || t->coord_offset + t->dim > shape->ncoords)) {
+      snprintf(error, error_len,
+               "its terminal %d ('%s') is declared the coordinates %d .. %d (is_coord_block), "
+               "but the part's coordinates are 0 .. %d",
+               i, t->name ? t->name : "?", t->coord_offset, t->coord_offset + t->dim - 1,
+               shape->ncoords - 1);
+      return -1;
+    }
+  }
   return 0;
 }
 

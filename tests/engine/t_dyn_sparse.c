@@ -279,7 +279,8 @@ static void fill_blocks(problem *p) {
 }
 
 /* The stores the evaluator would hold for p: M's blocks and diagonal, A's pattern. */
-static jyKktWork *make_kkt(const problem *p, jyCsc *mass, jyCsc *jac) {
+static jyKktWork *make_kkt_pivoted(const problem *p, jyCsc *mass, jyCsc *jac, const int *pivot,
+                                   const int *block) {
   static int rows[N * N], cols[N * N];
   int count = 0;
   for (int j = 0; j < N; j++)
@@ -291,7 +292,11 @@ static jyKktWork *make_kkt(const problem *p, jyCsc *mass, jyCsc *jac) {
     for (int i = 0; i < M; i++)
       if (p->pattern[i + j * M]) rows[count] = i, cols[count++] = j;
   if (jy_csc_build(NULL, M, N, (size_t)count, rows, cols, jac) != 0) return NULL;
-  return jy_kkt_create(NULL, mass, jac);
+  return jy_kkt_create(NULL, mass, jac, pivot, block);
+}
+
+static jyKktWork *make_kkt(const problem *p, jyCsc *mass, jyCsc *jac) {
+  return make_kkt_pivoted(p, mass, jac, NULL, NULL);
 }
 
 static void gather(const problem *p, jyCsc *mass, jyCsc *jac) {
@@ -322,7 +327,7 @@ static double relative_diff(const double *a, const double *b, int count) {
  * the very same row, so its unshifted pivot is exactly zero) and whether the solve is told
  * to leave them out; or one row a combination of two others, kept (its pivot is rounding,
  * of either sign). */
-enum { INDEPENDENT, COPIES_DROPPED, COPIES_KEPT, COMBINATION_KEPT };
+enum { INDEPENDENT, COPIES_DROPPED, COPIES_KEPT, COMBINATION_KEPT, PIVOTED };
 
 /* KKT against dense on random block-diagonal singular-M problems: q'' and the constraint
  * force A^T mu agree. Independent rows, or dependent ones dropped, are answered by the
@@ -331,7 +336,7 @@ enum { INDEPENDENT, COPIES_DROPPED, COPIES_KEPT, COMBINATION_KEPT };
 static void compare_kkt(int redundant, int trials, const char *what) {
   static problem p;
   double worst = 0, worst_force = 0;
-  int outcomes_ok = 1, unshifted = 0, most_solves = 0;
+  int outcomes_ok = 1, unshifted = 0, most_solves = 0, all_pivoted = 1;
   for (int trial = 0; trial < trials; trial++) {
     fill_blocks(&p);
     for (int j = 0; j < N; j++) p.nonideal[j] = 2 * uniform() - 1;
@@ -349,8 +354,14 @@ static void compare_kkt(int redundant, int trials, const char *what) {
     }
     jyUkProblem up = {N,          M,     p.mass, p.force,
                       p.nonideal, p.jac, p.rhs,  redundant == COPIES_DROPPED ? p.dropped : NULL};
+    /* PIVOTED: each row placed after its leading coordinate (its entry of size 1 .. 2); a
+     * row reaches the leading coordinates of the next one or two, never of one before */
+    int pivot[M], block[M];
+    for (int i = 0; i < M; i++) pivot[i] = (int)(1.5 * i), block[i] = i;
     jyCsc mass, jac;
-    jyKktWork *kw = make_kkt(&p, &mass, &jac);
+    jyKktWork *kw = redundant == PIVOTED ? make_kkt_pivoted(&p, &mass, &jac, pivot, block)
+                                         : make_kkt(&p, &mass, &jac);
+    all_pivoted &= !kw || jy_kkt_pivoted_rows(kw) == (redundant == PIVOTED ? M : 0);
     jyUkWork *dw = jy_uk_create(NULL, N, M);
     double kkt[N], dense[N], mu_k[M], mu_d[M], force_k[N], force_d[N];
     jyUkResult rk, rd;
@@ -390,6 +401,74 @@ static void compare_kkt(int redundant, int trials, const char *what) {
     ok(unshifted == trials && most_solves <= KKT_SOLVES_MAX,
        "... each answered unshifted (%d of %d), in at most %d solves (%d)", unshifted, trials,
        KKT_SOLVES_MAX, most_solves);
+  if (redundant == PIVOTED)
+    ok(all_pivoted, "... with every row placed right after its pivot coordinate");
+}
+
+/* The ordering's pivot rules on 4 coordinates (M = diag(1, 2, 3, 4)) and 2 rows: how many
+ * rows it places by their pivots, and that K then factors unshifted and answers as the
+ * dense path does. */
+static void pivot_case(const char *what, const double *rows_ab, const int *pattern,
+                       const int *pivot, const int *block, int want_pivoted) {
+  enum { CN = 4, CM = 2 };
+  double mass_d[CN * CN] = {0}, force[CN] = {1, -2, 0.5, 3}, rhs[CM] = {0.3, -0.7}, jac_d[CM * CN];
+  int rows[CN * CN], cols[CN * CN], count = 0;
+  for (int j = 0; j < CN; j++) mass_d[j + j * CN] = 1 + j;
+  for (int j = 0; j < CN; j++) rows[count] = cols[count] = j, count++;
+  jyCsc mass, jac;
+  jy_csc_build(NULL, CN, CN, (size_t)count, rows, cols, &mass);
+  count = 0;
+  for (int j = 0; j < CN; j++)
+    for (int i = 0; i < CM; i++) {
+      jac_d[i + j * CM] = rows_ab[i * CN + j];
+      if (pattern[i * CN + j]) rows[count] = i, cols[count++] = j;
+    }
+  jy_csc_build(NULL, CM, CN, (size_t)count, rows, cols, &jac);
+  for (int j = 0; j < CN; j++) {
+    mass.x[mass.p[j]] = mass_d[j + j * CN];
+    for (int k = jac.p[j]; k < jac.p[j + 1]; k++) jac.x[k] = jac_d[jac.i[k] + j * CM];
+  }
+  jyKktWork *kw = jy_kkt_create(NULL, &mass, &jac, pivot, block);
+  jyUkWork *dw = jy_uk_create(NULL, CN, CM);
+  jyUkProblem up = {CN, CM, mass_d, force, NULL, jac_d, rhs, NULL};
+  double kkt[CN], dense[CN], beta = NAN;
+  int solves = 0, pivoted = -1;
+  jyUkResult rk, rd;
+  int solved = kw && dw &&
+    jy_kkt_solve(kw, &mass, &jac, &up, &options, kkt, NULL, &rk) == JY_UK_OK &&
+    jy_uk_solve(dw, &up, &options, dense, &rd) == JY_UK_OK;
+  if (kw) jy_kkt_last_path(kw, &beta, &solves), pivoted = jy_kkt_pivoted_rows(kw);
+  ok(solved && pivoted == want_pivoted && beta == 0,
+     "pivots, %s: %d of 2 rows placed by them (want %d), answered unshifted", what, pivoted,
+     want_pivoted);
+  is_near(solved ? relative_diff(kkt, dense, CN) : 1, 0, AGREE_TOL, "... and as the dense path");
+  jy_kkt_destroy(kw);
+  jy_uk_destroy(dw);
+  jy_csc_free(NULL, &mass);
+  jy_csc_free(NULL, &jac);
+}
+
+static void check_kkt_pivots(void) {
+  static const int dense_pattern[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  static const int own_blocks[2] = {0, 1}, one_block[2] = {0, 0};
+  /* row 0 reaches row 1's pivot, not the other way: one order, both placed */
+  static const double chain[8] = {1, -1, 0, 0, 0, 1, -1, 0};
+  static const int chain_pattern[8] = {1, 1, 0, 0, 0, 1, 1, 0}, chain_pivot[2] = {0, 1};
+  pivot_case("a chain", chain, chain_pattern, chain_pivot, own_blocks, 2);
+  /* each reaches the other's pivot: B = [1 .5; .7 1] is not triangular in any order */
+  static const double cycle[8] = {1, 0.5, 0, 0, 0.7, 1, 0, -1};
+  static const int cycle_pattern[8] = {1, 1, 0, 0, 1, 1, 0, 1};
+  pivot_case("a cycle", cycle, cycle_pattern, chain_pivot, own_blocks, 0);
+  /* a glue's two rows on the identity block (0, 1): the pattern reaches both, the group
+   * vouches for the zeros; told apart (own groups) they are a cycle in the pattern */
+  static const double glue[8] = {1, 0, -1, 0.5, 0, 1, 0.25, -1};
+  pivot_case("a glue's rows grouped", glue, dense_pattern, chain_pivot, one_block, 2);
+  pivot_case("a glue's rows not grouped", glue, dense_pattern, chain_pivot, own_blocks, 0);
+  /* two rows on one pivot; a row without one in a pivot's column; a pivot off the row */
+  static const int shared[2] = {0, 0}, first_only[2] = {0, -1}, off_row[2] = {2, -1};
+  pivot_case("one pivot for two rows", cycle, cycle_pattern, shared, own_blocks, 0);
+  pivot_case("a row without one in its column", cycle, cycle_pattern, first_only, own_blocks, 0);
+  pivot_case("a pivot where the row has no entry", chain, chain_pattern, off_row, own_blocks, 0);
 }
 
 /* No rows (springs only), a free massless direction, allocation after the first solve. */
@@ -402,7 +481,7 @@ static void check_kkt_cases(void) {
   jyKktWork *kw = make_kkt(&p, &mass, &jac);
   int rows[1] = {0}, cols[1] = {0};
   jy_csc_build(NULL, 0, N, 0, rows, cols, &none);
-  jyKktWork *kw0 = jy_kkt_create(NULL, &mass, &none);
+  jyKktWork *kw0 = jy_kkt_create(NULL, &mass, &none, NULL, NULL);
   jyUkWork *dw = jy_uk_create(NULL, N, M);
   double kkt[N], dense[N];
   jyUkResult rk, rd;
@@ -521,7 +600,7 @@ static void check_kkt_reuse(void) {
 }
 
 int main(void) {
-  plan(38);
+  plan(57);
   compare_paths(PLAIN, 20, "sparse and dense q'' agree (20 problems)");
   compare_paths(NONIDEAL, 10, "sparse and dense q'' agree with a non-ideal C (10 problems)");
   compare_paths(DROPPED, 10, "sparse and dense q'' agree with dependent rows dropped (10)");
@@ -532,6 +611,8 @@ int main(void) {
   compare_kkt(COPIES_KEPT, 10, "KKT and dense q'' agree with dependent rows not dropped (10)");
   compare_kkt(COMBINATION_KEPT, 40,
               "KKT and dense q'' agree with a combination row not dropped (40)");
+  compare_kkt(PIVOTED, 20, "KKT ordered by row pivots and dense q'' agree (20 problems)");
+  check_kkt_pivots();
   check_kkt_cases();
   check_kkt_reuse();
   return done();

@@ -22,7 +22,8 @@
 
 /* A part type that fails in the ways the builder must catch, chosen by its "mode"
  * parameter: 0 a well-formed 1-coordinate part, 1 a shape that refuses (with a reason),
- * 2 more coordinates than the protocol allows, 3 an angle flag beyond its outputs. */
+ * 2 more coordinates than the protocol allows, 3 an angle flag beyond its outputs, 4 a
+ * terminal declared a block of coordinates the part does not have. */
 static const jyParamSpec odd_params[] = {
   {"mode", 0, JY_PARAM_NONNEGATIVE, "1", "which failure"},
 };
@@ -42,6 +43,10 @@ static int odd_shape(const jyPartType *type, const double *p, jyPartShape *s, ch
     s->noutputs = 1;
     s->output_names[0] = "angle";
     s->angle_outputs = 1u << 3;
+  }
+  if (p[0] == 4) {
+    s->nterminals = 1;
+    s->terminals[0] = (jyTerminalSpec){"end", 2, 1, 0}; /* u and a second that is not there */
   }
   return 0;
 }
@@ -186,6 +191,10 @@ static void check_bad_parts(jySystem *sys) {
   jy_system_add_part(sys, "odd", "o3", SETTINGS({"mode", 3}));
   SAYS(jy_system_error(sys), "an angle flag beyond the outputs: the protocol's limits",
        "part 'o3' (odd)", "limits");
+  jy_system_add_part(sys, "odd", "o5", SETTINGS({"mode", 4}));
+  SAYS(jy_system_error(sys), "a coordinate-block terminal beyond the coordinates",
+       "part 'o5' (odd)", "terminal 0 ('end')", "coordinates 0 .. 1",
+       "the part's coordinates are 0 .. 0");
   ok(jy_system_add_part(NULL, "mass", "m2", NULL, 0).index < 0, "no system: invalid id");
   ok(sys->nparts == before && jy_system_find_part(sys, "m2").index < 0, "no failed part was added");
   jyPartId fine = jy_system_add_part(sys, "odd", "o4", SETTINGS({"mode", 0}));
@@ -283,7 +292,7 @@ static void check_params_fill(jyEnv *env) {
 }
 
 int main(void) {
-  plan(70);
+  plan(71);
   jyEnv *env = stage_env();
   if (!env || jy_env_register(env, &odd_type) != JY_OK) {
     ok(0, "environment with the components and the test type");
