@@ -95,7 +95,8 @@ typedef struct jyTerminalSpec {
   const char *name; /* e.g. "pos", "tip" */
   int dim;          /* 1..JY_TERMINAL_MAX_DIM */
   /* Set is_coord_block when the terminal is exactly q[coord_offset .. coord_offset + dim)
-   * (J = I on that block, no biases): the engine may then eliminate a glue to it. */
+   * (J = I on that block, no biases): the engine then takes it to be those coordinates
+   * without calling `terminal` for it, and may eliminate a glue to it. */
   int is_coord_block;
   int coord_offset;
 } jyTerminalSpec;
