@@ -350,6 +350,10 @@ static int row_columns(const jyKktWork *w, const jyCsc *jac, int **ptr, int **co
  *   diagonal +-1, in some order of the rows.
  * Rows that break the first rule lose their pivots (and so on, as that frees others to
  * break it); a cycle drops every pivot. 0, or -1 (no memory). */
+static int same_block(const int *pivot_block, int r, int s) {
+  return pivot_block ? pivot_block[r] == pivot_block[s] : r == s;
+}
+
 static int usable_pivots(jyKktWork *w, const jyCsc *jac, const int *row_pivot,
                          const int *pivot_block, int *pivot) {
   int n = w->n, m = w->m, status = -1;
@@ -384,7 +388,7 @@ static int usable_pivots(jyKktWork *w, const jyCsc *jac, const int *row_pivot,
   for (int r = 0; r < m; r++)
     for (int k = ptr[r]; pivot[r] >= 0 && k < ptr[r + 1]; k++) {
       int s = owner[cols[k]];
-      if (s >= 0 && pivot_block[s] != pivot_block[r] && pivot[s] == cols[k]) before[r]++;
+      if (s >= 0 && !same_block(pivot_block, r, s) && pivot[s] == cols[k]) before[r]++;
     }
   int placed = 0, pivoted = 0;
   top = 0;
@@ -397,7 +401,7 @@ static int usable_pivots(jyKktWork *w, const jyCsc *jac, const int *row_pivot,
     placed++;
     for (int k = jac->p[pivot[s]]; k < jac->p[pivot[s] + 1]; k++) { /* rows in s's column */
       int r = jac->i[k];
-      if (pivot_block[r] != pivot_block[s] && pivot[r] >= 0 && --before[r] == 0) stack[top++] = r;
+      if (!same_block(pivot_block, r, s) && pivot[r] >= 0 && --before[r] == 0) stack[top++] = r;
     }
   }
   if (placed < pivoted)
@@ -413,9 +417,9 @@ done:
   return status;
 }
 
-/* CHOLMOD's fill-reducing ordering of K, each pivoted row given its pivot coordinate's
- * neighbours and the coordinate the row's (so that the ordering sees the two as one
- * variable of weight two, as they will be eliminated), into w->perm. */
+/* CHOLMOD's fill-reducing ordering of K into w->perm, with each pivoted row and its pivot
+ * coordinate given the union of their neighbours: the ordering then sees the two as one
+ * variable of weight two, as they will be eliminated together. */
 static int fill_reducing_order(jyKktWork *w, const jyCsc *mass, const jyCsc *jac,
                                const int *pivot) {
   int n = w->n, m = w->m, size = n, status = -1;

@@ -39,11 +39,12 @@ typedef struct jyKktWork jyKktWork;
 /* For M (n x n, both triangles stored) and A (m x n, m may be 0) of these patterns: the
  * ordering and symbolic factorization, done once. NULL when out of memory.
  * row_pivot (m, or NULL) may name for row r a coordinate where its coefficient is non-zero
- * at every state, and pivot_block (m) groups rows: within a group each row's coefficient
- * at the others' pivots is zero at every state (a glue's rows on a block of coordinates
- * that is the identity there). The ordering then places each row right after its pivot
- * instead of after its last coordinate, where that keeps every leading block of K
- * nonsingular (dyn_kkt.c, usable_pivots); other pivots are ignored. */
+ * at every state (-1: none), and pivot_block (m, or NULL: each row alone) groups rows:
+ * within a group each row's coefficient at the others' pivots is zero at every state (a
+ * glue's rows on a block of coordinates that is the identity there). The ordering then
+ * places each row right after its pivot instead of after its last coordinate, where that
+ * keeps every leading block of K nonsingular (dyn_kkt.c, usable_pivots); other pivots are
+ * ignored. */
 jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCsc *jac,
                          const int *row_pivot, const int *pivot_block);
 void jy_kkt_destroy(jyKktWork *work);

@@ -18,7 +18,14 @@
  *     by either, its unshifted pivot being rounding): q'' and the constraint force A^T mu
  *     agree with the dense path; no rows at all (q'' = M^-1 Q); a massless coordinate no row touches is
  *     JY_UK_NOT_UNIQUE; after the first, a solve allocates nothing; the factorization kept
- *     between solves of the same M and A gives, bit for bit, what a fresh one gives.
+ *     between solves of the same M and A gives, bit for bit, what a fresh one gives;
+ *   - the KKT ordering by row pivots (a glue's rows after their block coordinates): random
+ *     chains whose rows each reach the next rows' pivots, all placed by them and answered
+ *     unshifted (in at most KKT_SOLVES_MAX solves) as the dense path answers; and case by
+ *     case, which pivots the ordering keeps (a chain; a group of rows vouching for the
+ *     zeros between them) and drops (a cycle; a shared pivot; an unpivoted row in a pivot
+ *     column; a pivot off the row), each still answered unshifted and as the dense path
+ *     does.
  * Tolerance: both paths solve the same problem exactly up to rounding; the condition of the
  * row-scaled A M^-1/2 is printed per family (at most ~110 measured), so each answer is within
  * ~1e2 * 1e-16 relative of the truth (measured: 2e-14 apart); the sparse path factors
@@ -454,7 +461,7 @@ static void check_kkt_pivots(void) {
   /* row 0 reaches row 1's pivot, not the other way: one order, both placed */
   static const double chain[8] = {1, -1, 0, 0, 0, 1, -1, 0};
   static const int chain_pattern[8] = {1, 1, 0, 0, 0, 1, 1, 0}, chain_pivot[2] = {0, 1};
-  pivot_case("a chain", chain, chain_pattern, chain_pivot, own_blocks, 2);
+  pivot_case("a chain (no groups given)", chain, chain_pattern, chain_pivot, NULL, 2);
   /* each reaches the other's pivot: B = [1 .5; .7 1] is not triangular in any order */
   static const double cycle[8] = {1, 0.5, 0, 0, 0.7, 1, 0, -1};
   static const int cycle_pattern[8] = {1, 1, 0, 0, 1, 1, 0, 1};
