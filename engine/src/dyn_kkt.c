@@ -13,13 +13,12 @@
  * every leading block of K is [M_a11, A1^T; A1, 0] with A1 of full row rank when the rows
  * are independent (usable_pivots says why for the pivoted ones), and M_a11 positive
  * definite when M_a is: K factors as it is (beta = 0), and one solve is kept when its
- * backward error is at rounding. A dependent row not dropped has a
- * pivot that is rounding: of the wrong sign or zero, K is factored again shifted, beta > 0
- * (quasi-definite, so it factors in any ordering), and iterative refinement against
- * beta = 0 removes the shift; of the right sign, the answer is kept only at rounding, else
- * the shifted factorization takes it too. Dependent rows the caller drops become decoupled
- * rows (z = 0); dependent rows it does not drop are met either way (z is not unique, q''
- * is). A massless free
+ * backward error is at rounding. A dependent row not dropped has a pivot that is rounding:
+ * of the wrong sign or zero, K is factored again shifted, beta > 0 (quasi-definite, so it
+ * factors in any ordering), and iterative refinement against beta = 0 removes the shift;
+ * of the right sign, the answer is kept only at rounding, else the shifted factorization
+ * takes it too. Dependent rows the caller drops become decoupled rows (z = 0); dependent
+ * rows it does not drop are met either way (z is not unique, q'' is). A massless free
  * direction, or rows that contradict each other, show as a pivot of the wrong sign or a
  * refinement that stalls: JY_UK_NOT_UNIQUE, and the caller decides (dense rank-revealing
  * path or error).
@@ -340,6 +339,11 @@ static int row_columns(const jyKktWork *w, const jyCsc *jac, int **ptr, int **co
   return 0;
 }
 
+/* Whether rows r and s are in one group (pivot_block NULL: each row alone). */
+static int same_block(const int *pivot_block, int r, int s) {
+  return pivot_block ? pivot_block[r] == pivot_block[s] : r == s;
+}
+
 /* The row pivots the ordering may use: pivot[r] = the coordinate row_pivot names (where
  * the caller knows row r's coefficient is +-1 whatever the state), or -1. Placed right after
  * its pivot, a row enters every leading block of K with that coordinate, and the leading
@@ -350,10 +354,6 @@ static int row_columns(const jyKktWork *w, const jyCsc *jac, int **ptr, int **co
  *   diagonal +-1, in some order of the rows.
  * Rows that break the first rule lose their pivots (and so on, as that frees others to
  * break it); a cycle drops every pivot. 0, or -1 (no memory). */
-static int same_block(const int *pivot_block, int r, int s) {
-  return pivot_block ? pivot_block[r] == pivot_block[s] : r == s;
-}
-
 static int usable_pivots(jyKktWork *w, const jyCsc *jac, const int *row_pivot,
                          const int *pivot_block, int *pivot) {
   int n = w->n, m = w->m, status = -1;
@@ -811,8 +811,6 @@ void jy_kkt_last_path(const jyKktWork *w, double *beta, int *solves) {
 }
 
 int jy_kkt_pivoted_rows(const jyKktWork *w) { return w->pivoted; }
-
-int jy_kkt_factor_entries(const jyKktWork *w) { return w->l_p[w->size]; }
 
 jyUkOutcome jy_kkt_solve(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, const jyUkProblem *p,
                          const jyUkOptions *opt, double *acc, double *mu, jyUkResult *result) {

@@ -63,9 +63,7 @@ jyUkOutcome jy_kkt_solve(jyKktWork *work, const jyCsc *mass, const jyCsc *jac, c
  * NaN: none succeeded) and the triangular solves it took. For tests and measurements. */
 void jy_kkt_last_path(const jyKktWork *work, double *beta, int *solves);
 
-/* How many rows the ordering placed by the pivots jy_kkt_create was given, and the entries
- * of L below its diagonal. For tests and measurements. */
+/* How many rows the ordering placed by the pivots jy_kkt_create was given. For tests. */
 int jy_kkt_pivoted_rows(const jyKktWork *work);
-int jy_kkt_factor_entries(const jyKktWork *work);
 
 #endif

@@ -119,7 +119,6 @@ jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const doubl
     for (int i = 0; i < rows; i++) e->proj_target[i] = -e->residual[i];
     jyStatus st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);
     if (st != JY_OK) return st;
-    double rms = wrms(e->proj_dx, weights, n);
     /* A first correction within eps in every coordinate: q is as converged as the corrected
      * one (the test every later iteration passes by, in the RMS norm), so it stays; the
      * velocity step then solves with the M and A in hand, and the right-hand side at the
@@ -128,7 +127,7 @@ jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const doubl
     for (int j = 0; j < n; j++) q[j] += e->proj_dx[j];
     assembled_at_q = 0;
     *iterations = it + 1;
-    if (rms <= eps) break;
+    if (wrms(e->proj_dx, weights, n) <= eps) break;
     if (it == 9) return JY_ERR_INCONSISTENT; /* not converging: CVODE retries smaller */
   }
   if (!assembled_at_q) {
