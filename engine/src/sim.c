@@ -449,6 +449,9 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
   if (SUNContext_Create(JY_SUN_COMM, &sim->ctx) != 0) return sim;
   sim->y = N_VNew_Serial(n2 > 0 ? n2 : 1, sim->ctx);
   if (!sim->y) return sim;
+  /* The integrators' vectors are clones of y and inherit its operations: fused, a linear
+   * combination of a step's stages is one pass instead of a scale and a sum per stage. */
+  if (N_VEnableFusedOps_Serial(sim->y, SUNTRUE) != 0) return sim;
   pack_state(sim, N_VGetArrayPointer(sim->y));
   *status = setup_tolerances(sim);
   if (*status == JY_OK) *status = setup_drift(sim);
