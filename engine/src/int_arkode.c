@@ -100,13 +100,10 @@ static double current_time(const ArkodeStepper *as) {
 static jyStatus advance(jySim *sim, double t_out, N_Vector y_out) {
   ArkodeStepper *as = sim->stepper_data;
   long steps = 0;
+  double t_from = current_time(as);
   while (current_time(as) < t_out && !sim->root_pending) {
-    if (steps++ >= sim->def.max_steps) {
-      snprintf(sim->solver_flag, sizeof sim->solver_flag, "ARK_TOO_MUCH_WORK");
-      snprintf(sim->solver_message, sizeof sim->solver_message,
-               "more than max_steps = %ld steps between two outputs", sim->def.max_steps);
+    if (jy_sim_steps_spent(sim, "ARK_TOO_MUCH_WORK", steps++, t_from, current_time(as), t_out))
       return JY_ERR_INTEGRATOR;
-    }
     sunrealtype t_reached = 0;
     int flag = ERKStepEvolve(as->arkode, sim->def.t_end, y_out, &t_reached, ARK_ONE_STEP);
     if (flag < 0) {

@@ -229,14 +229,19 @@ static void record_flag(jySim *sim, int flag) {
   jy_sim_record_flag(sim, flag_name(flag), "CVODE", flag);
 }
 
-/* One internal step; a failure is recorded. */
-static int one_step(jySim *sim, CvodeStepper *cs, N_Vector y_out, long *steps) {
-  if ((*steps)++ >= sim->def.max_steps) {
-    snprintf(sim->solver_flag, sizeof sim->solver_flag, "CV_TOO_MUCH_WORK");
-    snprintf(sim->solver_message, sizeof sim->solver_message,
-             "more than max_steps = %ld steps between two outputs", sim->def.max_steps);
+static double current_time(const CvodeStepper *cs) {
+  sunrealtype t = 0;
+  CVodeGetCurrentTime(cs->cvode, &t);
+  return t;
+}
+
+/* One internal step toward t_out, the steps since t_from counted in *steps; a failure is
+ * recorded. */
+static int one_step(jySim *sim, CvodeStepper *cs, N_Vector y_out, long *steps, double t_from,
+                    double t_out) {
+  if (jy_sim_steps_spent(sim, "CV_TOO_MUCH_WORK", *steps, t_from, current_time(cs), t_out))
     return CV_TOO_MUCH_WORK;
-  }
+  ++*steps;
   sunrealtype t_reached = 0;
   int flag = CVode(cs->cvode, sim->def.t_end, y_out, &t_reached, CV_ONE_STEP);
   if (flag < 0) {
@@ -256,12 +261,6 @@ static jyStatus interpolate(jySim *sim, CvodeStepper *cs, double t_out, N_Vector
   return flag < 0 ? JY_ERR_INTEGRATOR : JY_OK;
 }
 
-static double current_time(const CvodeStepper *cs) {
-  sunrealtype t = 0;
-  CVodeGetCurrentTime(cs->cvode, &t);
-  return t;
-}
-
 /* Whether a located crossing comes at or before t_out: sim.c handles it first. */
 static int crossing_before(const jySim *sim, double t_out) {
   return sim->root_pending && sim->root_t <= t_out;
@@ -270,8 +269,9 @@ static int crossing_before(const jySim *sim, double t_out) {
 static jyStatus advance_bdf(jySim *sim, double t_out, N_Vector y_out) {
   CvodeStepper *cs = sim->stepper_data;
   long steps = 0;
+  double t_from = current_time(cs);
   while (current_time(cs) < t_out && !sim->root_pending) {
-    int flag = one_step(sim, cs, y_out, &steps);
+    int flag = one_step(sim, cs, y_out, &steps, t_from, t_out);
     if (flag < 0) return step_status(flag);
   }
   if (crossing_before(sim, t_out)) return JY_OK;
@@ -350,12 +350,13 @@ static jyStatus hold_manifold(jySim *sim, CvodeStepper *cs, int step_flag, N_Vec
 static jyStatus advance_adams(jySim *sim, double t_out, N_Vector y_out) {
   CvodeStepper *cs = sim->stepper_data;
   long steps = 0;
+  double t_from = current_time(cs);
   while (current_time(cs) < t_out && !sim->root_pending) {
     if (cs->restart_pending) {
       cs->restart_pending = 0;
       if (restart_at(cs, current_time(cs), cs->step_end) != JY_OK) return JY_ERR_INTEGRATOR;
     }
-    int flag = one_step(sim, cs, y_out, &steps);
+    int flag = one_step(sim, cs, y_out, &steps, t_from, t_out);
     if (flag < 0) return step_status(flag);
     if (!sim->project) continue;
     jyStatus st = hold_manifold(sim, cs, flag, y_out);

@@ -219,6 +219,40 @@ static jyStatus setup_friction_watch(jySim *sim) {
   return sim->law_velocity && sim->law_reversals ? JY_OK : JY_ERR_NOMEM;
 }
 
+/* The steps a stop for slow progress waits for: a twentieth of max_steps, at least 100 (an
+ * integrator's first steps are its smallest; CVODE grows them at most tenfold a step). The
+ * margin: it stops when what is left to t_out is more than a thousand times max_steps of
+ * their average, so the steps would have to grow a thousandfold at once for the run to
+ * reach t_out within max_steps after all. */
+enum { SLOW_STEPS_MIN = 100, SLOW_STEPS_SHARE = 20 };
+#define SLOW_MARGIN 1000.0
+
+int jy_sim_steps_spent(jySim *sim, const char *flag, long steps, double t_from, double t_now,
+                       double t_out) {
+  long budget = sim->def.max_steps, checked = budget / SLOW_STEPS_SHARE;
+  if (checked < SLOW_STEPS_MIN) checked = SLOW_STEPS_MIN;
+  double way = t_out - t_now, step = steps > 0 ? (t_now - t_from) / (double)steps : 0;
+  if (steps >= budget) {
+    snprintf(sim->solver_message, sizeof sim->solver_message,
+             "more than max_steps = %ld steps between two outputs", budget);
+  } else if (steps < checked || !(way > 0)) {
+    return 0;
+  } else if (!(step > 0)) {
+    snprintf(sim->solver_message, sizeof sim->solver_message,
+             "%ld steps since t = %.9g have not moved t: the steps are zero at this t", steps,
+             t_from);
+  } else if (way / step > SLOW_MARGIN * (double)budget) {
+    snprintf(sim->solver_message, sizeof sim->solver_message,
+             "the %ld steps since t = %.9g average %.3g s: the next output time %.9g is %.3g "
+             "such steps away, more than max_steps = %ld allows by far",
+             steps, t_from, step, t_out, way / step, budget);
+  } else {
+    return 0;
+  }
+  snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s", flag);
+  return 1;
+}
+
 int jy_sim_check_step(jySim *sim, double t, N_Vector y) {
   const jyModel *m = sim->model;
   if (!sim->law_velocity) return 0;

@@ -123,6 +123,15 @@ int jy_sim_project_own_weights(jySim *sim, double t, N_Vector y, double eps, uns
  * run must stop (reason in sim->error, failure set). Watches friction coming to rest. */
 int jy_sim_check_step(jySim *sim, double t, N_Vector y);
 
+/* Whether the steps toward the next output are spent (flag: the integrator's name for it,
+ * "CV_TOO_MUCH_WORK"): `steps` already taken since t_from, now at t_now, toward t_out. 1
+ * (with the flag and the reason in sim->solver_flag and sim->solver_message) when they
+ * reach max_steps, or when, past a twentieth of max_steps, their average is so short that
+ * what is left to t_out is more than a thousand times max_steps of them: such a run ends on
+ * max_steps anyway, only minutes later. 0 otherwise. */
+int jy_sim_steps_spent(jySim *sim, const char *flag, long steps, double t_from, double t_now,
+                       double t_out);
+
 /* Stops the run at a branch switch found by jy_sim_project (reason in sim->rhs_message):
  * sets the sticky failure and its message; returns -1 for the integrator. */
 int jy_sim_stop_at_branch(jySim *sim);

@@ -4,7 +4,8 @@
 -- "<stem>.incomplete.csv" (first line "# incomplete: <why>") and never leaves the complete
 -- file behind. Three failures with a known cause: a block on a spring coming to rest on
 -- Coulomb friction it cannot hold (sticking is not modelled), a stiff spring under Adams,
--- and a rheonomic constraint whose derivative diverges.
+-- and a rheonomic constraint whose derivative diverges; and a run whose steps are so short
+-- it stops long before max_steps.
 local tap = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
 local joinery = require "joinery"
 
@@ -213,6 +214,36 @@ has_all(err, { "integrator failure at t = 1.570", "likely cause: the rheonomic r
   "grows without bound" }, "rheonomic: the message names the row and the runaway near pi/2")
 tap.ok(code == 1 and exists(tmp .. "/drive.incomplete.csv") and not exists(out),
   "rheonomic: the rows are in the incomplete file, no complete file")
+
+-- ---- (d) steps far too short to reach the next output ------------------------------------
+-- 1 g on an undamped spring under ERK: at k = 1e20 N/m (a period of 2e-11 s) the steps
+-- are ~2e-14 s, and the 0.01 s to the first output would take ~5e11 of them. The run stops
+-- once a twentieth of max_steps (5000 of the default 100000) is taken, saying so, instead
+-- of taking all 100000. At k = 1e6 N/m it needs ~40,000 steps an output, 0.4 of max_steps,
+-- and the early stop (which waits for the remaining way to be 1000 times max_steps of the
+-- average step) leaves it alone: it completes.
+local function fast_spring(k)
+  local path = tmp .. "/fast.lua"
+  write(path, string.format([[
+local joinery = require "joinery"
+local sys = joinery.system { gravity = { 0 } }
+local anchor = sys:add("ground", "anchor", { dim = 1, x = 0 })
+local bob = sys:add("mass", "bob", { dim = 1, m = 1e-3, init = { x = 0.1 + 1e-3 } })
+sys:add("spring", "spring", { dim = 1, k = %g, L = 0.1, a = anchor.pos, b = bob.pos })
+sys:settings { t_end = 0.02, dt_out = 0.01, method = "erk" }
+return sys
+]], k))
+  return path
+end
+out = tmp .. "/fast.csv"
+code, err = run(fast_spring(1e20), "--out " .. quote(out))
+tap.diag(err)
+has_all(err, { "integrator failure at t =", "ARK_TOO_MUCH_WORK", "the 5000 steps since t = 0 average",
+  "the next output time 0.01 is", "more than max_steps = 100000 allows" },
+  "too short: the run stops after 5000 steps, with their average and the steps it would need")
+tap.is(code, 1, "too short: the run exits with status 1")
+code, err = run(fast_spring(1e6), "--out " .. quote(out))
+tap.is(code, 0, "too short: a run needing 40,000 steps an output completes (" .. err:sub(1, 80) .. ")")
 
 os.execute("rm -rf " .. quote(tmp))
 tap.done()

@@ -379,7 +379,7 @@ typedef struct jySimDef {
   double t_end;    /* 10 s */
   double dt_out;   /* 0.01 s */
   double max_step; /* 0: no limit */
-  long max_steps;  /* 100000 internal steps between two outputs */
+  long max_steps;  /* 100000 internal steps between two outputs (fewer when far too short) */
   /* Baumgarte stabilization (drift = baumgarte, and Adams with projection between its checked
    * restarts): the acceleration-level constraints become phi'' + 2 w phi' + w^2 phi = 0
    * (position rows) and psi' + w psi = 0 (velocity rows), critically damped at rate
