@@ -446,6 +446,7 @@ jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsi
    * caller wants the store alone: only the entries a sink receives are cleared. */
   int store = e->store_solves, dense = !(store && (what & JY_ASM_SPARSE_ONLY));
   unsigned matrices = what & (JY_ASM_MASS | JY_ASM_CONSTRAINTS);
+  if (matrices) e->matrices_valid = 0; /* until this assembly is whole */
   e->store_valid = store ? (e->store_valid | matrices) : 0;
   e->dense_valid = dense ? (e->dense_valid | matrices) : (e->dense_valid & ~matrices);
   if (!e->mass) e->dense_valid &= ~(unsigned)JY_ASM_MASS;
@@ -477,6 +478,12 @@ jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsi
       jyStatus st = assemble_glue(e, &m->glues[g], q, v, t, what);
       if (st != JY_OK) return st;
     }
+  if (store && matrices == (JY_ASM_MASS | JY_ASM_CONSTRAINTS)) {
+    memcpy(e->matrices_state, q, sizeof(double) * n);
+    memcpy(e->matrices_state + n, v, sizeof(double) * n);
+    e->matrices_t = t;
+    e->matrices_valid = 1;
+  }
   return JY_OK;
 }
 

@@ -33,6 +33,11 @@ struct jySparseWork {
   cholmod_dense *rhs;
   double *row_scale, *u, *r, *sy, *y;
   double *root_w, *bound; /* per coordinate M_jj^-1/2; per row |b| + |A| |q''|'s terms */
+  /* The values F and the factor were made from (factored): a solve with the same M, A and
+   * rows left out (a projection after the right-hand side at that state) reuses them. */
+  int factored;
+  double *factored_mass, *factored_jac;
+  unsigned char *factored_dropped;
   int started;
 };
 
@@ -53,6 +58,9 @@ void jy_sparse_destroy(jySparseWork *w) {
   jy_free(&a, w->y);
   jy_free(&a, w->root_w);
   jy_free(&a, w->bound);
+  jy_free(&a, w->factored_mass);
+  jy_free(&a, w->factored_jac);
+  jy_free(&a, w->factored_dropped);
   jy_free(&a, w->pair_a);
   jy_free(&a, w->pair_b);
   jy_free(&a, w->pair_s);
@@ -232,8 +240,11 @@ jySparseWork *jy_sparse_create(const jyAllocator *alloc, const jyCsc *jac) {
   w->bound = jy_calloc(&a, (size_t)m, sizeof(double));
   w->perm = jy_calloc(&a, (size_t)m, sizeof(int));
   w->inv = jy_calloc(&a, (size_t)m, sizeof(int));
+  w->factored_mass = jy_calloc(&a, (size_t)n, sizeof(double));
+  w->factored_jac = jy_calloc(&a, (size_t)jac->p[n] + 1, sizeof(double));
+  w->factored_dropped = jy_calloc(&a, (size_t)m, 1);
   if (!w->row_scale || !w->u || !w->r || !w->sy || !w->y || !w->root_w || !w->bound || !w->perm ||
-      !w->inv)
+      !w->inv || !w->factored_mass || !w->factored_jac || !w->factored_dropped)
     goto fail;
   cholmod_start(&w->common);
   w->started = 1;
@@ -309,14 +320,36 @@ int jy_sparse_applies(const double *mass_diag, int n) {
   return 1;
 }
 
-/* u = W (Q + C) and F = S A W^1/2 in the fixed pattern (S: rows scaled to unit length,
- * dropped rows zero). Walks the pattern (a few entries per row), not dense rows. */
+/* u = W (Q + C), the unconstrained acceleration. */
+static void free_acceleration(jySparseWork *w, const jyUkProblem *p, const double *mass) {
+  for (int j = 0; j < p->n; j++)
+    w->u[j] = (p->force[j] + (p->nonideal ? p->nonideal[j] : 0)) / mass[j];
+}
+
+/* Whether F and the factor are those of this M, A and rows left out; if not, they are
+ * recorded as such (the caller factors, and clears w->factored when that fails). */
+static int factor_current(jySparseWork *w, const jyUkProblem *p, const double *mass,
+                          const double *jac) {
+  int n = p->n, m = p->m, same = w->factored;
+  size_t nnz = (size_t)((const int *)w->f->p)[n];
+  for (int i = 0; same && i < m; i++)
+    same = w->factored_dropped[i] == (p->dropped && p->dropped[i]);
+  same = same && !memcmp(w->factored_mass, mass, sizeof(double) * (size_t)n) &&
+    !memcmp(w->factored_jac, jac, sizeof(double) * nnz);
+  if (same) return 1;
+  for (int i = 0; i < m; i++) w->factored_dropped[i] = p->dropped && p->dropped[i];
+  memcpy(w->factored_mass, mass, sizeof(double) * (size_t)n);
+  memcpy(w->factored_jac, jac, sizeof(double) * nnz);
+  w->factored = 1;
+  return 0;
+}
+
+/* F = S A W^1/2 in the fixed pattern (S: rows scaled to unit length, dropped rows zero).
+ * Walks the pattern (a few entries per row), not dense rows. */
 static void scaled_rows(jySparseWork *w, const jyUkProblem *p, const double *mass,
                         const double *jac) {
   int n = p->n, m = p->m;
   const int *cp = w->f->p, *ri = w->f->i;
-  for (int j = 0; j < n; j++)
-    w->u[j] = (p->force[j] + (p->nonideal ? p->nonideal[j] : 0)) / mass[j];
   memset(w->row_scale, 0, sizeof(double) * (size_t)m); /* sums of squares, then norms */
   for (int k = 0; k < cp[n]; k++) w->row_scale[ri[k]] += jac[k] * jac[k];
   for (int i = 0; i < m; i++)
@@ -454,9 +487,14 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const double *mass, const double *j
   result->residual = 0;
   result->dropped_residual = 0;
   result->row_residual = w->r;
-  scaled_rows(w, p, mass, jac);
+  free_acceleration(w, p, mass);
+  int current = factor_current(w, p, mass, jac);
+  if (!current) scaled_rows(w, p, mass, jac);
   double scale = scaled_residual(w, p, jac, result);
-  if (factor_rows(w, p->dropped) != 0) return result->outcome = JY_UK_NOT_UNIQUE;
+  if (!current && factor_rows(w, p->dropped) != 0) {
+    w->factored = 0;
+    return result->outcome = JY_UK_NOT_UNIQUE;
+  }
   solve_rows(w);
   /* Cholesky is backward stable: measured, the answer's backward error is at most 2.3
    * DBL_EPSILON (docs/numerics.md). One far above that is not rounding: the KKT solve,

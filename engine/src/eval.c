@@ -346,6 +346,7 @@ static int double_buffers(jyEval *e, EvalBuffer *b) {
     {&e->channel_scratch, n + 1},
     {&e->jac_times_v, m + 1},
     {&e->angle_prev, (size_t)md->nchannels + 1},
+    {&e->matrices_state, 2 * n + 1},
   };
   _Static_assert(sizeof list / sizeof list[0] <= MAX_EVAL_BUFFERS, "room for every buffer");
   memcpy(b, list, sizeof list);
@@ -546,9 +547,12 @@ jyUkOutcome jy_eval_solve(jyEval *e, const jyUkProblem *problem_in, const jyUkOp
   unsigned both = JY_ASM_MASS | JY_ASM_CONSTRAINTS;
   int own = p.mass == e->mass && p.jac == e->jac;
   e->dense_refused = 0;
+  e->store_solved = 0;
   if (own && e->store_solves && (e->store_valid & both) == both) {
     jyUkOutcome out = store_solve(e, &p, opt, acc, mu, result);
+    e->store_solved = out == JY_UK_OK;
     if (out == JY_UK_OK) return out;
+    if (e->store_only) return result->outcome = JY_UK_NOT_UNIQUE;
     if (e->model->n > JY_DENSE_FALLBACK_MAX_COORDS) { /* O(n^3): minutes, gigabytes */
       e->dense_refused = 1; /* singular, or rows it could not meet: not checked densely */
       return out;

@@ -21,6 +21,7 @@ jyStatus jy_eval_set_modes(jyEval *e, const int *modes) {
     return JY_ERR_NOMEM;
   }
   e->ninactive = 0;
+  e->matrices_valid = 0; /* rows change with the modes */
   for (int i = 0; i < m->nparts; i++) {
     const jyModelPart *p = &m->parts[i];
     const jyPartHybrid *h = p->shape->hybrid;
@@ -138,6 +139,7 @@ jyStatus jy_eval_set_param(jyEval *e, int part, int param, double value) {
     return JY_ERR_NOMEM;
   }
   jyPartInstance *inst = &e->insts[part];
+  e->matrices_valid = 0; /* the part's M and A change with it */
   double *params = (double *)inst->params, old = params[param];
   params[param] = value;
   jyPartShape shape;

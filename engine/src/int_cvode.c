@@ -312,7 +312,11 @@ static jyStatus restart(jySim *sim, double t) {
  * its steps to keep it on its branch at a singular configuration). When the step end has
  * left the manifold by more than ten times the tolerance of the state's size, it is
  * projected and the integrator restarts from there; Baumgarte keeps such restarts rare (a
- * restart puts Adams back to order 1). Never driven by an output time. */
+ * restart puts Adams back to order 1). Never driven by an output time. A step end within
+ * tolerance whose velocity correction, estimated with the last right-hand side's matrices,
+ * is within tolerance too is cleared without the full projection (jy_sim_guard_clears): a
+ * branch jump is a hundred times that, and near a singular configuration the estimate
+ * grows as the projection does. */
 static jyStatus hold_manifold(jySim *sim, CvodeStepper *cs, int step_flag, N_Vector y_step) {
   int n = sim->model->n;
   N_Vector y_end = cs->step_end;
@@ -325,7 +329,7 @@ static jyStatus hold_manifold(jySim *sim, CvodeStepper *cs, int step_flag, N_Vec
   else
     st = interpolate(sim, cs, t, y_end);
   const double *y = N_VGetArrayPointer(y_end);
-  if (st == JY_OK) st = jy_assemble(sim->eval, y, y + n, t, JY_ASM_PROJECTION);
+  if (st == JY_OK) st = jy_assemble(sim->eval, y, y + n, t, JY_ASM_RESIDUALS);
   if (st != JY_OK) return JY_OK; /* a state the next step will judge */
   jy_residual_norms(sim->eval, &pos, &vel);
   q_size = jy_max_abs(y, n);
@@ -333,6 +337,8 @@ static jyStatus hold_manifold(jySim *sim, CvodeStepper *cs, int step_flag, N_Vec
   const double *abstol = N_VGetArrayPointer(sim->abstol);
   int within = pos <= 10 * (sim->def.rtol * q_size + abstol[0]) &&
     vel <= 10 * (sim->def.rtol * v_size + abstol[sim->nq]);
+  if (within && jy_sim_guard_clears(sim, t, y_end)) return JY_OK;
+  if (jy_assemble(sim->eval, y, y + n, t, JY_ASM_PROJECTION) != JY_OK) return JY_OK;
   /* Within tolerance the projected state is only the guard's (the velocity projection is
    * measured at the position-projected q: near a flat configuration the tangent space turns
    * fast, and at the step end's own q a jump shows much smaller) and the step end stays. */

@@ -137,6 +137,34 @@ jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const doubl
   return project_velocity(e, v);
 }
 
+jyStatus jy_project_estimate(jyEval *e, double t, const double *q, const double *v,
+                             const double *weights, double *q_work, double *dv) {
+  const jyModel *m = e->model;
+  int n = m->n, rows = m->m, any_position = 0;
+  memset(dv, 0, sizeof(double) * (size_t)n);
+  memcpy(q_work, q, sizeof(double) * (size_t)n);
+  if (rows == 0) return JY_OK;
+  for (int i = 0; i < rows; i++) {
+    e->proj_use[i] = m->row_kinds[i] == JY_ROW_POSITION;
+    e->proj_target[i] = -e->residual[i];
+    any_position |= e->proj_use[i];
+  }
+  /* a step the store cannot solve is no estimate worth its dense solve: the caller projects */
+  e->store_only = 1;
+  jyStatus st = JY_OK;
+  if (any_position) { /* one Gauss–Newton step, then the rows' rates at the corrected q */
+    st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);
+    /* within tolerance in every coordinate: the rates at q itself (as JY_PROJ_KEEP_CLOSE) */
+    if (st == JY_OK && !(weighted_max(e->proj_dx, weights, n) <= 1)) {
+      for (int j = 0; j < n; j++) q_work[j] += e->proj_dx[j];
+      st = jy_assemble(e, q_work, v, t, JY_ASM_RESIDUALS);
+    }
+  }
+  if (st == JY_OK) st = project_velocity(e, dv);
+  e->store_only = 0;
+  return st;
+}
+
 jyStatus jy_project_error(jyEval *e, double *err_q, double *err_v) {
   /* The error estimate loses its components across the manifold: err -= P err with the
    * same M-orthogonal projector, P x = argmin ... s.t. J dx = J x. A and M are those of the

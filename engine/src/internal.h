@@ -271,6 +271,16 @@ struct jyEval {
   unsigned char *solve_dropped; /* m: scratch, rows a projection leaves out */
   int store_solves;
   unsigned store_valid, dense_valid;
+  /* The state (q then v, 2n) and time of the last assembly that filled both M and A in the
+   * store, while matrices_valid (cleared by a failed or partial one, a parameter or a mode
+   * change): a check that can do with matrices from within tolerance of its own state
+   * solves with these instead of assembling and factoring again. */
+  double *matrices_state, matrices_t;
+  int matrices_valid;
+  /* store_only: a solve the store path cannot make fails (JY_UK_NOT_UNIQUE) rather than go
+   * dense (an estimate that is worth only what it saves); store_solved: the last solve was
+   * made in the store. */
+  int store_only, store_solved;
   int dense_refused;   /* the last solve: failed on the sparse path, too large for dense */
   int lazy_dense;      /* solves in the store: dense arrays made on demand (jy_eval_dense_ready) */
   double *jac_times_v; /* m: A v for the output rows' powers */
@@ -400,6 +410,14 @@ jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const dou
 enum { JY_PROJ_ASSEMBLED = 1u, JY_PROJ_KEEP_CLOSE = 2u };
 jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const double *weights,
                           double eps, unsigned how, int *iterations);
+/* The velocity correction the projection of (q, v) would make, estimated into dv with the M
+ * and A the evaluator holds (the caller knows them to be from within tolerance of this
+ * state) and e->residual from a JY_ASM_RESIDUALS assembly at (q, v, t): one position step
+ * to q_work, the rows' rates there (at q itself when the step is within tolerance in every
+ * coordinate of `weights`, n), one velocity step. Assembles no matrix, and factors none
+ * where the solve kept its factorization of those matrices. */
+jyStatus jy_project_estimate(jyEval *e, double t, const double *q, const double *v,
+                             const double *weights, double *q_work, double *dv);
 /* Removes from an error estimate its components across the manifold (same projector). */
 jyStatus jy_project_error(jyEval *e, double *err_q, double *err_v);
 

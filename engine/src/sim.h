@@ -119,6 +119,14 @@ int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, doub
  * or a reported state, where the integrator's own weights belong to another state). */
 int jy_sim_project_own_weights(jySim *sim, double t, N_Vector y, double eps, unsigned flags);
 
+/* Whether the guard of a step end y = [q, v] at t (UK, within tolerance of the manifold)
+ * can do without its full projection: 1 when the velocity correction, estimated with the
+ * evaluator's M and A from the state the last right-hand side was evaluated at (within
+ * tolerance of y, at t), is within tolerance in every coordinate, a hundred times inside
+ * what the guard calls a branch jump; 0 (the full projection decides) otherwise, and
+ * whenever no such matrices are in hand. Leaves the evaluator's residuals at another state. */
+int jy_sim_guard_clears(jySim *sim, double t, N_Vector y);
+
 /* Called by every stepper after each accepted step with its end state: 0, or -1 when the
  * run must stop (reason in sim->error, failure set). Watches friction coming to rest. */
 int jy_sim_check_step(jySim *sim, double t, N_Vector y);

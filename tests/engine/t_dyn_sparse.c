@@ -606,8 +606,68 @@ static void check_kkt_reuse(void) {
   jy_csc_free(NULL, &jac);
 }
 
+/* The diagonal path keeps F and its factor between solves of the same M, A and rows left
+ * out: one work through a sequence (new Q and b; a changed mass; rows left out; the mass
+ * back; a zero row, which fails; the values restored after it) gives, bit for bit, what a
+ * work of its own gives each time, multipliers included. A reuse that kept the old Q's
+ * unconstrained acceleration, or the factor of other values, would differ in every step
+ * after the first. */
+static void check_sparse_reuse(void) {
+  static problem p;
+  fill(&p);
+  unsigned char left_out[M] = {0};
+  for (int i = 4; i < M; i += 5) {
+    copy_row(&p, i - 1, i, 2);
+    left_out[i] = 1;
+  }
+  jyCsc store, own;
+  jySparseWork *kept_work = make_sparse(&p, &store);
+  int identical = kept_work != NULL, solved = identical;
+  for (int step = 0; step < 7 && kept_work; step++) {
+    if (step == 1)
+      for (int j = 0; j < N; j++) p.force[j] = 2 * uniform() - 1;
+    if (step == 1)
+      for (int i = 0; i < M; i++) p.rhs[i] *= 1.5;
+    if (step == 2) p.mass[1 + 1 * N] *= 1.001;
+    if (step == 4) p.mass[1 + 1 * N] /= 1.001;
+    double saved_row[N];
+    for (int j = 0; j < N; j++) saved_row[j] = p.jac[7 + j * M];
+    if (step == 5) /* row 7 zero with b != 0: no factorization */
+      for (int j = 0; j < N; j++) p.jac[7 + j * M] = 0;
+    /* dependent rows left out, or (step 3) kept, which the factorization refuses */
+    jyUkProblem up = {N, M, p.mass, p.force, NULL, p.jac, p.rhs, step == 3 ? NULL : left_out};
+    double kept[N], fresh[N], mu_kept[M], mu_fresh[M];
+    jyUkResult rk, rf;
+    double diag_mass[N];
+    for (int j = 0; j < N; j++) {
+      diag_mass[j] = p.mass[j + j * N];
+      for (int k = store.p[j]; k < store.p[j + 1]; k++) store.x[k] = p.jac[store.i[k] + j * M];
+    }
+    jyUkOutcome out =
+      jy_sparse_solve(kept_work, diag_mass, store.x, &up, &options, kept, mu_kept, &rk);
+    jySparseWork *fresh_work = make_sparse(&p, &own);
+    jyUkOutcome fresh_out = fresh_work
+      ? jy_sparse_solve(fresh_work, diag_mass, store.x, &up, &options, fresh, mu_fresh, &rf)
+      : JY_UK_OK + 100;
+    jy_sparse_destroy(fresh_work);
+    jy_csc_free(NULL, &own);
+    for (int j = 0; j < N; j++) p.jac[7 + j * M] = saved_row[j];
+    if (step == 3 || step == 5) {
+      solved &= out == JY_UK_NOT_UNIQUE && fresh_out == JY_UK_NOT_UNIQUE;
+      continue;
+    }
+    solved &= out == JY_UK_OK && fresh_out == JY_UK_OK;
+    identical &=
+      memcmp(kept, fresh, sizeof kept) == 0 && memcmp(mu_kept, mu_fresh, sizeof mu_kept) == 0;
+  }
+  ok(solved, "diagonal path kept factor: every solve of the sequence as a fresh work answers");
+  ok(identical, "... bit for bit what a work factored afresh gives, multipliers included");
+  jy_sparse_destroy(kept_work);
+  jy_csc_free(NULL, &store);
+}
+
 int main(void) {
-  plan(57);
+  plan(59);
   compare_paths(PLAIN, 20, "sparse and dense q'' agree (20 problems)");
   compare_paths(NONIDEAL, 10, "sparse and dense q'' agree with a non-ideal C (10 problems)");
   compare_paths(DROPPED, 10, "sparse and dense q'' agree with dependent rows dropped (10)");
@@ -622,5 +682,6 @@ int main(void) {
   check_kkt_pivots();
   check_kkt_cases();
   check_kkt_reuse();
+  check_sparse_reuse();
   return done();
 }
