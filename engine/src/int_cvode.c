@@ -314,9 +314,9 @@ static jyStatus restart(jySim *sim, double t) {
  * projected and the integrator restarts from there; Baumgarte keeps such restarts rare (a
  * restart puts Adams back to order 1). Never driven by an output time. A step end within
  * tolerance whose velocity correction, estimated with the last right-hand side's matrices,
- * is within tolerance too is cleared without the full projection (jy_sim_guard_clears): a
- * branch jump is a hundred times that, and near a singular configuration the estimate
- * grows as the projection does. */
+ * is within ten tolerances (or removes under 1e-6 of T) is cleared without the full
+ * projection (jy_sim_guard_clears): a branch jump is a hundred tolerances removing 1e-3 of
+ * T, and near a singular configuration the estimate grows as the projection does. */
 static jyStatus hold_manifold(jySim *sim, CvodeStepper *cs, int step_flag, N_Vector y_step) {
   int n = sim->model->n;
   N_Vector y_end = cs->step_end;
