@@ -121,10 +121,11 @@ int jy_sim_project_own_weights(jySim *sim, double t, N_Vector y, double eps, uns
 
 /* Whether the guard of a step end y = [q, v] at t (UK, within tolerance of the manifold)
  * can do without its full projection: 1 when the velocity correction, estimated with the
- * evaluator's M and A from the state the last right-hand side was evaluated at (within
- * tolerance of y, at t), is within tolerance in every coordinate, a hundred times inside
- * what the guard calls a branch jump; 0 (the full projection decides) otherwise, and
- * whenever no such matrices are in hand. Leaves the evaluator's residuals at another state. */
+ * evaluator's M and A from the last right-hand side (solved in the store, at t, within a
+ * hundred tolerances of y in every component), is within ten tolerances in every velocity
+ * or removes under 1e-6 of the kinetic energy, where a branch jump is a hundred tolerances
+ * removing 1e-3 of it; 0 (the full projection decides) otherwise, and whenever no such
+ * matrices are in hand. Leaves the evaluator's residuals at another state. */
 int jy_sim_guard_clears(jySim *sim, double t, N_Vector y);
 
 /* Called by every stepper after each accepted step with its end state: 0, or -1 when the
