@@ -1,6 +1,7 @@
 /* components/pendulum.c — a planar pendulum: a point mass on a massless rigid arm of length
  * l, hung from a pivot that is a coordinate of its own (px, py) so it can be glued. */
 #include <math.h>
+#include <string.h>
 
 #include "parts.h"
 
@@ -11,6 +12,21 @@ static const jyParamSpec params[] = {
   {"m", 1, JY_PARAM_POSITIVE, "kg", "mass of the bob"},
   {"l", 1, JY_PARAM_POSITIVE, "m", "length of the arm"},
 };
+
+/* The bob: value, J = [[1, 0, l c], [0, 1, l s]] (2 x 3) and gamma = J' v. */
+typedef struct Bob {
+  double pos[2], jac[2 * NC], gamma[2];
+} Bob;
+
+/* A bob kept in the scratch with the inputs it was computed from: mass, force and the bob
+ * terminal at one state share one sine and cosine (they were a third of a pendulum chain's
+ * right-hand side). */
+typedef struct KeptBob {
+  double inputs[4]; /* px, py, theta, theta' */
+  double l;
+  int valid;
+  Bob bob;
+} KeptBob;
 
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
@@ -23,18 +39,14 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->coord_names[C_PY] = "py";
   s->coord_names[C_TH] = "theta";
   s->flags = JY_PART_CONSERVATIVE | JY_PART_FOLLOWS_GLUE;
+  s->scratch_size = sizeof(KeptBob);
   s->nterminals = 2;
   s->terminals[0] = (jyTerminalSpec){"pivot", 2, 1, 0};
   s->terminals[1] = (jyTerminalSpec){.name = "bob", .dim = 2};
   return 0;
 }
 
-/* The bob: value, J = [[1, 0, l c], [0, 1, l s]] (2 x 3) and gamma = J' v. */
-typedef struct Bob {
-  double pos[2], jac[2 * NC], gamma[2];
-} Bob;
-
-static void bob_eval(const jyPartInstance *self, const jyPartState *state, Bob *b) {
+static void bob_compute(const jyPartInstance *self, const jyPartState *state, Bob *b) {
   double l = self->params[P_L], th = state->q[C_TH], w = state->v[C_TH];
   double s = sin(th), c = cos(th);
   b->pos[0] = state->q[C_PX] + l * s;
@@ -46,6 +58,26 @@ static void bob_eval(const jyPartInstance *self, const jyPartState *state, Bob *
   b->jac[1 + C_TH * 2] = l * s;
   b->gamma[0] = -l * s * w * w;
   b->gamma[1] = l * c * w * w;
+}
+
+/* The bob at this state: the kept one when its inputs are bit for bit these, else computed
+ * (and kept, when there is scratch). */
+static void bob_eval(const jyPartInstance *self, const jyPartState *state, Bob *b) {
+  KeptBob *kept = state->scratch;
+  double inputs[4] = {state->q[C_PX], state->q[C_PY], state->q[C_TH], state->v[C_TH]};
+  double l = self->params[P_L];
+  if (!kept) {
+    bob_compute(self, state, b);
+    return;
+  }
+  if (!kept->valid || memcmp(kept->inputs, inputs, sizeof inputs) != 0 ||
+      memcmp(&kept->l, &l, sizeof l) != 0) {
+    bob_compute(self, state, &kept->bob);
+    memcpy(kept->inputs, inputs, sizeof inputs);
+    kept->l = l;
+    kept->valid = 1;
+  }
+  *b = kept->bob;
 }
 
 static int terminal(const jyPartInstance *self, const jyPartState *state, int k, double *value,

@@ -326,6 +326,7 @@ static int double_buffers(jyEval *e, EvalBuffer *b) {
     {&e->multipliers, m + 1},
     {&e->local_mass, pc * pc},
     {&e->local_vec, pc},
+    {&e->local_bias, pc},
     {&e->local_jac, pr * pc},
     {&e->local_rhs, pr},
     {&e->local_res, pr},
@@ -351,6 +352,30 @@ static int double_buffers(jyEval *e, EvalBuffer *b) {
   _Static_assert(sizeof list / sizeof list[0] <= MAX_EVAL_BUFFERS, "room for every buffer");
   memcpy(b, list, sizeof list);
   return (int)(sizeof list / sizeof list[0]);
+}
+
+/* The parts' scratch, 16-byte aligned each: e->scratch_at and the pool. 0, or -1. */
+static int scratch_layout(jyEval *e) {
+  const jyModel *md = e->model;
+  size_t total = 0;
+  for (int i = 0; i < md->nparts; i++)
+    total += (md->parts[i].shape->scratch_size + 15) & ~(size_t)15;
+  if (total == 0) return 0;
+  e->scratch_at = jy_calloc(&e->alloc, (size_t)md->nparts + 1, sizeof(size_t));
+  e->scratch = jy_calloc(&e->alloc, total, 1);
+  if (!e->scratch_at || !e->scratch) return -1;
+  for (int i = 0, at = 0; i < md->nparts; i++) {
+    e->scratch_at[i] = (size_t)at;
+    at += (int)((md->parts[i].shape->scratch_size + 15) & ~(size_t)15);
+  }
+  return 0;
+}
+
+void jy_eval_clear_scratch(jyEval *e, int part) {
+  const jyModel *md = e->model;
+  if (!e->scratch) return;
+  for (int i = part < 0 ? 0 : part; i < (part < 0 ? md->nparts : part + 1); i++)
+    memset(e->scratch + e->scratch_at[i], 0, md->parts[i].shape->scratch_size);
 }
 
 static jyEval *create(const jyModel *model, int allow_sparse) {
@@ -383,6 +408,7 @@ static jyEval *create(const jyModel *model, int allow_sparse) {
   e->store_mass_diag = jy_calloc(a, n + 1, sizeof(int));
   e->mass_diag = jy_calloc(a, n + 1, sizeof(double));
   e->solve_dropped = jy_calloc(a, m + 1, 1);
+  ok &= scratch_layout(e) == 0;
   ok &= e->store_mass_diag && e->mass_diag && e->solve_dropped && build_store(e) == 0 &&
     build_slots(e) == 0 && index_part_glues(e) == 0;
   if (ok && allow_sparse) ok = sparse_solvers(e) == 0;
@@ -427,6 +453,8 @@ void jy_eval_destroy(jyEval *e) {
   jy_free(&a, e->flags);
   jy_free(&a, e->view_at);
   jy_free(&a, e->view_stamp);
+  jy_free(&a, e->scratch);
+  jy_free(&a, e->scratch_at);
   jy_free(&a, e->slots);
   jy_free(&a, e->mass_slot_at);
   jy_free(&a, e->row_slot_at);

@@ -87,7 +87,7 @@ static int insts_ready(jyEval *e) {
 static int same_shape(const jyPartShape *a, const jyPartShape *b) {
   if (a->ncoords != b->ncoords || a->nterminals != b->nterminals || a->nrows != b->nrows ||
       a->noutputs != b->noutputs || a->instance_size != b->instance_size ||
-      a->hybrid != b->hybrid || a->nguards != b->nguards)
+      a->hybrid != b->hybrid || a->nguards != b->nguards || a->scratch_size != b->scratch_size)
     return 0;
   for (int i = 0; i < a->nrows; i++)
     if (a->row_kinds[i] != b->row_kinds[i]) return 0;
@@ -139,7 +139,8 @@ jyStatus jy_eval_set_param(jyEval *e, int part, int param, double value) {
     return JY_ERR_NOMEM;
   }
   jyPartInstance *inst = &e->insts[part];
-  e->matrices_valid = 0; /* the part's M and A change with it */
+  e->matrices_valid = 0;          /* the part's M and A change with it */
+  jy_eval_clear_scratch(e, part); /* kept values may have been computed from the old one */
   double *params = (double *)inst->params, old = params[param];
   params[param] = value;
   jyPartShape shape;

@@ -239,8 +239,8 @@ struct jyEval {
   double *mass, *force, *nonideal, *jac, *rhs, *residual,
     *rate; /* global, dense; a large model keeps no M and makes A only when compile needs it */
   double *multipliers; /* m */
-  /* scratch for one part call */
-  double *local_mass, *local_vec, *local_jac, *local_rhs, *local_res, *local_rate;
+  /* scratch for one part call; local_bias: -M_loc g of a mapped part, added to its Q_loc */
+  double *local_mass, *local_vec, *local_bias, *local_jac, *local_rhs, *local_res, *local_rate;
   double *term_jac_a, *term_jac_b;
   /* The local view of each part with links (eliminated coordinates): q, v, the
    * acceleration bias g (q_loc'' = G q'' + g) and G, dense over the part's columns (p->cols,
@@ -250,6 +250,10 @@ struct jyEval {
   double *views;
   size_t *view_at;
   uint64_t *view_stamp, view_epoch;
+  /* The parts' scratch (jyPartState.scratch): part i's shape.scratch_size bytes at
+   * scratch + scratch_at[i]; NULL when no part keeps any. */
+  unsigned char *scratch;
+  size_t *scratch_at;
   double *acc_loc;
   double *block; /* G^T M_loc G, A_loc G, J G: max_part_cols x (max_part_cols + rows) */
   /* Where each block lands in the store, so no assembly searches the pattern: per part with
@@ -297,7 +301,11 @@ struct jyEval {
   int ndependent;
   long rank_changes;
   int mass_diagonal; /* the last assembled M has nothing off its diagonal */
-  int *flags;        /* n */
+  /* While jy_assemble's first pass runs: the parts' outputs are not checked one by one,
+   * the assembled arrays are checked once at the end (a pass that checks every part call
+   * follows only when they are not finite, to name the part). */
+  int trust_parts;
+  int *flags; /* n */
   double *channel_scratch;
   /* A simulation's evaluator reports angle outputs (part.h angle_outputs) continuous:
    * angle_prev (nchannels) holds the last reports once angles_reported. Other evaluators
@@ -327,6 +335,9 @@ struct jyEval {
   char part_error[512];
   char error[JY_ERROR_LEN];
 };
+
+/* Zero-fills part's scratch (every part's when part < 0). */
+void jy_eval_clear_scratch(jyEval *e, int part);
 
 /* The instance a part's functions see through this evaluator (its parameter overrides). */
 static inline const jyPartInstance *jy_eval_inst(const jyEval *e, const jyModelPart *p) {

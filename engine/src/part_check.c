@@ -77,6 +77,10 @@ typedef struct Checker {
   char error[256];
   int nc, nr, conservative;
 
+  /* the part's scratch (shape.scratch_size), given to every call while use_scratch */
+  _Alignas(16) unsigned char scratch[JY_PART_MAX_SCRATCH];
+  int use_scratch;
+
   /* scratch: one buffer per nesting level of the calls below */
   double guard_buf[MAXN * MAXN + NGUARD]; /* call_mass, call_constraints */
   double mat_a[MAXN * MAXN], mat_b[MAXN * MAXN], mat_eig[MAXN * MAXN];
@@ -172,7 +176,8 @@ static void copy(double *dst, const double *src, int n) {
 
 static jyPartState state_at(Checker *c, const double *q, const double *v, double t) {
   c->error[0] = '\0';
-  return (jyPartState){q, v, t, c->gravity, c->error, sizeof c->error, 0};
+  void *scratch = c->use_scratch && c->shape.scratch_size ? c->scratch : NULL;
+  return (jyPartState){q, v, t, c->gravity, c->error, sizeof c->error, 0, scratch};
 }
 
 /* NULL outputs are passed to the part as NULL. */
@@ -572,7 +577,7 @@ static int shape_problem(const Checker *c, char *why, size_t len) {
   const jyPartShape *s = &c->shape;
   if (s->ncoords < 0 || s->ncoords > JY_PART_MAX_COORDS || s->nterminals < 0 ||
       s->nterminals > JY_PART_MAX_TERMINALS || s->nrows < 0 || s->nrows > JY_PART_MAX_ROWS ||
-      s->noutputs < 0 || s->noutputs > JY_PART_MAX_OUTPUTS)
+      s->noutputs < 0 || s->noutputs > JY_PART_MAX_OUTPUTS || s->scratch_size > JY_PART_MAX_SCRATCH)
     return snprintf(why, len, "a count is outside the limits of part.h"), 1;
   for (int i = 0; i < s->ncoords; i++) {
     if (!s->coord_names[i] || !s->coord_names[i][0] || !isfinite(s->coord_defaults[i]))
@@ -616,6 +621,8 @@ static int instance_make(Checker *c) {
   memset(&c->shape, 0, sizeof c->shape);
   c->error[0] = '\0';
   c->data = NULL;
+  c->use_scratch = 1; /* every check's calls go through it, as the engine's do */
+  memset(c->scratch, 0, sizeof c->scratch);
   if (jy_part_shape(c->type, c->params, &c->shape, c->error, sizeof c->error) != 0) return 1;
   c->nc = c->shape.ncoords;
   c->nr = c->shape.nrows;
@@ -638,7 +645,103 @@ static int instance_make(Checker *c) {
   return 0;
 }
 
-static void check_instance(Checker *c, int nstates) {
+/* The next count entries of out (NULL while counting). */
+static double *slot(double *out, size_t *at, int count) {
+  double *here = out ? out + *at : NULL;
+  *at += (size_t)count;
+  return here;
+}
+
+/* Every function's outputs at (q, v, t), and whether each call failed, into out (NULL: only
+ * the count). Fixed row forces and accelerations for the outputs and the law. */
+static size_t all_outputs(Checker *c, const double *q, const double *v, double t, double *out) {
+  const jyPartType *ty = c->type;
+  int nc = c->nc, nr = c->nr;
+  size_t at = 0;
+  double rowf[JY_PART_MAX_ROWS], acc[MAXN];
+  for (int i = 0; i < nr; i++) rowf[i] = 0.5 * (i + 1);
+  for (int i = 0; i < nc; i++) acc[i] = 0.25 * (i + 1);
+  for (int k = 0; k < c->shape.nterminals && ty->terminal; k++) {
+    int dim = c->shape.terminals[k].dim;
+    double *value = slot(out, &at, dim), *jac = slot(out, &at, dim * nc);
+    double *vb = slot(out, &at, dim), *ab = slot(out, &at, dim), *failed = slot(out, &at, 1);
+    if (out) *failed = call_terminal(c, k, q, v, t, value, jac, vb, ab) != 0;
+  }
+  if (ty->mass && nc > 0) {
+    double *M = slot(out, &at, nc * nc), *failed = slot(out, &at, 1);
+    if (out) *failed = call_mass(c, q, v, t, M) != 0;
+  }
+  if (ty->force && nc > 0) {
+    double *Q = slot(out, &at, nc), *failed = slot(out, &at, 1);
+    if (out) *failed = call_force(c, q, v, t, Q) != 0;
+  }
+  if (ty->nonideal && nc > 0) {
+    double *C = slot(out, &at, nc), *failed = slot(out, &at, 1);
+    if (out) *failed = call_nonideal(c, q, v, t, C) != 0;
+  }
+  if (ty->constraints && nr > 0) {
+    double *A = slot(out, &at, nr * nc), *b = slot(out, &at, nr), *res = slot(out, &at, nr);
+    double *rate = slot(out, &at, nr), *failed = slot(out, &at, 1);
+    if (out) *failed = call_constraints(c, q, v, t, A, b, res, rate) != 0;
+  }
+  if (ty->energy) {
+    double *e = slot(out, &at, 2), *failed = slot(out, &at, 1);
+    if (out) *failed = call_energy(c, q, v, t, &e[0], &e[1]) != 0;
+  }
+  if (ty->outputs && c->shape.noutputs > 0) {
+    double *o = slot(out, &at, c->shape.noutputs), *failed = slot(out, &at, 1);
+    if (out) *failed = call_outputs(c, q, v, t, rowf, o) != 0;
+  }
+  if (ty->nonideal_law && nc > 0) {
+    double *C = slot(out, &at, nc), *failed = slot(out, &at, 1);
+    if (out) *failed = call_nonideal_law(c, q, v, t, rowf, acc, C) != 0;
+  }
+  return at;
+}
+
+/* A part with scratch: every function answers with it as without it, bit for bit, at
+ * (q, v, t) and then at that state with one input changed (each coordinate, velocity, the
+ * time, gravity), the scratch filled at (q, v, t) first each time: a value kept there is
+ * reused only for the inputs it was computed from. 0, or -1 (no memory). */
+static int check_scratch(Checker *c, const double *q, const double *v, double t) {
+  if (!c->shape.scratch_size) return 0;
+  size_t count = all_outputs(c, q, v, t, NULL);
+  double *with = jy_calloc(c->alloc, count + 1, sizeof(double));
+  double *without = jy_calloc(c->alloc, count + 1, sizeof(double));
+  if (!with || !without) {
+    jy_free(c->alloc, with);
+    jy_free(c->alloc, without);
+    return -1;
+  }
+  double q2[MAXN], v2[MAXN], g0[3];
+  memcpy(g0, c->gravity, sizeof g0);
+  memset(c->scratch, 0, c->shape.scratch_size);
+  for (int change = -1; change < 2 * c->nc + 2; change++) {
+    memcpy(q2, q, sizeof(double) * (size_t)c->nc);
+    memcpy(v2, v, sizeof(double) * (size_t)c->nc);
+    double t2 = t;
+    c->use_scratch = 1;
+    all_outputs(c, q, v, t, with); /* the scratch now holds (q, v, t)'s */
+    const char *what = "the state itself";
+    if (change >= 0 && change < c->nc) q2[change] += 1e-3, what = "a coordinate";
+    if (change >= c->nc && change < 2 * c->nc) v2[change - c->nc] += 1e-3, what = "a velocity";
+    if (change == 2 * c->nc) t2 += 1e-3, what = "the time";
+    if (change == 2 * c->nc + 1) c->gravity[0] += 0.5, what = "gravity";
+    all_outputs(c, q2, v2, t2, with);
+    c->use_scratch = 0;
+    all_outputs(c, q2, v2, t2, without);
+    c->use_scratch = 1;
+    memcpy(c->gravity, g0, sizeof g0);
+    int same = memcmp(with, without, sizeof(double) * count) == 0;
+    measure(c, JY_CHECK_SCRATCH, same ? 0.0 : 1.0,
+            "with its scratch a function answers otherwise after %s changed", what);
+  }
+  jy_free(c->alloc, with);
+  jy_free(c->alloc, without);
+  return 0;
+}
+
+static int check_instance(Checker *c, int nstates) {
   double q[MAXN], v[MAXN], t;
   for (int s = 0; s < nstates; s++) {
     for (int i = 0; i < c->nc; i++) q[i] = urand(c, -1.0, 1.0), v[i] = urand(c, -1.0, 1.0);
@@ -649,7 +752,9 @@ static void check_instance(Checker *c, int nstates) {
     check_mass(c, q, v, t);
     check_force(c, q, v, t);
     check_outputs(c, q, v, t);
+    if (check_scratch(c, q, v, t) != 0) return -1;
   }
+  return 0;
 }
 
 /* "k=2, L=0.5" */
@@ -722,8 +827,9 @@ static jyStatus run_suite(Checker *c, const jyParamSetting *settings, int nsetti
       c->conservative =
         def->conservative >= 0 ? def->conservative : (c->shape.flags & JY_PART_CONSERVATIVE) != 0;
       rep->instances++;
-      check_instance(c, def->nstates);
+      int checked = check_instance(c, def->nstates);
       instance_free(c);
+      if (checked != 0) return JY_ERR_NOMEM;
     }
   }
   snprintf(c->label, sizeof c->label, "%s", type->name);

@@ -35,6 +35,7 @@ static void canonical_shape(jyPartShape *out, const jyPartShape *s) {
   out->angle_outputs = s->angle_outputs;
   out->hybrid = s->hybrid;
   out->nguards = s->nguards;
+  out->scratch_size = s->scratch_size;
 }
 
 /* FNV-1a, continued from h. */
@@ -70,6 +71,7 @@ static unsigned shape_hash(const jyPartShape *s) {
   for (int i = 0; i < s->noutputs; i++) h = hash_name(h, s->output_names[i]);
   h = hash_int(h, s->flags), h = hash_int(h, (long long)s->instance_size);
   h = hash_int(h, s->angle_outputs), h = hash_int(h, s->nguards);
+  h = hash_int(h, (long long)s->scratch_size);
   uintptr_t hybrid = (uintptr_t)s->hybrid;
   return hash_bytes(h, &hybrid, sizeof hybrid);
 }
@@ -78,7 +80,8 @@ static unsigned shape_hash(const jyPartShape *s) {
 static int shapes_equal(const jyPartShape *x, const jyPartShape *y) {
   if (x->ncoords != y->ncoords || x->nterminals != y->nterminals || x->nrows != y->nrows ||
       x->noutputs != y->noutputs || x->flags != y->flags || x->instance_size != y->instance_size ||
-      x->angle_outputs != y->angle_outputs || x->hybrid != y->hybrid || x->nguards != y->nguards)
+      x->angle_outputs != y->angle_outputs || x->hybrid != y->hybrid || x->nguards != y->nguards ||
+      x->scratch_size != y->scratch_size)
     return 0;
   if (memcmp(x->coord_defaults, y->coord_defaults, sizeof(double) * (size_t)x->ncoords) != 0 ||
       memcmp(x->row_kinds, y->row_kinds, sizeof(jyRowKind) * (size_t)x->nrows) != 0)

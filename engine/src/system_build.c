@@ -113,6 +113,7 @@ int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *sha
     shape->hybrid = NULL;
     shape->nguards = 0;
   }
+  if (type->version < 4) shape->scratch_size = 0; /* nor scratch before protocol 4 */
   return rc;
 }
 
@@ -145,6 +146,13 @@ int jy_part_shape_checked(const jyPartType *type, const double *params, jyPartSh
              "its shape has modes (a jyPartHybrid table) without %s: a part with modes needs "
              "active_rows, and guards when it has guards (joinery/part.h)",
              !h->active_rows ? "active_rows" : "guards");
+    return -1;
+  }
+  if (shape->scratch_size > JY_PART_MAX_SCRATCH) {
+    snprintf(error, error_len,
+             "its shape asks for %zu bytes of scratch: the part protocol's limit is %d "
+             "(JY_PART_MAX_SCRATCH; it is kept per part in every evaluator)",
+             shape->scratch_size, JY_PART_MAX_SCRATCH);
     return -1;
   }
   const char *beyond = shape_beyond_limits(shape);

@@ -85,7 +85,7 @@ static void part_free(Part *p) {
 
 static jyPartState state_at(Part *p, const double *q, const double *v, double t) {
   p->error[0] = '\0';
-  return (jyPartState){q, v, t, p->gravity, p->error, sizeof p->error, 0};
+  return (jyPartState){q, v, t, p->gravity, p->error, sizeof p->error, 0, NULL};
 }
 
 static void zero(double *x, int n) {
@@ -400,6 +400,7 @@ typedef enum Mutation {
   MUT_BLOCK,      /* a terminal claims to be a coordinate block and is not */
   MUT_NULLOPT,    /* the value changes when the Jacobian is not asked for */
   MUT_UNIT,       /* a parameter without a unit */
+  MUT_STALE,      /* a terminal value kept in the scratch, keyed by q[0] alone */
 } Mutation;
 
 typedef struct Mutant {
@@ -411,6 +412,12 @@ typedef struct Mutant {
 
 static const Mutant *mutant_of(const jyPartType *type) { return type->type_data; }
 
+/* MUT_STALE's scratch: terminal 0's value, reused whenever q[0] is the same. */
+typedef struct StaleValue {
+  double q0, value[JY_TERMINAL_MAX_DIM];
+  int valid;
+} StaleValue;
+
 static int mut_shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                      size_t error_len) {
   const Mutant *m = mutant_of(type);
@@ -419,6 +426,7 @@ static int mut_shape(const jyPartType *type, const double *p, jyPartShape *s, ch
   if (m->how == MUT_CONST_MASS) s->flags |= JY_PART_CONSTANT_MASS;
   if (m->how == MUT_BLOCK)
     for (int k = 0; k < s->nterminals; k++) s->terminals[k].is_coord_block = 1;
+  if (m->how == MUT_STALE) s->scratch_size = sizeof(StaleValue); /* a base without scratch */
   return rc;
 }
 
@@ -430,6 +438,13 @@ static int mut_terminal(const jyPartInstance *self, const jyPartState *state, in
   if (m->how == MUT_GAMMA && acc_bias) acc_bias[0] = 1.01 * acc_bias[0] + 1e-3;
   if (m->how == MUT_TIME) value[0] += sin(state->t);
   if (m->how == MUT_NULLOPT && !jac) value[0] += 1e-9;
+  StaleValue *kept = state->scratch;
+  if (m->how == MUT_STALE && kept && k == 0) { /* test_ring's terminal 0 has dim 2 */
+    if (kept->valid && kept->q0 == state->q[0])
+      value[0] = kept->value[0], value[1] = kept->value[1];
+    else
+      kept->q0 = state->q[0], kept->value[0] = value[0], kept->value[1] = value[1], kept->valid = 1;
+  }
   return rc;
 }
 
@@ -556,6 +571,10 @@ static void test_the_suite(const jyEnv *env) {
     jy_check_part_type(env, jy_env_find_type(env, "pendulum"), NULL, 0, 7, r2);
     ok(memcmp(r->checks, r2->checks, sizeof r->checks) == 0 && strcmp(r->log, r2->log) == 0,
        "the same seed gives the same report");
+    const jyCheckResult *kept = &r->checks[JY_CHECK_SCRATCH];
+    ok(r->passed && kept->count > 0 && kept->failed == 0,
+       "pendulum's kept bob answers as a fresh one: %d comparisons, %d differ", kept->count,
+       kept->failed);
     free(r2);
   }
   const jyPartType *spring = jy_env_find_type(env, "spring");
@@ -605,6 +624,7 @@ static void test_the_suite(const jyEnv *env) {
   catches(env, "pendulum", MUT_BLOCK, JY_CHECK_COORD_BLOCK, "bob claims to be a coordinate");
   catches(env, "pendulum", MUT_NULLOPT, JY_CHECK_OPTIONAL, "value depends on jac == NULL");
   catches(env, "spring", MUT_UNIT, JY_CHECK_SCHEMA, "a parameter without a unit");
+  catches(env, "test_ring", MUT_STALE, JY_CHECK_SCRATCH, "a kept value keyed by q[0] alone");
 }
 
 /* ---- closed-form spot checks of the built-in parts ---------------------------------- */

@@ -81,7 +81,10 @@ extern "C" {
     "conservative parts: Q = dL/dq - d/dt(dL/dv) + M q'' with L = T - V (FD)")             \
   X(JY_CHECK_REST_FORCE, "rest_force", 1, "other parts: at rest Q(q, 0, t) = -dV/dq (FD)") \
   X(JY_CHECK_PASSIVE, "passive", 1,                                                        \
-    "other parts: the non-Lagrangian part of Q does no positive work, v.(Q - Q_L) <= 0")
+    "other parts: the non-Lagrangian part of Q does no positive work, v.(Q - Q_L) <= 0")   \
+  X(JY_CHECK_SCRATCH, "scratch", 0,                                                        \
+    "with its scratch every function answers as without it, bit for bit, at a state and "  \
+    "at that state with one input changed")
 
 typedef enum jyCheck {
 #define JY_CHECK_ENUM(id, name, advisory, what) id,

@@ -17,7 +17,7 @@
  *     (for `energy`: kinetic energy 1/2 v^T M v and no potential).
  *   - Functions may be called from several threads at once (many simulations share one
  *     model): they read only their arguments, the instance and the type, and write only
- *     their outputs and state->error.
+ *     their outputs, state->error and state->scratch (each simulation has its own).
  *
  * Sizes, with n = shape.ncoords, m = shape.nrows, d = the terminal's dim:
  *   terminal value d, jac d x n, vel_bias d, acc_bias d;  mass n x n;  force n;
@@ -56,8 +56,10 @@ extern "C" {
  *   1  the first protocol.
  *   2  jyPartShape.angle_outputs (a version 1 type has none: no output is an angle).
  *   3  jyPartShape.nguards and .hybrid, jyPartState.mode: parts with modes (contacts that
- *      close and open, friction that sticks and slips; docs/events.md). */
-#define JY_PART_PROTOCOL_VERSION 3
+ *      close and open, friction that sticks and slips; docs/events.md).
+ *   4  jyPartShape.scratch_size, jyPartState.scratch: what a part computes from the state
+ *      once for all its functions called at that state (docs/parts.md, "Scratch"). */
+#define JY_PART_PROTOCOL_VERSION 4
 #define JY_PART_PROTOCOL_OLDEST 1
 
 #define JY_PART_MAX_COORDS 64
@@ -65,7 +67,8 @@ extern "C" {
 #define JY_PART_MAX_ROWS 64
 #define JY_PART_MAX_OUTPUTS 16
 #define JY_PART_MAX_GUARDS 8
-#define JY_TERMINAL_MAX_DIM 7 /* a spatial frame: position and unit quaternion */
+#define JY_PART_MAX_SCRATCH 4096 /* bytes */
+#define JY_TERMINAL_MAX_DIM 7    /* a spatial frame: position and unit quaternion */
 
 /* What values a parameter accepts; checked before the part sees it. */
 typedef enum jyParamDomain {
@@ -127,6 +130,9 @@ typedef struct jyPartShape {
    * how many guard functions it has (0..JY_PART_MAX_GUARDS, the same in every mode). */
   const struct jyPartHybrid *hybrid;
   int nguards;
+  /* Bytes of scratch the part keeps in each evaluator (0 .. JY_PART_MAX_SCRATCH; protocol
+   * version 4, read as zero for older types): jyPartState.scratch. */
+  size_t scratch_size;
 } jyPartShape;
 
 /* M does not depend on q or t: the engine may assemble it once. */
@@ -166,6 +172,16 @@ typedef struct jyPartState {
   char *error;           /* where a failing function says why */
   size_t error_len;
   int mode; /* the part's current mode (0 for a part without modes); protocol 3 */
+  /* shape.scratch_size bytes of this part's own in the evaluator calling it, or NULL
+   * (protocol 4; a caller that keeps none, such as the conformance suite's plain calls):
+   * where a part keeps what it computes from the state (a sine, a rotation) so that its
+   * functions called at one state compute it once. The engine zero-fills it when the
+   * evaluator is made and when one of the part's parameters changes, and otherwise leaves
+   * it alone: a part reuses what it keeps there only when every input it was computed from
+   * (what it read of the state and of the instance) is bit for bit the one it reads now,
+   * never by guessing how the engine sequences its calls. NULL: compute afresh. The
+   * conformance suite checks that calls with and without it answer the same. */
+  void *scratch;
 } jyPartState;
 
 typedef struct jyPartType {
