@@ -80,15 +80,20 @@ static int s_set(lua_State *L) {
   const char *key = luaL_checkstring(L, 2);
   double value = luaL_checknumber(L, 3);
   const jyModel *model = jy_event_model(c->call);
-  int n = jy_model_num_coords(model), i = channel_index(L, c, key);
+  int i = channel_index(L, c, key), velocity = 0;
   if (i < 0) return no_channel(L, model, key);
-  if (i < 1 || i > 2 * n)
+  int j = jy_model_channel_coord(model, i, &velocity);
+  if (j == -2)
+    return luaL_error(L,
+                      "s:set: '%s' follows the terminal its part is glued to (glue elimination "
+                      "substituted it away): set what it is glued to",
+                      key);
+  if (j < 0)
     return luaL_error(L,
                       "s:set sets a coordinate \"part.coord\" or a velocity "
                       "\"der(part.coord)\", not '%s'",
                       key);
-  jyStatus st =
-    i <= n ? jy_event_set_q(c->call, i - 1, value) : jy_event_set_v(c->call, i - 1 - n, value);
+  jyStatus st = velocity ? jy_event_set_v(c->call, j, value) : jy_event_set_q(c->call, j, value);
   if (st != JY_OK) return luaL_error(L, "%s", jy_event_error(c->call));
   return 0;
 }
@@ -133,14 +138,13 @@ static int proxy_index(lua_State *L) {
     return luaL_error(L, "s is read by channel name (s[\"part.coord\"]), not by a %s",
                       luaL_typename(L, 2));
   const jyModel *model = jy_event_model(c->call);
-  int n = jy_model_num_coords(model), i = channel_index(L, c, key);
+  int i = channel_index(L, c, key), velocity = 0;
   if (i < 0) return no_channel(L, model, key);
+  int j = jy_model_channel_coord(model, i, &velocity);
   if (i == 0) {
     lua_pushnumber(L, jy_event_time(c->call));
-  } else if (i <= n) {
-    lua_pushnumber(L, jy_event_q(c->call)[i - 1]);
-  } else if (i <= 2 * n) {
-    lua_pushnumber(L, jy_event_v(c->call)[i - 1 - n]);
+  } else if (j >= 0) { /* a coordinate of the state: no output row needed */
+    lua_pushnumber(L, (velocity ? jy_event_v(c->call) : jy_event_q(c->call))[j]);
   } else {
     const double *row = NULL;
     if (jy_event_channels(c->call, &row) != JY_OK)

@@ -157,8 +157,7 @@ def joinery_values(case, kind, csv_path):
     if case.workload == "w1" and kind == "rod":
         v["tip_x"], v["tip_y"] = last["m%d.x" % case.n], last["m%d.y" % case.n]
     elif case.workload == "w1":
-        # links of 1 m from the origin: the tip is the sum of the arms (the pivots may be
-        # eliminated, so no pN.px column)
+        # links of 1 m from the origin: the tip is the sum of the arms
         th = [last["p%d.theta" % i] for i in range(1, case.n + 1)]
         v["tip_x"] = sum(math.sin(a) for a in th)
         v["tip_y"] = -sum(math.cos(a) for a in th)

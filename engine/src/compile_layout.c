@@ -97,10 +97,10 @@ static void number_coords_and_rows(jyModel *md) {
   md->m = m;
 }
 
-/* t, q, der(q), the derived channels, glue forces, row forces and powers, part outputs,
- * impulses of parts with modes, user channels. */
+/* t, every part's q, der(q), the derived channels, glue forces, row forces and powers,
+ * part outputs, impulses of parts with modes, user channels. */
 static int count_channels(const jyModel *md) {
-  int count = 1 + 2 * md->n + JY_NUM_DERIVED + md->nuser;
+  int count = 1 + 2 * md->nlocal + JY_NUM_DERIVED + md->nuser;
   for (int g = 0; g < md->nglues; g++) count += md->glues[g].dim;
   for (int i = 0; i < md->nparts; i++) {
     const jyModelPart *p = &md->parts[i];
@@ -114,6 +114,7 @@ static jyStatus allocate_tables(jyModel *md, const jySystem *sys) {
   const jyAllocator *a = &md->alloc;
   size_t n = (size_t)md->n, m = (size_t)md->m;
   md->local_names = jy_calloc(a, (size_t)md->nlocal + 1, sizeof(char *));
+  md->local_coord = jy_calloc(a, (size_t)md->nlocal + 1, sizeof(int));
   md->coord_names = jy_calloc(a, n + 1, sizeof(char *));
   md->row_names = jy_calloc(a, m + 1, sizeof(char *));
   md->row_kinds = jy_calloc(a, m + 1, sizeof(jyRowKind));
@@ -124,8 +125,8 @@ static jyStatus allocate_tables(jyModel *md, const jySystem *sys) {
   md->channel_names = jy_calloc(a, (size_t)md->nchannels, sizeof(char *));
   md->q0 = jy_calloc(a, n + 1, sizeof(double));
   md->v0 = jy_calloc(a, n + 1, sizeof(double));
-  return md->local_names && md->coord_names && md->row_names && md->row_kinds && md->row_part &&
-      md->user_channels && md->channel_names && md->q0 && md->v0
+  return md->local_names && md->local_coord && md->coord_names && md->row_names && md->row_kinds &&
+      md->row_part && md->user_channels && md->channel_names && md->q0 && md->v0
     ? JY_OK
     : JY_ERR_NOMEM;
 }
@@ -143,6 +144,7 @@ static jyStatus name_coords_and_rows(jyModel *md, const jySystem *sys) {
       md->local_names[local] = name;
       bad |= !name;
       int k = p->coord_map[j];
+      md->local_coord[local] = k >= 0 ? k : -1;
       if (k < 0) continue;
       md->coord_names[k] = name;
       md->q0[k] = sp->q0[j];
@@ -178,9 +180,12 @@ static void name_state_and_derived(Namer *nm) {
 #undef JY_DERIVED_NAME
   };
   add_channel(nm, jy_strdup(a, "t"));
-  for (int k = 0; k < md->n && !nm->bad; k++) add_channel(nm, jy_strdup(a, md->coord_names[k]));
-  for (int k = 0; k < md->n && !nm->bad; k++)
-    add_channel(nm, join_name(a, "der(", md->coord_names[k], ")", ""));
+  /* every part's coordinates, those glue elimination substituted away too (they follow
+   * what they are glued to): the columns do not depend on how the model was compiled */
+  for (int k = 0; k < md->nlocal && !nm->bad; k++)
+    add_channel(nm, jy_strdup(a, md->local_names[k]));
+  for (int k = 0; k < md->nlocal && !nm->bad; k++)
+    add_channel(nm, join_name(a, "der(", md->local_names[k], ")", ""));
   md->ch_derived = nm->ch;
   for (int k = 0; k < JY_NUM_DERIVED && !nm->bad; k++) add_channel(nm, jy_strdup(a, derived[k]));
 }

@@ -1,5 +1,5 @@
-/* The output channels of one state, in the order compile_layout.c numbers them: t, q,
- * der(q), the derived channels (JY_DERIVED_CHANNELS), glue forces, constraint-row forces
+/* The output channels of one state, in the order compile_layout.c numbers them: t, every
+ * part's q and der(q), the derived channels (JY_DERIVED_CHANNELS), glue forces, constraint-row forces
  * and powers, part outputs, user channels. Each kind has its own filler below; the
  * offsets they write at are the model's (ch_derived, force_channel, row_force_channel,
  * power_channel, output_channel, user_channel). */
@@ -228,10 +228,33 @@ static void impulse_channels(jyEval *e, double *out) {
   }
 }
 
+/* Every part's coordinates and velocities in part order (nlocal each): the kept ones from
+ * the state, those glue elimination substituted away from the part's view (the terminal
+ * they follow). */
+static jyStatus coordinate_channels(jyEval *e, const double *q, const double *v, double t,
+                                    double *q_out, double *v_out) {
+  const jyModel *m = e->model;
+  int at = 0;
+  for (int i = 0; i < m->nparts; i++) {
+    const jyModelPart *p = &m->parts[i];
+    int nc = p->inst.ncoords, mapped = 0;
+    const double *ql = NULL, *vl = NULL;
+    if (p->nlinks > 0) {
+      jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
+      if (st != JY_OK) return st;
+    }
+    for (int j = 0; j < nc; j++, at++) {
+      int k = p->coord_map[j];
+      q_out[at] = k >= 0 ? q[k] : ql[j];
+      v_out[at] = k >= 0 ? v[k] : vl[j];
+    }
+  }
+  return JY_OK;
+}
+
 jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t, double *out) {
   if (!e || !q || !v || !out) return JY_ERR_INVALID;
   const jyModel *m = e->model;
-  int n = m->n;
   double *acc = e->channel_scratch;
   /* Solved, with the multipliers, where the evaluator solves (the store on a large model). */
   jyStatus st = jy_assemble(e, q, v, t,
@@ -242,8 +265,8 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
   jy_eval_constraint_times(e, v, e->jac_times_v);
 
   out[0] = t;
-  memcpy(out + 1, q, sizeof(double) * (size_t)n);
-  memcpy(out + 1 + n, v, sizeof(double) * (size_t)n);
+  st = coordinate_channels(e, q, v, t, out + 1, out + 1 + m->nlocal);
+  if (st != JY_OK) return st;
   double energy[2] = {0, 0}; /* kinetic, potential */
   for (int i = 0; i < m->nparts && st == JY_OK; i++)
     st = part_energy_and_outputs(e, &m->parts[i], q, v, t, energy, out);

@@ -172,6 +172,7 @@ struct jyModel {
   double gravity[3];
   int nlocal;           /* coordinates of all parts, eliminated ones included */
   char **local_names;   /* nlocal "part.coord", owned, in part order */
+  int *local_coord;     /* nlocal: the model coordinate of each, -1 when eliminated */
   char **coord_names;   /* n, "part.coord" (pointers into local_names) */
   char **row_names;     /* m */
   jyRowKind *row_kinds; /* m */

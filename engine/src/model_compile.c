@@ -44,6 +44,7 @@ void jy_model_destroy(jyModel *model) {
   if (model->local_names)
     for (int i = 0; i < model->nlocal; i++) jy_free(&a, model->local_names[i]);
   jy_free(&a, model->local_names);
+  jy_free(&a, model->local_coord);
   jy_free(&a, model->links);
   jy_free(&a, model->user_channels);
   for (int i = 0; i < model->nevents; i++) jy_free(&a, model->events[i].name);
@@ -265,6 +266,14 @@ int jy_model_num_rows(const jyModel *model) { return model ? model->m : 0; }
 
 const char *jy_model_coord_name(const jyModel *model, int i) {
   return model && i >= 0 && i < model->n ? model->coord_names[i] : NULL;
+}
+
+int jy_model_channel_coord(const jyModel *model, int i, int *velocity) {
+  if (velocity) *velocity = 0;
+  if (!model || i < 1 || i > 2 * model->nlocal) return -1;
+  int local = (i - 1) % model->nlocal, k = model->local_coord[local];
+  if (velocity) *velocity = i > model->nlocal;
+  return k >= 0 ? k : -2;
 }
 
 int jy_model_find_coord(const jyModel *model, const char *name) {

@@ -112,8 +112,9 @@ static void check_layout_eliminated(jyEnv *env) {
   ok(la->part == 2 && la->offset == 0 && la->dim == 2 && la->source == 0 && lb->offset == 2 &&
        lb->source == 1 && lb->terminal == 0,
      "rod.a (offset 0) follows pivot.pos, rod.b (offset 2) follows bob.pos");
-  ok(md->nlocal == 6 && md->nchannels == 1 + 4 + 15,
-     "6 local coordinate names kept; 20 channels (glue forces still reported)");
+  ok(md->nlocal == 6 && md->nchannels == 1 + 12 + 15,
+     "6 local coordinate names kept, each a q and a der(q) channel; 28 channels (glue forces "
+     "still reported)");
   SAYS(jy_model_report(md), "the report says what was eliminated",
        "glue elimination: 2 glues and 4 terminal coordinates substituted away");
   jy_model_destroy(md);

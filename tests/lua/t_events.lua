@@ -20,7 +20,38 @@ local function ball()
   return sys
 end
 
-tap.plan(30 + 11 * 2)
+tap.plan(33 + 11 * 2)
+
+-- 0. A coordinate glue elimination substituted away (p2's pivot follows p1's bob): an event
+-- reads it as the bob's position, and setting it says what to set instead.
+do
+  local function chain(action)
+    local sys = joinery.system { gravity = { 0, -G } }
+    local p1 = sys:add("pendulum", "p1", { m = 1, l = 0.7, init = { theta = 1.0 },
+      pivot = sys:add("ground", "g", { dim = 2 }).pos })
+    sys:add("pendulum", "p2", { m = 1, l = 0.5, pivot = p1.bob })
+    local seen = {}
+    sys:event { name = "half", when = function(s) return s.t - 0.25 end,
+      action = function(s)
+        seen.px, seen.theta = s["p2.px"], s["p1.theta"]
+        if action then action(s) end
+      end }
+    return sys, seen
+  end
+  local sys, seen = chain()
+  local model = sys:compile()
+  tap.ok(model:num_coords() == 2 and seen and model:simulate { t_end = 0.5 },
+    "the pendulums' pivots eliminated (2 coordinates), the run completes")
+  -- the pivot is the bob: 0.7 sin(theta1), to rounding (both from the same state)
+  tap.ok(seen.px and math.abs(seen.px - 0.7 * math.sin(seen.theta)) < 1e-14,
+    string.format("s[\"p2.px\"] reads the bob it follows: %.17g against 0.7 sin(%.17g)",
+      seen.px or 0 / 0, seen.theta or 0 / 0))
+  local bad = chain(function(s) s:set("p2.px", 0) end)
+  local ok_run, err = pcall(bad.simulate, bad, { t_end = 0.5 })
+  tap.ok(not ok_run and tostring(err):find("'p2.px' follows the terminal its part is glued to", 1, true)
+    and tostring(err):find("set what it is glued to", 1, true),
+    "s:set on an eliminated coordinate says what to set: " .. tostring(err))
+end
 
 -- 1. Bounces, a stop and the summary.
 do

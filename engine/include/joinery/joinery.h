@@ -313,8 +313,10 @@ typedef struct jyMovedValue {
 JY_API int jy_model_num_moved(const jyModel *model);
 JY_API const jyMovedValue *jy_model_moved(const jyModel *model, int i);
 
-/* Output channels, in CSV column order: "t", every coordinate "part.coord", every
- * velocity "der(part.coord)", then "energy", "kinetic", "potential", "residual.pos",
+/* Output channels, in CSV column order: "t", every coordinate of every part "part.coord"
+ * in the order the parts were added (those glue elimination substituted away too, as
+ * the terminal they follow moves them: the columns do not depend on how the model was
+ * compiled), every velocity "der(part.coord)", then "energy", "kinetic", "potential", "residual.pos",
  * "residual.vel", "power.ideal" and "power.nonideal" (power of the ideal and non-ideal
  * constraint forces, W), the glue forces "force.<glue>[.x|.y|.z]", each part's row forces
  * "force.<part>.<row>" and powers "power.<part>.ideal|nonideal", the parts' own outputs
@@ -322,6 +324,11 @@ JY_API const jyMovedValue *jy_model_moved(const jyModel *model, int i);
 JY_API int jy_model_num_channels(const jyModel *model);
 JY_API const char *jy_model_channel_name(const jyModel *model, int i);
 JY_API int jy_model_find_channel(const jyModel *model, const char *name);
+/* The model coordinate (0 .. n - 1) channel i reports, its velocity when *velocity is set to
+ * 1 (velocity may be NULL); -2 when the coordinate was substituted away by glue
+ * elimination (it follows the terminal it is glued to: no state of its own to set); -1
+ * when channel i is not a coordinate or velocity. */
+JY_API int jy_model_channel_coord(const jyModel *model, int i, int *velocity);
 
 /* ---- evaluation of one state (no integrator) --------------------------------------- */
 
