@@ -354,27 +354,30 @@ static int double_buffers(jyEval *e, EvalBuffer *b) {
   return (int)(sizeof list / sizeof list[0]);
 }
 
-/* The parts' scratch, 16-byte aligned each: e->scratch_at and the pool. 0, or -1. */
+/* Bytes a part's scratch takes in the pool: its size rounded up to 16 (each aligned). */
+static size_t scratch_span(const jyModelPart *p) {
+  return (p->shape->scratch_size + 15) & ~(size_t)15;
+}
+
+/* The parts' scratch: e->scratch_at and the pool (none when no part keeps any). 0, or -1. */
 static int scratch_layout(jyEval *e) {
   const jyModel *md = e->model;
   size_t total = 0;
-  for (int i = 0; i < md->nparts; i++)
-    total += (md->parts[i].shape->scratch_size + 15) & ~(size_t)15;
+  for (int i = 0; i < md->nparts; i++) total += scratch_span(&md->parts[i]);
   if (total == 0) return 0;
   e->scratch_at = jy_calloc(&e->alloc, (size_t)md->nparts + 1, sizeof(size_t));
   e->scratch = jy_calloc(&e->alloc, total, 1);
   if (!e->scratch_at || !e->scratch) return -1;
-  for (int i = 0, at = 0; i < md->nparts; i++) {
-    e->scratch_at[i] = (size_t)at;
-    at += (int)((md->parts[i].shape->scratch_size + 15) & ~(size_t)15);
-  }
+  for (size_t i = 0, at = 0; i < (size_t)md->nparts; at += scratch_span(&md->parts[i]), i++)
+    e->scratch_at[i] = at;
   return 0;
 }
 
 void jy_eval_clear_scratch(jyEval *e, int part) {
   const jyModel *md = e->model;
   if (!e->scratch) return;
-  for (int i = part < 0 ? 0 : part; i < (part < 0 ? md->nparts : part + 1); i++)
+  int from = part < 0 ? 0 : part, to = part < 0 ? md->nparts : part + 1;
+  for (int i = from; i < to; i++)
     memset(e->scratch + e->scratch_at[i], 0, md->parts[i].shape->scratch_size);
 }
 

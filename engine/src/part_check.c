@@ -77,8 +77,8 @@ typedef struct Checker {
   char error[256];
   int nc, nr, conservative;
 
-  /* the part's scratch (shape.scratch_size), given to every call while use_scratch */
-  _Alignas(16) unsigned char scratch[JY_PART_MAX_SCRATCH];
+  /* the part's own scratch (shape.scratch_size), given to every call while use_scratch */
+  _Alignas(16) unsigned char part_scratch[JY_PART_MAX_SCRATCH];
   int use_scratch;
 
   /* scratch: one buffer per nesting level of the calls below */
@@ -176,7 +176,7 @@ static void copy(double *dst, const double *src, int n) {
 
 static jyPartState state_at(Checker *c, const double *q, const double *v, double t) {
   c->error[0] = '\0';
-  void *scratch = c->use_scratch && c->shape.scratch_size ? c->scratch : NULL;
+  void *scratch = c->use_scratch && c->shape.scratch_size ? c->part_scratch : NULL;
   return (jyPartState){q, v, t, c->gravity, c->error, sizeof c->error, 0, scratch};
 }
 
@@ -622,7 +622,7 @@ static int instance_make(Checker *c) {
   c->error[0] = '\0';
   c->data = NULL;
   c->use_scratch = 1; /* every check's calls go through it, as the engine's do */
-  memset(c->scratch, 0, sizeof c->scratch);
+  memset(c->part_scratch, 0, sizeof c->part_scratch);
   if (jy_part_shape(c->type, c->params, &c->shape, c->error, sizeof c->error) != 0) return 1;
   c->nc = c->shape.ncoords;
   c->nr = c->shape.nrows;
@@ -715,7 +715,7 @@ static int check_scratch(Checker *c, const double *q, const double *v, double t)
   }
   double q2[MAXN], v2[MAXN], g0[3];
   memcpy(g0, c->gravity, sizeof g0);
-  memset(c->scratch, 0, c->shape.scratch_size);
+  memset(c->part_scratch, 0, c->shape.scratch_size);
   for (int change = -1; change < 2 * c->nc + 2; change++) {
     memcpy(q2, q, sizeof(double) * (size_t)c->nc);
     memcpy(v2, v, sizeof(double) * (size_t)c->nc);
