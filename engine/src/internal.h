@@ -20,6 +20,11 @@
 /* printf into a fixed error buffer (truncating). */
 void jy_set_error(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Writes x as printf's "%.17g" does (the same characters; io_number.c), with its NUL, into
+ * out[JY_NUMBER_LEN]; returns the length. */
+#define JY_NUMBER_LEN 32
+int jy_format_double(char *out, double x);
+
 /* Whether the engine reads part types of this protocol version (joinery/part.h). */
 int jy_protocol_supported(unsigned version);
 
