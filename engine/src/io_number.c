@@ -1,7 +1,7 @@
-/* A double as printf's "%.17g" writes it, about ten times faster than glibc's printf, whose
- * exact multi-precision conversion was a third of an output-heavy run (the four-bar chain
- * example writes 4.4 million numbers). Seventeen significant digits read back as the same
- * double, so the output stays exact.
+/* A double as printf's "%.17g" writes it, seven times faster than glibc's printf (37 against
+ * 257 ns a number, measured), whose exact multi-precision conversion was a third of an
+ * output-heavy run (the four-bar chain example writes 4.4 million numbers). Seventeen
+ * significant digits read back as the same double, so the output stays exact.
  *
  * The digits are round(|x| * 10^k) for the k that makes them a 17-digit integer, computed
  * as the 53-bit significand times 10^k rounded down to 128 bits (gen_pow10.py): the product
