@@ -162,8 +162,9 @@ def joinery_values(case, kind, csv_path):
     header, rows = read_csv_rows(csv_path)
     first = dict(zip(header, map(float, rows[0])))
     last = dict(zip(header, map(float, rows[-1])))
+    energy = header.index("energy")
     v = {"e0": first["energy"], "e1": last["energy"],
-         "drift": max(abs(float(row[header.index("energy")]) - first["energy"]) for row in rows)}
+         "drift": max(abs(float(row[energy]) - first["energy"]) for row in rows)}
     if case.workload == "w1" and kind == "rod":
         v["tip_x"], v["tip_y"] = last["m%d.x" % case.n], last["m%d.y" % case.n]
     elif case.workload == "w1":
