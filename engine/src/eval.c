@@ -327,6 +327,7 @@ static int double_buffers(jyEval *e, EvalBuffer *b) {
     {&e->local_mass, pc * pc},
     {&e->local_vec, pc},
     {&e->local_bias, pc},
+    {&e->local_balance, pc},
     {&e->local_jac, pr * pc},
     {&e->local_rhs, pr},
     {&e->local_res, pr},

@@ -8,79 +8,77 @@
 
 #include "internal.h"
 
-/* The force on the block an eliminated glue moved, from the block's balance:
- * F = M_loc q_loc'' - (Q + C + A^T mu + the part's glues with rows, J^T mu) + the forces of
- * the links the part leads (J^T F_d: its followers pull on its terminals), restricted to the
- * block. A massless block has no M_loc term. The forces of the links the part leads must be
- * in the channel row already (glue_channels goes from the deepest links up). Written, as for
- * every glue, as the force on the first terminal, at the glue's channels of the row. */
-static jyStatus eliminated_glue_force(jyEval *e, const jyModelLink *link, const double *q,
-                                      const double *v, double t, const double *acc, double *row) {
+/* The balance of a part that eliminated glues moved, over its whole local state:
+ * M_loc q_loc'' - (Q + C + A^T mu + the part's glues with rows, J^T mu) + the forces of the
+ * links the part leads (J^T F_d: its followers pull on its terminals), into
+ * e->local_balance. The force on the block one of its links moved is that block of it (a
+ * massless block has no M_loc term). The forces of the links the part leads must be in the
+ * channel row already (glue_channels goes from the deepest links up). Once per part, not
+ * per link: a sys:constrain on four terminals is one part with four links, and its Lua
+ * constraint was called once for each. */
+static jyStatus eliminated_balance(jyEval *e, const jyModelPart *p, const double *q,
+                                   const double *v, double t, const double *acc,
+                                   const double *row) {
   const jyModel *m = e->model;
-  const jyModelPart *p = &m->parts[link->part];
   const jyPartType *type = p->inst.type;
-  int nc = p->inst.ncoords, nr = p->inst.nrows;
+  int nc = p->inst.ncoords, nr = p->inst.nrows, index = (int)(p - m->parts);
   const double *ql, *vl;
   int mapped;
   jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
   if (st != JY_OK) return st;
-  double force[JY_TERMINAL_MAX_DIM] = {0};
+  double *balance = e->local_balance;
+  memset(balance, 0, sizeof(double) * (size_t)nc);
   jyPartState s = jy_part_state(e, p, ql, vl, t);
   if (type->mass) {
     jy_local_acceleration(e, p, mapped, acc);
     memset(e->local_mass, 0, sizeof(double) * (size_t)nc * nc);
     if (type->mass(jy_eval_inst(e, p), &s, e->local_mass) != 0)
       return jy_part_failed(e, p, "mass", t);
-    for (int c = 0; c < link->dim; c++)
-      for (int b = 0; b < nc; b++)
-        force[c] += e->local_mass[link->offset + c + (size_t)b * nc] * e->acc_loc[b];
+    for (int j = 0; j < nc; j++)
+      for (int b = 0; b < nc; b++) balance[j] += e->local_mass[j + (size_t)b * nc] * e->acc_loc[b];
   }
   if (type->force) {
     memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
     if (type->force(jy_eval_inst(e, p), &s, e->local_vec) != 0)
       return jy_part_failed(e, p, "force", t);
-    for (int c = 0; c < link->dim; c++) force[c] -= e->local_vec[link->offset + c];
+    for (int j = 0; j < nc; j++) balance[j] -= e->local_vec[j];
   }
   /* the whole non-ideal force, laws included (at this evaluation's row forces); it
    * localizes the same part again, so ql and vl stay valid */
   st = jy_part_nonideal(e, p, q, v, t, e->multipliers, acc, &vl);
   if (st != JY_OK) return st;
-  for (int c = 0; c < link->dim; c++) force[c] -= e->local_vec[link->offset + c];
+  for (int j = 0; j < nc; j++) balance[j] -= e->local_vec[j];
   if (nr > 0 && type->constraints) {
     memset(e->local_jac, 0, sizeof(double) * (size_t)nr * nc);
     if (type->constraints(jy_eval_inst(e, p), &s, e->local_jac, e->local_rhs, NULL, NULL) != 0)
       return jy_part_failed(e, p, "constraints", t);
-    for (int c = 0; c < link->dim; c++)
+    for (int j = 0; j < nc; j++)
       for (int i = 0; i < nr; i++)
-        force[c] -=
-          e->local_jac[i + (size_t)(link->offset + c) * nr] * e->multipliers[p->row_offset + i];
+        balance[j] -= e->local_jac[i + (size_t)j * nr] * e->multipliers[p->row_offset + i];
   }
   /* the glues with rows on this part (e->part_glues: not a walk over every glue) */
-  for (int at = e->part_glue_ptr[link->part]; at < e->part_glue_ptr[link->part + 1]; at++) {
+  for (int at = e->part_glue_ptr[index]; at < e->part_glue_ptr[index + 1]; at++) {
     const jyModelGlue *other = &m->glues[e->part_glues[at] / 2];
     int side = e->part_glues[at] % 2;
     int k = side ? other->terminal_b : other->terminal_a;
     double sign = side ? -1.0 : 1.0;
     jyStatus jst = jy_terminal_jacobian(e, p, k, ql, vl, t, e->term_jac_a);
     if (jst != JY_OK) return jst;
-    for (int c = 0; c < link->dim; c++)
+    for (int j = 0; j < nc; j++)
       for (int i = 0; i < other->dim; i++)
-        force[c] -= sign * e->term_jac_a[i + (size_t)(link->offset + c) * other->dim] *
-          e->multipliers[other->row_offset + i];
+        balance[j] -=
+          sign * e->term_jac_a[i + (size_t)j * other->dim] * e->multipliers[other->row_offset + i];
   }
   /* the links the part leads: their blocks pull its terminals with -F_d */
-  for (int at = m->source_link_ptr[link->part]; at < m->source_link_ptr[link->part + 1]; at++) {
+  for (int at = m->source_link_ptr[index]; at < m->source_link_ptr[index + 1]; at++) {
     const jyModelLink *d = &m->links[m->source_links[at]];
     const double *fd = row + m->glues[d->glue].force_channel;
     jyStatus jst = jy_terminal_jacobian(e, p, d->terminal, ql, vl, t, e->term_jac_a);
     if (jst != JY_OK) return jst;
-    for (int c = 0; c < link->dim; c++)
+    for (int j = 0; j < nc; j++)
       for (int i = 0; i < d->dim; i++)
-        force[c] +=
-          e->term_jac_a[i + (size_t)(link->offset + c) * d->dim] * (d->part_is_a ? fd[i] : -fd[i]);
+        balance[j] += e->term_jac_a[i + (size_t)j * d->dim] * (d->part_is_a ? fd[i] : -fd[i]);
   }
-  double *out = row + m->glues[link->glue].force_channel;
-  for (int c = 0; c < link->dim; c++) out[c] = link->part_is_a ? force[c] : -force[c];
   return JY_OK;
 }
 
@@ -184,13 +182,22 @@ static jyStatus glue_channels(jyEval *e, const double *q, const double *v, doubl
       for (int k = 0; k < glue->dim; k++)
         out[glue->force_channel + k] = e->multipliers[glue->row_offset + k];
   }
-  /* the eliminated ones from the deepest up: a link's followers are deeper than it is */
+  /* the eliminated ones from the deepest up: a link's followers are deeper than it is;
+   * each glue written as the force on its first terminal */
   for (int depth = m->chain_depth; depth >= 1; depth--)
-    for (int l = 0; l < m->nlinks; l++) {
-      const jyModelLink *link = &m->links[l];
-      if (m->parts[link->part].depth != depth) continue;
-      jyStatus st = eliminated_glue_force(e, link, q, v, t, acc, out);
+    for (int i = 0; i < m->nparts; i++) {
+      const jyModelPart *p = &m->parts[i];
+      if (p->nlinks == 0 || p->depth != depth) continue;
+      jyStatus st = eliminated_balance(e, p, q, v, t, acc, out);
       if (st != JY_OK) return st;
+      for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
+        const jyModelLink *link = &m->links[l];
+        double *force = out + m->glues[link->glue].force_channel;
+        for (int c = 0; c < link->dim; c++) {
+          double f = e->local_balance[link->offset + c];
+          force[c] = link->part_is_a ? f : -f;
+        }
+      }
     }
   return JY_OK;
 }

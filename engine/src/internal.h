@@ -247,6 +247,7 @@ struct jyEval {
   double *multipliers; /* m */
   /* scratch for one part call; local_bias: -M_loc g of a mapped part, added to its Q_loc */
   double *local_mass, *local_vec, *local_bias, *local_jac, *local_rhs, *local_res, *local_rate;
+  double *local_balance; /* an eliminated glue's part: its balance (eval_channels.c) */
   double *term_jac_a, *term_jac_b;
   /* The local view of each part with links (eliminated coordinates): q, v, the
    * acceleration bias g (q_loc'' = G q'' + g) and G, dense over the part's columns (p->cols,
