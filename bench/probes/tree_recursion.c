@@ -52,22 +52,18 @@ static jyPartState state_of(Chain *c, int p) {
 
 static void recursive_accel(Chain *c, const double *th, const double *w, double *out) {
   int n = c->n;
+  double bob[2] = {0, 0};       /* the bob above: the first pivot is the ground */
   for (int p = 0; p < n; p++) { /* root to leaves: local states and bob terminals */
-    double *q = c->q + 3 * p, *v = c->v + 3 * p, value[2], rate[2];
-    if (p == 0) {
-      q[0] = q[1] = v[0] = v[1] = 0; /* the first pivot: the ground */
-    } else {
+    double *q = c->q + 3 * p, *v = c->v + 3 * p, rate[2];
+    q[0] = bob[0], q[1] = bob[1], v[0] = v[1] = 0;
+    if (p > 0) { /* the pivot's rate: J v of the part above */
       const double *j = c->jac + 6 * (p - 1), *vs = c->v + 3 * (p - 1);
-      jyPartState s = state_of(c, p - 1);
-      double jj[6], gg[2];
-      c->type->terminal(&c->inst, &s, 1, value, jj, rate, gg);
-      q[0] = value[0], q[1] = value[1];
       v[0] = j[0] * vs[0] + j[2] * vs[1] + j[4] * vs[2];
       v[1] = j[1] * vs[0] + j[3] * vs[1] + j[5] * vs[2];
     }
     q[2] = th[p], v[2] = w[p];
     jyPartState s = state_of(c, p);
-    c->type->terminal(&c->inst, &s, 1, value, c->jac + 6 * p, rate, c->gam + 2 * p);
+    c->type->terminal(&c->inst, &s, 1, bob, c->jac + 6 * p, rate, c->gam + 2 * p);
   }
   double mhat[4] = {0}, qhat[2] = {0};
   for (int p = n - 1; p >= 0; p--) { /* leaves to root: articulated inertia on the pivot */
