@@ -133,6 +133,7 @@ enum {
   SOLVER_SPARSE_MIN_COORDS,
   SOLVER_DEPENDENT_TOL,
   SOLVER_DEPENDENT_RCOND,
+  SOLVER_TREE_RECURSION,
   NSOLVER
 };
 typedef enum SolverKind {
@@ -145,7 +146,8 @@ static const char *const solver_names[NSOLVER] = {
   [SOLVER_RANK_RCOND] = "rank_rcond",           [SOLVER_AUGMENT_SCALE] = "augment_scale",
   [SOLVER_CONSISTENCY_TOL] = "consistency_tol", [SOLVER_ASSEMBLY_TOL] = "assembly_tol",
   [SOLVER_ELIMINATE_GLUE] = "eliminate_glue",   [SOLVER_SPARSE_MIN_COORDS] = "sparse_min_coords",
-  [SOLVER_DEPENDENT_TOL] = "dependent_tol",     [SOLVER_DEPENDENT_RCOND] = "dependent_rcond"};
+  [SOLVER_DEPENDENT_TOL] = "dependent_tol",     [SOLVER_DEPENDENT_RCOND] = "dependent_rcond",
+  [SOLVER_TREE_RECURSION] = "tree_recursion"};
 
 static SolverKind solver_kind(int which) {
   switch (which) {
@@ -153,6 +155,7 @@ static SolverKind solver_kind(int which) {
   case SOLVER_DEPENDENT_RCOND:
     return SOLVER_RELATIVE;
   case SOLVER_ELIMINATE_GLUE:
+  case SOLVER_TREE_RECURSION:
     return SOLVER_BOOLEAN;
   case SOLVER_SPARSE_MIN_COORDS:
     return SOLVER_COUNT;
@@ -193,7 +196,8 @@ static void apply_solver_setting(lua_State *L, int which, jySolverDef *d) {
   if (kind == SOLVER_BOOLEAN) {
     if (lua_type(L, -1) != LUA_TBOOLEAN)
       luaL_error(L, "solver setting '%s' must be true or false, got %s", key, luaL_typename(L, -1));
-    d->eliminate_glue = lua_toboolean(L, -1);
+    *(which == SOLVER_TREE_RECURSION ? &d->tree_recursion : &d->eliminate_glue) =
+      lua_toboolean(L, -1);
     return;
   }
   if (lua_type(L, -1) != LUA_TNUMBER)
@@ -236,7 +240,7 @@ static void push_solver_settings(lua_State *L, const jySolverDef *d) {
   for (int i = 0; i < NSOLVER; i++) {
     SolverKind kind = solver_kind(i);
     if (kind == SOLVER_BOOLEAN)
-      lua_pushboolean(L, d->eliminate_glue);
+      lua_pushboolean(L, i == SOLVER_TREE_RECURSION ? d->tree_recursion : d->eliminate_glue);
     else if (kind == SOLVER_COUNT)
       lua_pushinteger(L, d->sparse_min_coords);
     else

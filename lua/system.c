@@ -24,6 +24,7 @@
  *                                   sys:settings() returns the stored settings, both kinds.
  *   sys:compile([solver])           -> Model. solver: {rank_rcond=, augment_scale=,
  *                                   consistency_tol=, assembly_tol=, eliminate_glue=true|false,
+ *                                   tree_recursion=true|false,
  *                                   sparse_min_coords=, dependent_tol=, dependent_rcond=}
  *                                   over those of sys:settings (defaults otherwise); a value
  *                                   out of range is an error naming the setting.

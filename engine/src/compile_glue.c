@@ -2,6 +2,8 @@
  * massless part's own coordinates is removed by substituting those coordinates (they
  * follow the terminal on the other side), so the model has fewer coordinates and rows.
  * docs/numerics.md describes it; dyn_assemble.c maps the part's blocks through it. */
+#include <limits.h>
+
 #include "compile.h"
 
 /* How many glues hold each terminal of each part, counted once so that deciding every glue
@@ -46,6 +48,10 @@ static void free_counts(const jyAllocator *a, glue_counts *c) {
  * (docs/numerics.md, "Glue elimination", has the measurements). */
 enum { CHAIN_MAX_COLS = 6, ROWLESS_MAX_COLS = 16, CHAIN_MAX_DEPTH = 16 };
 
+/* A model whose glues can all be eliminated, with no rows of its own, whose links form a
+ * tree (links_form_tree) takes no bound at all: its acceleration comes from the articulated
+ * recursion over the links (dyn_tree.c), O(1) a part at any depth, and no part keeps a G. */
+
 /* Whether terminal k of a part may be eliminated by substitution: the part has no mass (or
  * declares JY_PART_FOLLOWS_GLUE), the terminal is exactly a block of its own coordinates,
  * it is glued only once, its block overlaps no other glued coordinate-block terminal of the
@@ -69,11 +75,12 @@ static int eliminable(const jySystem *sys, const glue_counts *c, int part, int k
   return 1;
 }
 
-/* Chooses the glues to eliminate, chains within max_cols and CHAIN_MAX_DEPTH, into found
+/* Chooses the glues to eliminate, chains within max_cols and max_depth, into found
  * (and md->glues[g].link 0 for each, -1 otherwise); returns how many. A part that is
  * followed does not follow later, so a source's columns are final when it is chosen. */
 static int choose_links(jyModel *md, const jySystem *sys, const glue_counts *counts, int max_cols,
-                        int *target, int *source, int *width, int *depth, jyModelLink *found) {
+                        int max_depth, int *target, int *source, int *width, int *depth,
+                        jyModelLink *found) {
   int np = sys->nparts, count = 0;
   for (int i = 0; i < np; i++) {
     target[i] = source[i] = depth[i] = 0;
@@ -92,7 +99,7 @@ static int choose_links(jyModel *md, const jySystem *sys, const glue_counts *cou
         continue;
       const jyTerminalSpec *t = &sys->parts[x.part].shape->terminals[x.terminal];
       int w = width[x.part] - t->dim + width[y.part];
-      if (target[y.part] && (w > max_cols || depth[y.part] + 1 > CHAIN_MAX_DEPTH)) continue;
+      if (target[y.part] && (w > max_cols || depth[y.part] + 1 > max_depth)) continue;
       found[count++] =
         (jyModelLink){g, x.part, t->coord_offset, t->dim, y.part, y.terminal, side == 0, NULL};
       target[x.part] = 1;
@@ -105,14 +112,49 @@ static int choose_links(jyModel *md, const jySystem *sys, const glue_counts *cou
   return count;
 }
 
-/* Chooses the glues to eliminate and fills md->links sorted by part: chains within
- * CHAIN_MAX_COLS, or within ROWLESS_MAX_COLS when that leaves the model no rows. */
+/* Whether the chosen links (all the glues) make a tree for the articulated recursion: each
+ * part with links follows a single source part, or is a force element between parts (no
+ * mass, every coordinate eliminated, followed by nothing: its force reaches each source and
+ * no inertia couples them); and no part has a non-ideal law (forces that depend on the
+ * acceleration) or modes (impacts solve with M). `lead` (nparts) is scratch. */
+static int links_form_tree(const jySystem *sys, const jyModelLink *found, int count, int *lead,
+                           int *first_source) {
+  int np = sys->nparts;
+  for (int i = 0; i < np; i++) {
+    const jySysPart *sp = &sys->parts[i];
+    if ((sp->type->nonideal_law && !(sp->shape->flags & JY_PART_NO_LAW)) || sp->shape->hybrid)
+      return 0;
+    lead[i] = 0;
+    first_source[i] = -1;
+  }
+  for (int k = 0; k < count; k++) lead[found[k].source] = 1;
+  int *eliminated = lead + np; /* coordinates eliminated per part (lead has 2 np) */
+  for (int i = 0; i < np; i++) eliminated[i] = 0;
+  for (int k = 0; k < count; k++) {
+    int part = found[k].part;
+    eliminated[part] += found[k].dim;
+    if (first_source[part] < 0) first_source[part] = found[k].source;
+    if (first_source[part] != found[k].source) first_source[part] = -2 - found[k].source;
+  }
+  for (int k = 0; k < count; k++) {
+    int part = found[k].part;
+    if (first_source[part] >= 0) continue; /* one source: a child in the tree */
+    const jySysPart *sp = &sys->parts[part];
+    int bridge = !sp->type->mass && !lead[part] && eliminated[part] == sp->shape->ncoords;
+    if (!bridge) return 0;
+  }
+  return 1;
+}
+
+/* Chooses the glues to eliminate and fills md->links sorted by part: every glue, without
+ * bound, when the model has no rows and the links form a tree (md->tree); else chains
+ * within ROWLESS_MAX_COLS when that leaves the model no rows, else within CHAIN_MAX_COLS. */
 jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys) {
   const jyAllocator *a = &md->alloc;
   int np = sys->nparts, ng = sys->nglues;
   int *target = jy_calloc(a, (size_t)np + 1, sizeof(int));
   int *source = jy_calloc(a, (size_t)np + 1, sizeof(int));
-  int *width = jy_calloc(a, (size_t)np + 1, sizeof(int));
+  int *width = jy_calloc(a, 2 * (size_t)np + 1, sizeof(int)); /* 2 np: links_form_tree */
   int *depth = jy_calloc(a, (size_t)np + 1, sizeof(int));
   jyModelLink *found = jy_calloc(a, (size_t)ng + 1, sizeof *found);
   md->links = jy_calloc(a, (size_t)ng + 1, sizeof *md->links);
@@ -123,11 +165,21 @@ jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys) {
     goto out;
   int part_rows = 0;
   for (int i = 0; i < np; i++) part_rows += sys->parts[i].shape->nrows;
-  int count = part_rows == 0 && ng > 0
-    ? choose_links(md, sys, &counts, ROWLESS_MAX_COLS, target, source, width, depth, found)
-    : -1;
+  int count = -1;
+  md->tree = 0;
+  if (part_rows == 0 && ng > 0) {
+    count = !md->solver.tree_recursion
+      ? -1
+      : choose_links(md, sys, &counts, INT_MAX, INT_MAX, target, source, width, depth, found);
+    /* source and width are free again: scratch for the tree test */
+    md->tree = count == ng && links_form_tree(sys, found, count, width, source);
+    if (!md->tree)
+      count = choose_links(md, sys, &counts, ROWLESS_MAX_COLS, CHAIN_MAX_DEPTH, target, source,
+                           width, depth, found);
+  }
   if (count != ng)
-    count = choose_links(md, sys, &counts, CHAIN_MAX_COLS, target, source, width, depth, found);
+    count = choose_links(md, sys, &counts, CHAIN_MAX_COLS, CHAIN_MAX_DEPTH, target, source, width,
+                         depth, found);
   /* Sorted by target part (counting sort, stable), so each part's links are contiguous. */
   for (int i = 0; i < np; i++) {
     md->parts[i].nlinks = 0;
@@ -158,6 +210,13 @@ jyStatus jy_compile_glue_links(jyModel *md, const jySystem *sys) {
                           md->chain_depth > 1 ? " (chained: parts follow parts that follow)"
                                               : "") != JY_OK)
       goto out; /* st is still JY_ERR_NOMEM */
+    if (md->tree &&
+        jy_compile_report(md,
+                          "no constraint rows left and the links form a tree: the "
+                          "acceleration by the articulated recursion over them "
+                          "(%d levels)",
+                          md->chain_depth) != JY_OK)
+      goto out;
   }
   st = JY_OK;
 out:
@@ -172,7 +231,8 @@ out:
 
 /* After the coordinates are numbered: each part's columns (in order of depth, so a source's
  * are known before its followers'), where each link's source columns sit among its part's,
- * the links each part leads, and the widths the evaluator's buffers need. */
+ * the links each part leads, and the widths the evaluator's buffers need. A tree model keeps
+ * the order by depth instead (md->tree_order) and no columns beyond each part's own. */
 jyStatus jy_compile_chain_columns(jyModel *md) {
   const jyAllocator *a = &md->alloc;
   int np = md->nparts;
@@ -181,8 +241,11 @@ jyStatus jy_compile_chain_columns(jyModel *md) {
   int *slot = jy_calloc(a, (size_t)md->n + 1, sizeof(int)); /* column -> position, or -1 */
   md->source_link_ptr = jy_calloc(a, (size_t)np + 1, sizeof(int));
   md->source_links = jy_calloc(a, (size_t)md->nlinks + 1, sizeof(int));
+  if (md->tree) md->tree_order = jy_calloc(a, (size_t)np + 1, sizeof(int));
   jyStatus st = JY_ERR_NOMEM;
-  if (!order || !by_depth || !slot || !md->source_link_ptr || !md->source_links) goto out;
+  if (!order || !by_depth || !slot || !md->source_link_ptr || !md->source_links ||
+      (md->tree && !md->tree_order))
+    goto out;
   for (int j = 0; j < md->n; j++) slot[j] = -1;
   for (int i = 0; i < np; i++) by_depth[md->parts[i].depth + 1]++;
   for (int d = 0; d < md->chain_depth; d++) by_depth[d + 1] += by_depth[d];
@@ -190,6 +253,12 @@ jyStatus jy_compile_chain_columns(jyModel *md) {
   md->max_part_cols = 1;
   for (int at = 0; at < np; at++) {
     jyModelPart *p = &md->parts[order[at]];
+    if (md->tree) { /* no G: the recursion works in each part's own coordinates */
+      md->tree_order[at] = order[at];
+      p->ncols = p->inst.ncoords;
+      if (p->ncols > md->max_part_cols) md->max_part_cols = p->ncols;
+      continue;
+    }
     if (p->nlinks == 0) {
       p->ncols = p->inst.ncoords;
       if (p->ncols > md->max_part_cols) md->max_part_cols = p->ncols;

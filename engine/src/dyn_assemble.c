@@ -18,7 +18,7 @@ jyStatus jy_part_failed(jyEval *e, const jyModelPart *p, const char *function, d
 
 /* x * 0 is 0 for every finite x and NaN for an infinity or a NaN: sums without a branch
  * per entry, four at a time so that each add does not wait on the one before. */
-static int all_finite(const double *x, size_t count) {
+int jy_all_finite(const double *x, size_t count) {
   double z0 = 0, z1 = 0, z2 = 0, z3 = 0;
   size_t i = 0;
   for (; i + 4 <= count; i += 4) {
@@ -34,7 +34,7 @@ static int all_finite(const double *x, size_t count) {
 /* Whether a part call's outputs pass: unchecked in jy_assemble's first pass (its arrays are
  * checked at the end instead), checked everywhere else. */
 static int part_output_finite(const jyEval *e, const double *x, int count) {
-  return e->trust_parts || all_finite(x, (size_t)count);
+  return e->trust_parts || jy_all_finite(x, (size_t)count);
 }
 
 static jyStatus not_finite(jyEval *e, const jyModelPart *p, const char *function, double t) {
@@ -118,6 +118,50 @@ static part_view view_buffers(const jyEval *e, const jyModelPart *p) {
   return (part_view){at, at + nc, at + 2 * nc, at + 3 * nc};
 }
 
+/* A tree model's view (no G): q, v and in place of g the velocity bias vb (v_loc = G v +
+ * vb), each link's source terminal Jacobian and acceleration bias kept in e->tree for the
+ * recursion, so that no terminal is evaluated twice in an epoch. */
+static jyStatus tree_view_of(jyEval *e, const jyModelPart *p, const double *q, const double *v,
+                             double t, part_view *view) {
+  const jyModel *m = e->model;
+  size_t index = (size_t)(p - m->parts);
+  *view = view_buffers(e, p);
+  if (e->view_stamp[index] == e->view_epoch) return JY_OK;
+  jyTreeWork *w = e->tree;
+  for (int j = 0; j < p->inst.ncoords; j++) {
+    int k = p->coord_map[j];
+    if (k >= 0) view->q[j] = q[k], view->v[j] = v[k], view->g[j] = 0;
+  }
+  for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
+    const jyModelLink *link = &m->links[l];
+    const jyModelPart *src = &m->parts[link->source];
+    int ns = src->inst.ncoords, dim = link->dim;
+    const double *sq = q + src->coord_offset, *sv = v + src->coord_offset, *svb = NULL;
+    if (src->nlinks > 0) {
+      part_view up;
+      jyStatus st = tree_view_of(e, src, q, v, t, &up);
+      if (st != JY_OK) return st;
+      sq = up.q, sv = up.v, svb = up.g;
+    }
+    terminal_eval te;
+    double *jac = w->link_jac + w->link_jac_at[l];
+    jyStatus st = eval_terminal(e, src, link->terminal, sq, sv, t, jac, &te);
+    if (st != JY_OK) return st;
+    for (int c = 0; c < dim; c++) {
+      int j = link->offset + c;
+      double rate = te.vel_bias[c], bias = te.vel_bias[c];
+      for (int i = 0; i < ns; i++) {
+        rate += jac[c + (size_t)i * dim] * sv[i];
+        if (svb) bias += jac[c + (size_t)i * dim] * svb[i];
+      }
+      view->q[j] = te.value[c], view->v[j] = rate, view->g[j] = bias;
+      w->link_bias[(size_t)l * JY_TERMINAL_MAX_DIM + c] = te.acc_bias[c];
+    }
+  }
+  e->view_stamp[index] = e->view_epoch;
+  return JY_OK;
+}
+
 /* The view of a part with links at (q, v, t), computed once per epoch: its own kept
  * coordinates are its first columns; through each link, the source's terminal at the
  * source's own view (computed first, up the chain: chain_depth levels at most) gives the
@@ -126,6 +170,7 @@ static jyStatus part_view_of(jyEval *e, const jyModelPart *p, const double *q, c
                              double t, part_view *view) {
   const jyModel *m = e->model;
   size_t index = (size_t)(p - m->parts);
+  if (e->tree) return tree_view_of(e, p, q, v, t, view);
   *view = view_buffers(e, p);
   if (e->view_stamp[index] == e->view_epoch) return JY_OK;
   int nc = p->inst.ncoords, w = p->ncols, own = 0;
@@ -511,17 +556,18 @@ static int assembled_finite(const jyEval *e, unsigned what) {
   int store = e->store_solves, dense = !(store && (what & JY_ASM_SPARSE_ONLY));
   int ok = 1;
   if (what & JY_ASM_MASS) {
-    if (store) ok &= all_finite(e->store_mass.x, (size_t)e->store_mass.p[n]);
-    if (dense && e->mass) ok &= all_finite(e->mass, n * n);
+    if (store) ok &= jy_all_finite(e->store_mass.x, (size_t)e->store_mass.p[n]);
+    if (dense && e->mass) ok &= jy_all_finite(e->mass, n * n);
   }
-  if (what & JY_ASM_FORCE) ok &= all_finite(e->force, n);
-  if (what & JY_ASM_NONIDEAL) ok &= all_finite(e->nonideal, n);
+  if (what & JY_ASM_FORCE) ok &= jy_all_finite(e->force, n);
+  if (what & JY_ASM_NONIDEAL) ok &= jy_all_finite(e->nonideal, n);
   if (what & JY_ASM_CONSTRAINTS) {
-    if (store) ok &= all_finite(e->store_jac.x, (size_t)e->store_jac.p[n]);
-    if (dense && e->jac) ok &= all_finite(e->jac, rows * n);
-    ok &= all_finite(e->rhs, rows);
+    if (store) ok &= jy_all_finite(e->store_jac.x, (size_t)e->store_jac.p[n]);
+    if (dense && e->jac) ok &= jy_all_finite(e->jac, rows * n);
+    ok &= jy_all_finite(e->rhs, rows);
   }
-  if (what & JY_ASM_RESIDUALS) ok &= all_finite(e->residual, rows) && all_finite(e->rate, rows);
+  if (what & JY_ASM_RESIDUALS)
+    ok &= jy_all_finite(e->residual, rows) && jy_all_finite(e->rate, rows);
   return ok;
 }
 
@@ -532,6 +578,11 @@ static int assembled_finite(const jyEval *e, unsigned what) {
  * Only when the arrays are not finite does a second pass check every call, to name the
  * part; when every call passes there (the sums overflowed), the assembly stands. */
 jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsigned what) {
+  if (e->tree && (what & (JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL))) {
+    /* a tree model keeps no G to map M, Q and C with: its solves are dyn_tree.c's */
+    jy_set_error(e->error, "internal: M, Q or C assembled for a tree model (dyn_tree.c)");
+    return JY_ERR_INVALID;
+  }
   e->trust_parts = 1;
   jyStatus st = assemble_pass(e, q, v, t, what);
   e->trust_parts = 0;
@@ -540,6 +591,11 @@ jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsi
 }
 
 void jy_local_acceleration(jyEval *e, const jyModelPart *p, int mapped, const double *acc) {
+  if (e->tree) { /* the last recursion's, at this state (a tree model has no G) */
+    memcpy(e->acc_loc, e->tree->acc + e->tree->vec_at[p - e->model->parts],
+           sizeof(double) * (size_t)p->inst.ncoords);
+    return;
+  }
   part_view view = mapped ? view_buffers(e, p) : (part_view){0};
   for (int a = 0; a < p->inst.ncoords; a++) {
     if (!mapped) {
@@ -572,7 +628,7 @@ jyStatus jy_part_nonideal(jyEval *e, const jyModelPart *p, const double *q, cons
       return jy_part_failed(e, p, "nonideal_law", t);
     for (int j = 0; j < nc; j++) e->local_vec[j] += extra[j];
   }
-  if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "nonideal", t);
+  if (!jy_all_finite(e->local_vec, nc)) return not_finite(e, p, "nonideal", t);
   return JY_OK;
 }
 
@@ -594,7 +650,7 @@ jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,
     if (p->inst.type->nonideal_law(jy_eval_inst(e, p), &s, mu + p->row_offset, e->acc_loc,
                                    e->local_vec))
       return jy_part_failed(e, p, "nonideal_law", t);
-    if (!all_finite(e->local_vec, nc)) return not_finite(e, p, "nonideal_law", t);
+    if (!jy_all_finite(e->local_vec, nc)) return not_finite(e, p, "nonideal_law", t);
     add_force(e, p, mapped, e->nonideal, e->local_vec);
   }
   return JY_OK;
@@ -613,4 +669,41 @@ void jy_residual_norms(const jyEval *e, double *pos, double *vel) {
   }
   *pos = sqrt(sp);
   *vel = sqrt(sv);
+}
+
+jyStatus jy_tree_load_part(jyEval *e, const jyModelPart *p, const double *q, const double *v,
+                           double t, double *mass, double *force, double *power) {
+  int nc = p->inst.ncoords;
+  const jyPartType *type = p->inst.type;
+  const double *ql, *vl;
+  int mapped;
+  jyStatus st = localize(e, p, q, v, t, &ql, &vl, &mapped);
+  if (st != JY_OK || nc == 0) return st;
+  jyPartState s = jy_part_state(e, p, ql, vl, t);
+  if (type->mass) {
+    memset(e->local_mass, 0, sizeof(double) * (size_t)nc * nc);
+    if (type->mass(jy_eval_inst(e, p), &s, e->local_mass) != 0)
+      return jy_part_failed(e, p, "mass", t);
+    if (!part_output_finite(e, e->local_mass, nc * nc)) return not_finite(e, p, "mass", t);
+    for (int a = 0; a < nc * nc; a++) mass[a] += e->local_mass[a];
+  }
+  if (type->force) {
+    memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
+    if (type->force(jy_eval_inst(e, p), &s, e->local_vec) != 0)
+      return jy_part_failed(e, p, "force", t);
+    if (!part_output_finite(e, e->local_vec, nc)) return not_finite(e, p, "force", t);
+    for (int a = 0; a < nc; a++) force[a] += e->local_vec[a];
+  }
+  if (type->nonideal) {
+    memset(e->local_vec, 0, sizeof(double) * (size_t)nc);
+    if (type->nonideal(jy_eval_inst(e, p), &s, e->local_vec) != 0)
+      return jy_part_failed(e, p, "nonideal", t);
+    if (!part_output_finite(e, e->local_vec, nc)) return not_finite(e, p, "nonideal", t);
+    const double *bias = mapped ? view_buffers(e, p).g : NULL; /* the view's velocity bias */
+    for (int a = 0; a < nc; a++) {
+      force[a] += e->local_vec[a];
+      *power += e->local_vec[a] * (vl[a] - (bias ? bias[a] : 0.0));
+    }
+  }
+  return JY_OK;
 }

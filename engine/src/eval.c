@@ -83,7 +83,7 @@ static size_t mass_pairs(const jyModel *model, int *scratch, int *rows, int *col
   size_t t = 0;
   for (int j = 0; j < model->n; j++, t++)
     if (rows) rows[t] = cols[t] = j;
-  for (int i = 0; i < model->nparts; i++) {
+  for (int i = 0; i < model->nparts && !model->tree; i++) { /* a tree's M is never formed */
     if (!model->parts[i].inst.type->mass) continue;
     int count = part_columns(model, i, rows ? scratch : NULL);
     for (int a = 0; a < count; a++)
@@ -145,7 +145,7 @@ static int build_slots(jyEval *e) {
   int *rows = jy_calloc(a, (size_t)widest + JY_TERMINAL_MAX_DIM + 1, sizeof(int));
   int status = -1;
   if (!e->mass_slot_at || !e->row_slot_at || !e->glue_slot_at || !cols || !rows) goto done;
-  for (int i = 0; i < md->nparts; i++) {
+  for (int i = 0; i < md->nparts && !md->tree; i++) { /* a tree model assembles no M, A */
     const jyModelPart *p = &md->parts[i];
     size_t w = (size_t)p->ncols;
     e->mass_slot_at[i] = total;
@@ -161,7 +161,7 @@ static int build_slots(jyEval *e) {
         (size_t)glue->dim * (size_t)(md->parts[glue->part_a].ncols + md->parts[glue->part_b].ncols);
   }
   if (!(e->slots = jy_calloc(a, total + 1, sizeof(int)))) goto done;
-  for (int i = 0; i < md->nparts; i++) {
+  for (int i = 0; i < md->nparts && !md->tree; i++) {
     const jyModelPart *p = &md->parts[i];
     int w = part_columns(md, i, cols), nr = p->inst.nrows;
     if (p->inst.type->mass)
@@ -294,17 +294,19 @@ static int large_model(const jyModel *md, int allow_sparse) {
  * projection copy and solver workspace are then made only when a fallback needs them
  * (jy_eval_dense_ready): n^2 + 2 m n doubles and more, 200 MB at 2000 coordinates. */
 static int lazy_dense(const jyModel *md, int allow_sparse) {
-  return allow_sparse && md->solver.sparse_min_coords > 0 && md->n >= md->solver.sparse_min_coords;
+  return md->tree ||
+    (allow_sparse && md->solver.sparse_min_coords > 0 && md->n >= md->solver.sparse_min_coords);
 }
 
-/* Where each part with links keeps its view (q, v, g, then G: ncoords x ncols) in the pool
- * (view_at NULL: only the size). Returns the pool's size. */
+/* Where each part with links keeps its view (q, v, g, then G: ncoords x ncols; a tree
+ * model's q, v and velocity bias, no G) in the pool (view_at NULL: only the size). Returns
+ * the pool's size. */
 static size_t view_layout(const jyModel *md, size_t *view_at) {
   size_t at = 0;
   for (int i = 0; i < md->nparts; i++) {
     const jyModelPart *p = &md->parts[i];
     if (view_at) view_at[i] = at;
-    if (p->nlinks > 0) at += (size_t)p->inst.ncoords * (3 + (size_t)p->ncols);
+    if (p->nlinks > 0) at += (size_t)p->inst.ncoords * (3 + (md->tree ? 0 : (size_t)p->ncols));
   }
   return at + 1;
 }
@@ -409,17 +411,18 @@ static jyEval *create(const jyModel *model, int allow_sparse) {
     e->ndependent = model->ndependent;
   }
   e->uk = e->lazy_dense ? NULL : jy_uk_create(a, model->n, model->m);
+  if (model->tree) ok &= (e->tree = jy_tree_create(e)) != NULL;
   e->store_mass_diag = jy_calloc(a, n + 1, sizeof(int));
   e->mass_diag = jy_calloc(a, n + 1, sizeof(double));
   e->solve_dropped = jy_calloc(a, m + 1, 1);
   ok &= scratch_layout(e) == 0;
   ok &= e->store_mass_diag && e->mass_diag && e->solve_dropped && build_store(e) == 0 &&
     build_slots(e) == 0 && index_part_glues(e) == 0;
-  if (ok && allow_sparse) ok = sparse_solvers(e) == 0;
+  if (ok && allow_sparse && !model->tree) ok = sparse_solvers(e) == 0;
   /* parts with modes start in mode 0 (a simulation or the compile sets theirs) */
   if (ok && jy_model_has_modes(model)) ok = jy_eval_set_modes(e, NULL) == JY_OK;
   if (!ok || !e->proj_use || !e->view_at || !e->view_stamp || !e->flags || !e->dependent ||
-      !(e->uk || e->lazy_dense) || (e->lazy_dense && !e->store_solves)) {
+      !(e->uk || e->lazy_dense) || (e->lazy_dense && !e->store_solves && !model->tree)) {
     jy_eval_destroy(e);
     return NULL;
   }
@@ -435,6 +438,7 @@ jyEval *jy_eval_create_dense(const jyModel *model) { return create(model, 0); }
 int jy_eval_dense_ready(jyEval *e) {
   const jyModel *md = e->model;
   size_t n = (size_t)md->n, m = (size_t)md->m;
+  if (md->tree) return -1; /* no M is ever formed: the recursion is its solve */
   if (!e->jac) {
     if (!(e->jac = jy_calloc(&e->alloc, m * n + 1, sizeof(double)))) return -1;
     e->dense_valid &= ~(unsigned)JY_ASM_CONSTRAINTS;
@@ -468,6 +472,7 @@ void jy_eval_destroy(jyEval *e) {
   jy_uk_destroy(e->uk);
   jy_sparse_destroy(e->sparse);
   jy_kkt_destroy(e->kkt);
+  jy_tree_destroy(&a, e->tree);
   jy_csc_free(&a, &e->store_mass);
   jy_csc_free(&a, &e->store_jac);
   jy_free(&a, e->store_mass_diag);
@@ -518,6 +523,7 @@ void jy_eval_constraint_times(const jyEval *e, const double *x, double *out) {
 double jy_eval_kinetic(const jyEval *e, const double *x) {
   int n = e->model->n;
   double sum = 0;
+  if (e->tree) return NAN; /* no M formed; only projections ask, and a tree has no rows */
   if (e->store_valid & JY_ASM_MASS) {
     const jyCsc *c = &e->store_mass;
     for (int j = 0; j < n; j++)
@@ -834,6 +840,7 @@ jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double
 
 jyStatus jy_eval_acceleration(jyEval *e, const double *q, const double *v, double t, double *acc) {
   if (!e || !q || !v || !acc) return JY_ERR_INVALID;
+  if (e->tree) return jy_tree_acceleration(e, q, v, t, acc, 0);
   int stabilize = e->baumgarte_rate > 0;
   jyStatus st = jy_assemble(e, q, v, t,
                             JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |

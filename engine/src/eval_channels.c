@@ -145,7 +145,10 @@ static void derived_channels(jyEval *e, const double *v, const double energy[2],
   jy_residual_norms(e, &derived[JY_CH_RESIDUAL_POS], &derived[JY_CH_RESIDUAL_VEL]);
   double ideal = 0, nonideal = 0; /* (A^T mu) . v = mu . (A v) */
   for (int i = 0; i < m->m; i++) ideal += e->multipliers[i] * e->jac_times_v[i];
-  for (int j = 0; j < m->n; j++) nonideal += e->nonideal[j] * v[j];
+  if (e->tree) /* C is not mapped to the coordinates there: the recursion summed C . v */
+    nonideal = e->tree->nonideal_power;
+  else
+    for (int j = 0; j < m->n; j++) nonideal += e->nonideal[j] * v[j];
   derived[JY_CH_POWER_IDEAL] = ideal;
   derived[JY_CH_POWER_NONIDEAL] = nonideal;
 }
@@ -181,6 +184,17 @@ static jyStatus glue_channels(jyEval *e, const double *q, const double *v, doubl
     if (glue->link < 0)
       for (int k = 0; k < glue->dim; k++)
         out[glue->force_channel + k] = e->multipliers[glue->row_offset + k];
+  }
+  if (e->tree) { /* the recursion's (M a - Q) on each block */
+    for (int l = 0; l < m->nlinks; l++) {
+      const jyModelLink *link = &m->links[l];
+      double *force = out + m->glues[link->glue].force_channel;
+      for (int c = 0; c < link->dim; c++) {
+        double f = e->tree->link_force[(size_t)l * JY_TERMINAL_MAX_DIM + (size_t)c];
+        force[c] = link->part_is_a ? f : -f;
+      }
+    }
+    return JY_OK;
   }
   /* the eliminated ones from the deepest up: a link's followers are deeper than it is;
    * each glue written as the force on its first terminal */
@@ -263,11 +277,13 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
   if (!e || !q || !v || !out) return JY_ERR_INVALID;
   const jyModel *m = e->model;
   double *acc = e->channel_scratch;
-  /* Solved, with the multipliers, where the evaluator solves (the store on a large model). */
-  jyStatus st = jy_assemble(e, q, v, t,
-                            JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |
-                              JY_ASM_RESIDUALS | JY_ASM_SPARSE_ONLY);
-  if (st == JY_OK) st = jy_eval_acceleration_and_multipliers(e, q, v, t, acc);
+  /* Solved, with the multipliers, where the evaluator solves (the store on a large model);
+   * a tree model has no rows: the recursion, with the eliminated glues' forces. */
+  jyStatus st = e->tree ? jy_tree_acceleration(e, q, v, t, acc, 1)
+                        : jy_assemble(e, q, v, t,
+                                      JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL |
+                                        JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS | JY_ASM_SPARSE_ONLY);
+  if (st == JY_OK && !e->tree) st = jy_eval_acceleration_and_multipliers(e, q, v, t, acc);
   if (st != JY_OK) return st;
   jy_eval_constraint_times(e, v, e->jac_times_v);
 

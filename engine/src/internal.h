@@ -204,6 +204,11 @@ struct jyModel {
   int chain_depth;                     /* the deepest link chain (0: no links) */
   int *source_link_ptr, *source_links; /* nparts + 1, nlinks: the links each part leads */
   int has_laws;                        /* some part has a non-ideal law (fixed-point solve) */
+  /* No rows, every glue eliminated and the links a tree (compile_glue.c): the acceleration
+   * by the articulated recursion (dyn_tree.c); tree_order (nparts) lists the parts by depth,
+   * sources before their followers. No part keeps columns beyond its own, nor a G. */
+  int tree;
+  int *tree_order;
 };
 
 /* The derived channels every model reports after t, q and der(q), in this order: their
@@ -238,6 +243,20 @@ enum {
 /* What a projection assembles: M and A where the evaluator solves (the store alone on a
  * large model), the residuals and rates. */
 #define JY_ASM_PROJECTION (JY_ASM_MASS | JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS | JY_ASM_SPARSE_ONLY)
+
+/* The articulated recursion's buffers (dyn_tree.c), for a tree model: per part (nc its
+ * coordinates, at mat_at / vec_at) its articulated mass and force in its own coordinates
+ * (its M, Q and C plus what its followers pass up), the factor of the block of its kept
+ * coordinates, that block's solve against the rest (nc x (nc + 1)), its acceleration; per
+ * link the source terminal's Jacobian (dim x the source's nc, at link_jac_at) and bias, and
+ * the glue's force on the block, written by the views and the recursion. */
+typedef struct jyTreeWork {
+  size_t *mat_at, *vec_at, *link_jac_at;
+  size_t mats, vecs; /* the pools' lengths */
+  double *mass, *factor, *reduced, *force, *acc;
+  double *link_jac, *link_bias, *link_force; /* link_bias, link_force: JY_TERMINAL_MAX_DIM a link */
+  double nonideal_power; /* C . (v_loc - velocity bias) over the parts: C . v in global terms */
+} jyTreeWork;
 
 struct jyEval {
   const jyModel *model;
@@ -339,9 +358,28 @@ struct jyEval {
    * the first; an overridden part's params and data are owned copies (owned_params). */
   jyPartInstance *insts;
   unsigned char *owned_params;
+  jyTreeWork *tree; /* a tree model's recursion; NULL otherwise */
   char part_error[512];
   char error[JY_ERROR_LEN];
 };
+
+/* The tree recursion's buffers for e's model (a tree model): NULL when out of memory. */
+jyTreeWork *jy_tree_create(const jyEval *e);
+void jy_tree_destroy(const jyAllocator *a, jyTreeWork *w);
+
+/* The acceleration of a tree model at (q, v, t) by the articulated recursion; with
+ * glue_forces the eliminated glues' forces into tree->link_force too. Never allocates. */
+jyStatus jy_tree_acceleration(jyEval *e, const double *q, const double *v, double t, double *acc,
+                              int glue_forces);
+
+/* A tree model's part at (q, v, t) within the current view epoch: its mass matrix added into
+ * mass (nc x nc), its force and non-ideal force into force; *power += C . (v_loc - the
+ * velocity bias of its view). Checks the part's outputs unless e->trust_parts. */
+jyStatus jy_tree_load_part(jyEval *e, const jyModelPart *p, const double *q, const double *v,
+                           double t, double *mass, double *force, double *power);
+
+/* Whether every one of count values is finite. */
+int jy_all_finite(const double *x, size_t count);
 
 /* Zero-fills part's scratch (every part's when part < 0). */
 void jy_eval_clear_scratch(jyEval *e, int part);

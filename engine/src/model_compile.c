@@ -21,6 +21,7 @@ jySolverDef jy_default_solver_def(void) {
     .dependent_tol = 1e-4,
     .dependent_rcond = 1e-3,
     .eliminate_glue = 1,
+    .tree_recursion = 1,
     .sparse_min_coords = 60,
   };
 }
@@ -40,6 +41,7 @@ void jy_model_destroy(jyModel *model) {
   for (int l = 0; l < model->nlinks; l++) jy_free(&a, model->links[l].pos);
   jy_free(&a, model->source_link_ptr);
   jy_free(&a, model->source_links);
+  jy_free(&a, model->tree_order);
   for (int i = 0; i < model->nglues; i++) jy_free(&a, model->glues[i].name);
   if (model->local_names)
     for (int i = 0; i < model->nlocal; i++) jy_free(&a, model->local_names[i]);

@@ -381,7 +381,9 @@ static jyStatus initial_multipliers(jySim *sim) {
 
 static jyStatus setup_formulation(jySim *sim) {
   const jyModel *model = sim->model;
-  if (sim->def.formulation != JY_FORMULATION_NP) return JY_OK;
+  /* A tree model has no rows: N-P's equation is then M q'' = Q + C, Udwadia-Kalaba's, which
+   * the tree recursion solves without the dense M that N-P's evaluator would form. */
+  if (sim->def.formulation != JY_FORMULATION_NP || model->tree) return JY_OK;
   sim->np = jy_np_create(model);
   sim->lam = jy_calloc(&model->alloc, (size_t)model->m + 1, sizeof(double));
   sim->lamdot = jy_calloc(&model->alloc, (size_t)model->m + 1, sizeof(double));

@@ -192,9 +192,10 @@ static void check_pendulum_mapped(jyEnv *env) {
  * follow (p2's through p1's), so the model is the two angles with no rows, and G^T M G and
  * G^T (Q - M g) must be Lagrange's double pendulum:
  *   M = [(m1 + m2) l1^2, m2 l1 l2 c; m2 l1 l2 c, m2 l2^2], c = cos(th1 - th2),
- *   Q = [-(m1 + m2) g l1 sin th1 - m2 l1 l2 s w2^2, -m2 g l2 sin th2 + m2 l1 l2 s w1^2]. */
-static void check_pendulum_chain(jyEnv *env) {
-  const double m1 = 1.5, l1 = 0.8, m2 = 0.7, l2 = 1.3, g = -gravity[1];
+ *   Q = [-(m1 + m2) g l1 sin th1 - m2 l1 l2 s w2^2, -m2 g l2 sin th2 + m2 l1 l2 s w1^2].
+ * The links form a tree: by default the tree recursion solves it without forming M, and its
+ * acceleration must be M^-1 Q. */
+static jySystem *double_pendulum(jyEnv *env, double m1, double l1, double m2, double l2) {
   jySystem *sys = jy_system_create(env);
   jy_system_set_gravity(sys, gravity);
   jyPartId ground = PART(sys, "ground", "g", {"dim", 2});
@@ -202,21 +203,37 @@ static void check_pendulum_chain(jyEnv *env) {
   jyPartId p2 = PART(sys, "pendulum", "p2", {"m", m2}, {"l", l2});
   stage_glue(sys, p1, "pivot", ground, "pos", "pivot1");
   stage_glue(sys, p2, "pivot", p1, "bob", "pivot2");
-  jyModel *md;
-  jyEval *e = stage_eval(sys, 1, &md);
-  if (!ok(e && md->n == 2 && md->m == 0 && md->nlinks == 2 && md->chain_depth == 2,
-          "two pendulums in a chain: 2 coordinates, no rows, 2 links 2 deep")) {
-    stage_free(e, md);
-    return;
-  }
+  return sys;
+}
+
+static void check_pendulum_chain(jyEnv *env) {
+  const double m1 = 1.5, l1 = 0.8, m2 = 0.7, l2 = 1.3, g = -gravity[1];
   const double q[2] = {0.3, -0.5}, v[2] = {0.7, -1.1};
-  ok(jy_assemble(e, q, v, 0, JY_ASM_MASS | JY_ASM_FORCE) == JY_OK && e->mass, "assembled");
   double c = cos(q[0] - q[1]), s = sin(q[0] - q[1]);
   double mass[4] = {(m1 + m2) * l1 * l1, m2 * l1 * l2 * c, m2 * l1 * l2 * c, m2 * l2 * l2};
   double force[2] = {-(m1 + m2) * g * l1 * sin(q[0]) - m2 * l1 * l2 * s * v[1] * v[1],
                      -m2 * g * l2 * sin(q[1]) + m2 * l1 * l2 * s * v[0] * v[0]};
-  expect_block(e->mass, mass, 4, "M = G^T M_loc G: the double pendulum's");
-  expect_block(e->force, force, 2, "Q = G^T (Q_loc - M_loc g): gravity and the velocity terms");
+  jyModel *md;
+  jyEval *e = stage_eval(double_pendulum(env, m1, l1, m2, l2), 1 | STAGE_NO_TREE, &md);
+  if (ok(e && md->n == 2 && md->m == 0 && md->nlinks == 2 && md->chain_depth == 2 && !md->tree,
+         "two pendulums in a chain, tree_recursion off: 2 coordinates, no rows, 2 links 2 "
+         "deep")) {
+    ok(jy_assemble(e, q, v, 0, JY_ASM_MASS | JY_ASM_FORCE) == JY_OK && e->mass, "assembled");
+    expect_block(e->mass, mass, 4, "M = G^T M_loc G: the double pendulum's");
+    expect_block(e->force, force, 2, "Q = G^T (Q_loc - M_loc g): gravity and the velocity terms");
+  }
+  stage_free(e, md);
+  e = stage_eval(double_pendulum(env, m1, l1, m2, l2), 1, &md);
+  if (ok(e && md->n == 2 && md->m == 0 && md->tree, "... by default a tree model")) {
+    double acc[2], det = mass[0] * mass[3] - mass[1] * mass[2];
+    double want[2] = {(mass[3] * force[0] - mass[1] * force[1]) / det,
+                      (mass[0] * force[1] - mass[2] * force[0]) / det};
+    ok(jy_eval_acceleration(e, q, v, 0, acc) == JY_OK, "the recursion's acceleration");
+    /* a 2 x 2 solve, condition ~10 here: rounding far below 1e-13 of the size */
+    expect_block(acc, want, 2, "... M^-1 Q, Lagrange's");
+    ok(jy_assemble(e, q, v, 0, JY_ASM_MASS) == JY_ERR_INVALID,
+       "... an assembly of M on a tree model is refused (it keeps no G), not silently empty");
+  }
   stage_free(e, md);
 }
 
@@ -263,7 +280,7 @@ static void check_part_failures(jyEnv *env) {
 }
 
 int main(void) {
-  plan(34);
+  plan(38);
   jyEnv *env = stage_env();
   if (!env) {
     ok(0, "environment with the components");

@@ -133,11 +133,12 @@ end
 -- 1000 chained pendulum parts (massless pivots: the KKT path), horizontal at rest: 3000
 -- coordinates without glue elimination, beyond the dense fallback. The KKT solve used to
 -- measure its rows against b alone, which is rounding (~1e-29) at rest, and called a 2e-15
--- solve "constraints not met". With elimination (the default) the pivots follow the bobs
--- in chains of at most 6 columns (compile_glue.c): the first 6 angles hang from the
+-- solve "constraints not met". With elimination and tree_recursion off the pivots follow the
+-- bobs in chains of at most 6 columns (compile_glue.c): the first 6 angles hang from the
 -- ground, then each chain keeps its first pivot (px, py) and 4 angles, so N + 2 (N - 6) / 4
--- coordinates (rounded up) and 2 pivot rows a chain.
-for _, eliminate in ipairs { false, true } do
+-- coordinates (rounded up) and 2 pivot rows a chain. By default (the links a tree, no rows)
+-- the N angles alone, solved by the tree recursion.
+for _, solver in ipairs { { eliminate_glue = false }, { tree_recursion = false }, {} } do
   local N = 1000
   local sys = joinery.system { gravity = { 0, -9.81 } }
   local prev = sys:add("ground", "g", { dim = 2 }).pos
@@ -145,16 +146,18 @@ for _, eliminate in ipairs { false, true } do
     prev = sys:add("pendulum", "p" .. i, { m = 1, l = 1, init = { theta = math.pi / 2 },
                                            pivot = prev }).bob
   end
-  local model = sys:compile { eliminate_glue = eliminate }
+  local model = sys:compile(solver)
   local res = model:simulate { t_end = 0.002, dt_out = 0.002, method = "adams", rtol = 1e-8,
                                atol = 1e-10 }
   -- as for the rod chain above: energy to 1e-8 of m g L N (N + 1) / 2
   local e0, e1, scale = res.energy[1], res.energy[res.rows], 9.81 * N * (N + 1) / 2
-  local coords = eliminate and N + 2 * ((N - 6 + 3) // 4) or 3 * N
+  local coords = solver.eliminate_glue == false and 3 * N
+    or solver.tree_recursion == false and N + 2 * ((N - 6 + 3) // 4) or N
   tap.ok(model:num_coords() == coords and res.rows == 2 and math.abs(e1 - e0) <= 1e-8 * scale,
-    string.format("%d-pendulum chain (%d coordinates, want %d; sparse KKT only): %d steps to "
+    string.format("%d-pendulum chain (%d coordinates, want %d; %s): %d steps to "
       .. "2 ms, energy kept to %.2g of m g L N(N+1)/2", N, model:num_coords(), coords,
-      res.stats.steps, math.abs(e1 - e0) / scale))
+      coords == N and "tree recursion" or "sparse KKT only", res.stats.steps,
+      math.abs(e1 - e0) / scale))
 end
 
 -- A chain with one rod twice (r1 and "again" tie m1 to the ground): its rows lose rank, so

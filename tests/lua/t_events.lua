@@ -173,8 +173,11 @@ do
   tap.ok(not bad_ok and tostring(err):find("event 'stiffen'", 1, true)
     and (tostring(err):find("-1", 1, true) or tostring(err):find("not supported yet", 1, true)),
     "set_param outside the domain: " .. tostring(err))
+  -- (tree_recursion off: with the default the spring and mass make a tree model, which has
+  -- no rows and runs N-P as Udwadia-Kalaba)
   local np_ok, np_err = pcall(function()
-    return oscillator(400):simulate { t_end = 0.3, formulation = "natsiavas-paraskevopoulos" }
+    return oscillator(400):settings { tree_recursion = false }:simulate {
+      t_end = 0.3, formulation = "natsiavas-paraskevopoulos" }
   end)
   tap.ok(not np_ok and tostring(np_err):find("natsiavas-paraskevopoulos", 1, true),
     "set_param under N-P is refused with the reason: " .. tostring(np_err))

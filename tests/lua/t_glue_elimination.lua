@@ -12,10 +12,12 @@ local cases = {
   { "double_pendulum", { "p1.theta", "p2.theta", "energy", "force.p1.pivot.x", "force.p1.pivot.y",
     "force.p2.pivot.x", "force.p2.pivot.y" }, 2, 6, t_end = 1 },
 }
--- Pendulums hung in series. 14 leave no rows when each follows the one before (14 columns
--- at the end, within the 16 a model without rows may take): a single chain from the ground.
--- 18 would need 18: the chains then stop at 6 columns, so the first 6 chain from the ground
--- and the 7th, 11th and 15th keep their pivots and rows and start chains of 4.
+-- Pendulums hung in series: each follows the one before, no rows left, the links a chain
+-- from the ground: a tree model, solved by the articulated recursion (dyn_tree.c), one angle
+-- each. With tree_recursion off, M is formed through each part's G: 14 pendulums leave no
+-- rows (14 columns at the end, within the 16 a model without rows may take); 18 would need
+-- 18, so the chains stop at 6 columns: the first 6 chain from the ground and the 7th, 11th
+-- and 15th keep their pivots and rows and start chains of 4.
 local function pendulum_chain(count)
   return function()
     local joinery = require "joinery"
@@ -38,10 +40,16 @@ local function chain_channels(count, pivots)
 end
 -- Over 2 s the chain's two runs drift apart to 3e-9 (Prescott kernel); over 0.5 s they
 -- agree to 2e-11, the formulations' agreement rather than the chain's growth of differences.
-cases[#cases + 1] = { pendulum_chain(14), label = "14 pendulums in series (no rows)",
+cases[#cases + 1] = { pendulum_chain(14), label = "14 pendulums in series (tree recursion)",
   chain_channels(14, { 1, 2, 6, 7, 8, 11, 14 }), 14, 42, t_end = 0.5 }
+cases[#cases + 1] = { pendulum_chain(14), label = "14 pendulums in series (no rows, M formed)",
+  chain_channels(14, { 1, 2, 6, 7, 8, 11, 14 }), 14, 42, t_end = 0.5,
+  solver = { tree_recursion = false } }
+cases[#cases + 1] = { pendulum_chain(18), label = "18 pendulums in series (tree recursion)",
+  chain_channels(18, { 1, 2, 6, 7, 8, 11, 14, 15, 18 }), 18, 54, t_end = 0.5 }
 cases[#cases + 1] = { pendulum_chain(18), label = "18 pendulums in series (four chains)",
-  chain_channels(18, { 1, 2, 6, 7, 8, 11, 14, 15, 18 }), 24, 54, t_end = 0.5 }
+  chain_channels(18, { 1, 2, 6, 7, 8, 11, 14, 15, 18 }), 24, 54, t_end = 0.5,
+  solver = { tree_recursion = false } }
 -- The rod's ends as the glues' second terminals: the force channel stays the force on the
 -- first terminal (here the pivot and the bob).
 local function reversed()
@@ -81,7 +89,9 @@ for _, c in ipairs(cases) do
   local runs = {}
   for k, eliminate in ipairs { true, false } do
     local sys = type(c[1]) == "function" and c[1]() or dofile("examples/" .. c[1] .. ".lua")
-    local model = sys:compile { eliminate_glue = eliminate }
+    local solver = { eliminate_glue = eliminate }
+    for key, value in pairs(c.solver or {}) do solver[key] = value end
+    local model = sys:compile(solver)
     local o = { rtol = opts.rtol, atol = opts.atol, t_end = c.t_end or opts.t_end, dt_out = opts.dt_out }
     runs[k] = { n = model:num_coords(), res = model:simulate(o), channels = model:channels() }
   end

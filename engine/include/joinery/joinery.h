@@ -268,6 +268,10 @@ typedef struct jySolverDef {
   /* Models with at least this many coordinates and a diagonal positive mass matrix use the
    * sparse solve (CHOLMOD on A M^-1 A^T) instead of the dense one (60; 0: never). */
   int sparse_min_coords;
+  /* The tree recursion (1): a model that glue elimination leaves without rows, its links a
+   * tree (a chain of pendulums, masses joined by springs), is solved by the articulated
+   * recursion over the links, O(1) a part, instead of forming M. 0: M is formed (a check). */
+  int tree_recursion;
 } jySolverDef;
 
 JY_API jySolverDef jy_default_solver_def(void);

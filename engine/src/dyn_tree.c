@@ -1,0 +1,321 @@
+/* The articulated recursion of a tree model (internal.h, jyModel.tree): no rows, every glue
+ * eliminated, each part with links following one source part (or a massless force element
+ * between parts). M q'' = Q + C in the model's coordinates is then solved in O(1) a part,
+ * the block elimination of M in the order of the tree, without forming M or any G:
+ *
+ * leaves to root, each part's articulated mass and force (its own M_loc, Q + C, plus what
+ * its followers pass up) in its own coordinates, split into the kept ones K and those its
+ * links eliminated, E: with the K block factored, M' = M_EE - M_EK M_KK^-1 M_KE and
+ * Q' = Q_E - M_EK M_KK^-1 Q_K are the inertia and force the block passes to its source
+ * through the terminal it follows (q_E'' = J q_src'' + gamma): M_src += J^T M' J,
+ * Q_src += J^T (Q' - M' gamma). A root (no links) solves M a = Q.
+ *
+ * root to leaves, a_E = J a_src + gamma, then a_K = M_KK^-1 (Q_K - M_KE a_E); the glue's force
+ * on the block is (M a - Q)_E.
+ *
+ * M is positive definite exactly when every K block is (they are the pivots of that block
+ * elimination), so a block that is not means the acceleration is not unique: said, with the
+ * part and its coordinates. docs/numerics.md, "The tree recursion". */
+#include <lapacke.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+jyTreeWork *jy_tree_create(const jyEval *e) {
+  const jyModel *md = e->model;
+  const jyAllocator *a = &md->alloc;
+  size_t np = (size_t)md->nparts, nl = (size_t)md->nlinks, mats = 0, vecs = 0, jacs = 0;
+  jyTreeWork *w = jy_calloc(a, 1, sizeof *w);
+  if (!w) return NULL;
+  w->mat_at = jy_calloc(a, np + 1, sizeof(size_t));
+  w->vec_at = jy_calloc(a, np + 1, sizeof(size_t));
+  w->link_jac_at = jy_calloc(a, nl + 1, sizeof(size_t));
+  if (!w->mat_at || !w->vec_at || !w->link_jac_at) goto fail;
+  for (size_t i = 0; i < np; i++) {
+    size_t nc = (size_t)md->parts[i].inst.ncoords;
+    w->mat_at[i] = mats, w->vec_at[i] = vecs;
+    mats += nc * (nc + 1);
+    vecs += nc;
+  }
+  for (size_t l = 0; l < nl; l++) {
+    w->link_jac_at[l] = jacs;
+    jacs += (size_t)md->links[l].dim * (size_t)md->parts[md->links[l].source].inst.ncoords;
+  }
+  w->mats = mats, w->vecs = vecs;
+  w->mass = jy_calloc(a, mats + 1, sizeof(double));
+  w->factor = jy_calloc(a, mats + 1, sizeof(double));
+  w->reduced = jy_calloc(a, mats + 1, sizeof(double));
+  w->force = jy_calloc(a, vecs + 1, sizeof(double));
+  w->acc = jy_calloc(a, vecs + 1, sizeof(double));
+  w->link_jac = jy_calloc(a, jacs + 1, sizeof(double));
+  w->link_bias = jy_calloc(a, nl * JY_TERMINAL_MAX_DIM + 1, sizeof(double));
+  w->link_force = jy_calloc(a, nl * JY_TERMINAL_MAX_DIM + 1, sizeof(double));
+  if (w->mass && w->factor && w->reduced && w->force && w->acc && w->link_jac && w->link_bias &&
+      w->link_force)
+    return w;
+fail:
+  jy_tree_destroy(a, w);
+  return NULL;
+}
+
+void jy_tree_destroy(const jyAllocator *a, jyTreeWork *w) {
+  if (!w) return;
+  jy_free(a, w->mat_at);
+  jy_free(a, w->vec_at);
+  jy_free(a, w->link_jac_at);
+  jy_free(a, w->mass);
+  jy_free(a, w->factor);
+  jy_free(a, w->reduced);
+  jy_free(a, w->force);
+  jy_free(a, w->acc);
+  jy_free(a, w->link_jac);
+  jy_free(a, w->link_bias);
+  jy_free(a, w->link_force);
+  jy_free(a, w);
+}
+
+/* A part's kept local coordinates into kept, those its links eliminated into elim; returns
+ * how many are kept. */
+static int split_coords(const jyModelPart *p, int *kept, int *elim) {
+  int nk = 0, ne = 0;
+  for (int j = 0; j < p->inst.ncoords; j++) {
+    if (p->coord_map[j] >= 0)
+      kept[nk++] = j;
+    else
+      elim[ne++] = j;
+  }
+  return nk;
+}
+
+/* A pivot block is taken as positive definite when its Cholesky pivots all exceed this much
+ * of its largest diagonal entry: rounding leaves ~1e-16 relative where a coordinate carries
+ * no mass at all, and a real mass ratio of 1e12 between coordinates of one part is far
+ * beyond any model's. */
+static const double PIVOT_FLOOR = 1e-12;
+
+/* Factors the nk x nk block (column-major, leading dimension nk) in place, lower Cholesky;
+ * a 1 x 1 block is its own factor. 0, or -1 when it is not positive definite. */
+static int factor_block(double *block, int nk) {
+  double largest = 0;
+  for (int k = 0; k < nk; k++)
+    if (block[k + (size_t)k * nk] > largest) largest = block[k + (size_t)k * nk];
+  if (!(largest > 0)) return -1;
+  if (nk == 1) return 0;
+  if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', nk, block, nk) != 0) return -1;
+  for (int k = 0; k < nk; k++) {
+    double pivot = block[k + (size_t)k * nk];
+    if (!(pivot * pivot > PIVOT_FLOOR * largest)) return -1;
+  }
+  return 0;
+}
+
+/* Solves (factored block) X = rhs in place for ncols columns (leading dimension nk). */
+static void solve_block(const double *factor, int nk, double *rhs, int ncols) {
+  if (nk == 1) {
+    for (int c = 0; c < ncols; c++) rhs[c] /= factor[0];
+    return;
+  }
+  LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', nk, ncols, factor, nk, rhs, nk);
+}
+
+static jyStatus not_positive(jyEval *e, const jyModelPart *p, const int *kept, int nk, double t) {
+  const jyModel *m = e->model;
+  char names[512] = "";
+  for (int k = 0, used = 0; k < nk && used + 1 < (int)sizeof names; k++)
+    used += snprintf(names + used, sizeof names - (size_t)used, "%s%s", k ? ", " : "",
+                     m->coord_names[p->coord_map[kept[k]]]);
+  jy_set_error(e->error,
+               "acceleration not unique at t = %.9g: part '%s' (%s): its coordinates %s carry "
+               "no mass, with the parts that follow it (their articulated mass is not positive "
+               "definite); give them mass or glue them to something",
+               t, p->inst.name, p->inst.type->name, names);
+  return JY_ERR_NOT_UNIQUE;
+}
+
+/* Leaves to root for one part with links: its K block factored, M' and Q' passed to the
+ * sources of its links. */
+static jyStatus pass_up(jyEval *e, const jyModelPart *p, double t) {
+  const jyModel *m = e->model;
+  jyTreeWork *w = e->tree;
+  size_t index = (size_t)(p - m->parts);
+  int nc = p->inst.ncoords, kept[JY_PART_MAX_COORDS], elim[JY_PART_MAX_COORDS];
+  int nk = split_coords(p, kept, elim), ne = nc - nk;
+  const double *mass = w->mass + w->mat_at[index], *force = w->force + w->vec_at[index];
+  double *factor = w->factor + w->mat_at[index], *reduced = w->reduced + w->mat_at[index];
+  double *mp = e->block, *qp = e->block + (size_t)ne * ne; /* M' (ne x ne), Q' (ne) */
+  for (int b = 0; b < ne; b++) {
+    qp[b] = force[elim[b]];
+    for (int a = 0; a < ne; a++) mp[a + (size_t)b * ne] = mass[elim[a] + (size_t)elim[b] * nc];
+  }
+  if (nk > 0) {
+    for (int b = 0; b < nk; b++)
+      for (int a = 0; a < nk; a++)
+        factor[a + (size_t)b * nk] = mass[kept[a] + (size_t)kept[b] * nc];
+    if (factor_block(factor, nk) != 0) return not_positive(e, p, kept, nk, t);
+    /* reduced = M_KK^-1 [M_KE, Q_K] (nk x (ne + 1)) */
+    for (int b = 0; b < ne; b++)
+      for (int a = 0; a < nk; a++)
+        reduced[a + (size_t)b * nk] = mass[kept[a] + (size_t)elim[b] * nc];
+    for (int a = 0; a < nk; a++) reduced[a + (size_t)ne * nk] = force[kept[a]];
+    solve_block(factor, nk, reduced, ne + 1);
+    for (int b = 0; b <= ne; b++)
+      for (int a = 0; a < ne; a++) {
+        double sum = 0;
+        for (int k = 0; k < nk; k++)
+          sum += mass[elim[a] + (size_t)kept[k] * nc] * reduced[k + (size_t)b * nk];
+        if (b < ne)
+          mp[a + (size_t)b * ne] -= sum;
+        else
+          qp[a] -= sum;
+      }
+  }
+  int inertia = 0;
+  for (int a = 0; a < ne * ne && !inertia; a++) inertia = mp[a] != 0;
+  /* each E coordinate a is row ca of link la's block, whose source receives it */
+  for (int a = 0; a < ne; a++) {
+    const jyModelLink *la = &m->links[-1 - p->coord_map[elim[a]]];
+    int ca = elim[a] - la->offset, ns = m->parts[la->source].inst.ncoords;
+    size_t src = (size_t)la->source, l = (size_t)(la - m->links);
+    const double *ja = w->link_jac + w->link_jac_at[l];
+    double f = qp[a];
+    for (int b = 0; inertia && b < ne; b++) {
+      const jyModelLink *lb = &m->links[-1 - p->coord_map[elim[b]]];
+      f -= mp[a + (size_t)b * ne] *
+        w->link_bias[(size_t)(lb - m->links) * JY_TERMINAL_MAX_DIM + (elim[b] - lb->offset)];
+    }
+    double *src_force = w->force + w->vec_at[src], *src_mass = w->mass + w->mat_at[src];
+    for (int i = 0; i < ns; i++) src_force[i] += ja[ca + (size_t)i * la->dim] * f;
+    for (int b = 0; inertia && b < ne; b++) { /* one source for every link (links_form_tree) */
+      const jyModelLink *lb = &m->links[-1 - p->coord_map[elim[b]]];
+      const double *jb = w->link_jac + w->link_jac_at[lb - m->links];
+      int cb = elim[b] - lb->offset;
+      double mab = mp[a + (size_t)b * ne];
+      if (mab == 0) continue;
+      for (int i2 = 0; i2 < ns; i2++) {
+        double right = mab * jb[cb + (size_t)i2 * lb->dim];
+        for (int i = 0; i < ns; i++)
+          src_mass[i + (size_t)i2 * ns] += ja[ca + (size_t)i * la->dim] * right;
+      }
+    }
+  }
+  return JY_OK;
+}
+
+/* A root (no links): M a = Q over all its coordinates, diagonal M by division. */
+static jyStatus solve_root(jyEval *e, const jyModelPart *p, double t, double *acc) {
+  const jyModel *m = e->model;
+  jyTreeWork *w = e->tree;
+  size_t index = (size_t)(p - m->parts);
+  int nc = p->inst.ncoords, kept[JY_PART_MAX_COORDS], elim[JY_PART_MAX_COORDS];
+  if (nc == 0) return JY_OK;
+  const double *mass = w->mass + w->mat_at[index];
+  double *a_loc = w->acc + w->vec_at[index], *factor = w->factor + w->mat_at[index];
+  memcpy(a_loc, w->force + w->vec_at[index], sizeof(double) * (size_t)nc);
+  int diagonal = 1;
+  for (int b = 0; b < nc && diagonal; b++)
+    for (int a = 0; a < nc; a++)
+      if (a != b && mass[a + (size_t)b * nc] != 0) {
+        diagonal = 0;
+        break;
+      }
+  if (diagonal) {
+    for (int a = 0; a < nc; a++) {
+      if (!(mass[a + (size_t)a * nc] > 0)) {
+        split_coords(p, kept, elim);
+        return not_positive(e, p, kept, nc, t);
+      }
+      a_loc[a] /= mass[a + (size_t)a * nc];
+    }
+  } else {
+    memcpy(factor, mass, sizeof(double) * (size_t)nc * nc);
+    if (factor_block(factor, nc) != 0) {
+      split_coords(p, kept, elim);
+      return not_positive(e, p, kept, nc, t);
+    }
+    solve_block(factor, nc, a_loc, 1);
+  }
+  for (int a = 0; a < nc; a++) acc[p->coord_map[a]] = a_loc[a];
+  return JY_OK;
+}
+
+/* Root to leaves for one part with links: a_E from its sources, a_K from its K block; with
+ * glue_forces, (M a - Q)_E into its links' forces. */
+static void pass_down(jyEval *e, const jyModelPart *p, double *acc, int glue_forces) {
+  const jyModel *m = e->model;
+  jyTreeWork *w = e->tree;
+  size_t index = (size_t)(p - m->parts);
+  int nc = p->inst.ncoords, kept[JY_PART_MAX_COORDS], elim[JY_PART_MAX_COORDS];
+  int nk = split_coords(p, kept, elim), ne = nc - nk;
+  double *a_loc = w->acc + w->vec_at[index];
+  const double *reduced = w->reduced + w->mat_at[index];
+  for (int a = 0; a < ne; a++) {
+    const jyModelLink *la = &m->links[-1 - p->coord_map[elim[a]]];
+    size_t l = (size_t)(la - m->links);
+    int ca = elim[a] - la->offset, ns = m->parts[la->source].inst.ncoords;
+    const double *ja = w->link_jac + w->link_jac_at[l];
+    const double *a_src = w->acc + w->vec_at[la->source];
+    double x = w->link_bias[l * JY_TERMINAL_MAX_DIM + (size_t)ca];
+    for (int i = 0; i < ns; i++) x += ja[ca + (size_t)i * la->dim] * a_src[i];
+    a_loc[elim[a]] = x;
+  }
+  for (int k = 0; k < nk; k++) {
+    double x = reduced[k + (size_t)ne * nk];
+    for (int b = 0; b < ne; b++) x -= reduced[k + (size_t)b * nk] * a_loc[elim[b]];
+    a_loc[kept[k]] = x;
+    acc[p->coord_map[kept[k]]] = x;
+  }
+  if (!glue_forces) return;
+  const double *mass = w->mass + w->mat_at[index], *force = w->force + w->vec_at[index];
+  for (int a = 0; a < ne; a++) {
+    const jyModelLink *la = &m->links[-1 - p->coord_map[elim[a]]];
+    double f = -force[elim[a]];
+    for (int j = 0; j < nc; j++) f += mass[elim[a] + (size_t)j * nc] * a_loc[j];
+    w->link_force[(size_t)(la - m->links) * JY_TERMINAL_MAX_DIM + (size_t)(elim[a] - la->offset)] =
+      f;
+  }
+}
+
+static jyStatus recursion(jyEval *e, const double *q, const double *v, double t, double *acc,
+                          int glue_forces) {
+  const jyModel *m = e->model;
+  jyTreeWork *w = e->tree;
+  int np = m->nparts;
+  memset(w->mass, 0, sizeof(double) * w->mats);
+  memset(w->force, 0, sizeof(double) * w->vecs);
+  w->nonideal_power = 0;
+  e->view_epoch++; /* a new state: each view (and its links' Jacobians) once */
+  for (int at = np - 1; at >= 0; at--) {
+    const jyModelPart *p = &m->parts[m->tree_order[at]];
+    size_t index = (size_t)(p - m->parts);
+    jyStatus st = jy_tree_load_part(e, p, q, v, t, w->mass + w->mat_at[index],
+                                    w->force + w->vec_at[index], &w->nonideal_power);
+    if (st == JY_OK) st = p->nlinks > 0 ? pass_up(e, p, t) : solve_root(e, p, t, acc);
+    if (st != JY_OK) return st;
+  }
+  for (int at = 0; at < np; at++) {
+    const jyModelPart *p = &m->parts[m->tree_order[at]];
+    if (p->nlinks > 0) pass_down(e, p, acc, glue_forces);
+  }
+  return JY_OK;
+}
+
+/* As jy_assemble: the parts' outputs are trusted in a first pass, the acceleration checked;
+ * only when it is not finite does a second pass check every call, to name the part. */
+jyStatus jy_tree_acceleration(jyEval *e, const double *q, const double *v, double t, double *acc,
+                              int glue_forces) {
+  const jyModel *m = e->model;
+  e->trust_parts = 1;
+  jyStatus st = recursion(e, q, v, t, acc, glue_forces);
+  e->trust_parts = 0;
+  if (st != JY_OK || jy_all_finite(acc, (size_t)m->n)) return st;
+  st = recursion(e, q, v, t, acc, glue_forces);
+  if (st != JY_OK) return st;
+  for (int j = 0; j < m->n; j++)
+    if (!isfinite(acc[j])) {
+      jy_set_error(e->error, "acceleration of %s is not finite at t = %.9g", m->coord_names[j], t);
+      return JY_ERR_NOT_UNIQUE;
+    }
+  return JY_OK;
+}
