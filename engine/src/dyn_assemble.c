@@ -255,6 +255,11 @@ jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const dou
   return localize(e, p, q, v, t, q_loc, v_loc, mapped);
 }
 
+jyStatus jy_localize_same_state(jyEval *e, const jyModelPart *p, const double *q, const double *v,
+                                double t, const double **q_loc, const double **v_loc, int *mapped) {
+  return localize(e, p, q, v, t, q_loc, v_loc, mapped);
+}
+
 /* Where an assembly adds a global matrix's entries: the dense array (NULL: not this time),
  * the store (NULL: not this time), or both. */
 typedef struct {
@@ -611,11 +616,11 @@ void jy_local_acceleration(jyEval *e, const jyModelPart *p, int mapped, const do
 
 jyStatus jy_part_nonideal(jyEval *e, const jyModelPart *p, const double *q, const double *v,
                           double t, const double *mu, const double *acc, const double **v_loc) {
-  int nc = p->inst.ncoords; /* jy_localize: a state of the caller's, perhaps new */
+  int nc = p->inst.ncoords; /* the caller's state: the views of its epoch stand */
   const jyPartType *type = p->inst.type;
   const double *ql;
   int mapped;
-  jyStatus st = jy_localize(e, p, q, v, t, &ql, v_loc, &mapped);
+  jyStatus st = localize(e, p, q, v, t, &ql, v_loc, &mapped);
   if (st != JY_OK) return st;
   jyPartState s = jy_part_state(e, p, ql, *v_loc, t);
   memset(e->local_vec, 0, sizeof(double) * (size_t)nc);

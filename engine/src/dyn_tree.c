@@ -44,6 +44,25 @@ jyTreeWork *jy_tree_create(const jyEval *e) {
     jacs += (size_t)md->links[l].dim * (size_t)md->parts[md->links[l].source].inst.ncoords;
   }
   w->mats = mats, w->vecs = vecs;
+  /* each part's kept local coordinates, then those its links eliminated; its one source */
+  w->coords = jy_calloc(a, vecs + 1, sizeof(int));
+  w->nkept = jy_calloc(a, np + 1, sizeof(int));
+  w->source = jy_calloc(a, np + 1, sizeof(int));
+  size_t widest = (size_t)md->max_part_cols + 1;
+  w->scratch = jy_calloc(a, 4 * widest * widest + 4 * widest, sizeof(double));
+  if (!w->coords || !w->nkept || !w->source || !w->scratch) goto fail;
+  for (size_t i = 0; i < np; i++) {
+    const jyModelPart *p = &md->parts[i];
+    int *list = w->coords + w->vec_at[i], nc = p->inst.ncoords, at = 0;
+    for (int j = 0; j < nc; j++)
+      if (p->coord_map[j] >= 0) list[at++] = j;
+    w->nkept[i] = at;
+    for (int j = 0; j < nc; j++)
+      if (p->coord_map[j] < 0) list[at++] = j;
+    w->source[i] = p->nlinks > 0 ? md->links[p->first_link].source : -1;
+    for (int l = p->first_link; l < p->first_link + p->nlinks; l++)
+      if (md->links[l].source != w->source[i]) w->source[i] = -1; /* a force element */
+  }
   w->mass = jy_calloc(a, mats + 1, sizeof(double));
   w->factor = jy_calloc(a, mats + 1, sizeof(double));
   w->reduced = jy_calloc(a, mats + 1, sizeof(double));
@@ -73,20 +92,11 @@ void jy_tree_destroy(const jyAllocator *a, jyTreeWork *w) {
   jy_free(a, w->link_jac);
   jy_free(a, w->link_bias);
   jy_free(a, w->link_force);
+  jy_free(a, w->coords);
+  jy_free(a, w->nkept);
+  jy_free(a, w->source);
+  jy_free(a, w->scratch);
   jy_free(a, w);
-}
-
-/* A part's kept local coordinates into kept, those its links eliminated into elim; returns
- * how many are kept. */
-static int split_coords(const jyModelPart *p, int *kept, int *elim) {
-  int nk = 0, ne = 0;
-  for (int j = 0; j < p->inst.ncoords; j++) {
-    if (p->coord_map[j] >= 0)
-      kept[nk++] = j;
-    else
-      elim[ne++] = j;
-  }
-  return nk;
 }
 
 /* A pivot block is taken as positive definite when its Cholesky pivots all exceed this much
@@ -134,17 +144,31 @@ static jyStatus not_positive(jyEval *e, const jyModelPart *p, const int *kept, i
   return JY_ERR_NOT_UNIQUE;
 }
 
+/* The stacked Jacobian JE (ne x ns, column-major) and bias of a child's eliminated
+ * coordinates, all following terminals of its one source, gathered from its links. */
+static void gather_links(const jyEval *e, const jyModelPart *p, const int *elim, int ne, int ns,
+                         double *je, double *gamma) {
+  const jyModel *m = e->model;
+  const jyTreeWork *w = e->tree;
+  for (int a = 0; a < ne; a++) {
+    int l = -1 - p->coord_map[elim[a]], row = elim[a] - m->links[l].offset, dim = m->links[l].dim;
+    const double *jac = w->link_jac + w->link_jac_at[l];
+    gamma[a] = w->link_bias[(size_t)l * JY_TERMINAL_MAX_DIM + (size_t)row];
+    for (int i = 0; i < ns; i++) je[a + (size_t)i * ne] = jac[row + (size_t)i * dim];
+  }
+}
+
 /* Leaves to root for one part with links: its K block factored, M' and Q' passed to the
  * sources of its links. */
 static jyStatus pass_up(jyEval *e, const jyModelPart *p, double t) {
   const jyModel *m = e->model;
   jyTreeWork *w = e->tree;
   size_t index = (size_t)(p - m->parts);
-  int nc = p->inst.ncoords, kept[JY_PART_MAX_COORDS], elim[JY_PART_MAX_COORDS];
-  int nk = split_coords(p, kept, elim), ne = nc - nk;
+  int nc = p->inst.ncoords, nk = w->nkept[index], ne = nc - nk;
+  const int *kept = w->coords + w->vec_at[index], *elim = kept + nk;
   const double *mass = w->mass + w->mat_at[index], *force = w->force + w->vec_at[index];
   double *factor = w->factor + w->mat_at[index], *reduced = w->reduced + w->mat_at[index];
-  double *mp = e->block, *qp = e->block + (size_t)ne * ne; /* M' (ne x ne), Q' (ne) */
+  double *mp = w->scratch, *qp = mp + (size_t)ne * ne; /* M' (ne x ne), Q' (ne) */
   for (int b = 0; b < ne; b++) {
     qp[b] = force[elim[b]];
     for (int a = 0; a < ne; a++) mp[a + (size_t)b * ne] = mass[elim[a] + (size_t)elim[b] * nc];
@@ -160,46 +184,50 @@ static jyStatus pass_up(jyEval *e, const jyModelPart *p, double t) {
         reduced[a + (size_t)b * nk] = mass[kept[a] + (size_t)elim[b] * nc];
     for (int a = 0; a < nk; a++) reduced[a + (size_t)ne * nk] = force[kept[a]];
     solve_block(factor, nk, reduced, ne + 1);
-    for (int b = 0; b <= ne; b++)
-      for (int a = 0; a < ne; a++) {
-        double sum = 0;
-        for (int k = 0; k < nk; k++)
-          sum += mass[elim[a] + (size_t)kept[k] * nc] * reduced[k + (size_t)b * nk];
-        if (b < ne)
-          mp[a + (size_t)b * ne] -= sum;
-        else
-          qp[a] -= sum;
-      }
-  }
-  int inertia = 0;
-  for (int a = 0; a < ne * ne && !inertia; a++) inertia = mp[a] != 0;
-  /* each E coordinate a is row ca of link la's block, whose source receives it */
-  for (int a = 0; a < ne; a++) {
-    const jyModelLink *la = &m->links[-1 - p->coord_map[elim[a]]];
-    int ca = elim[a] - la->offset, ns = m->parts[la->source].inst.ncoords;
-    size_t src = (size_t)la->source, l = (size_t)(la - m->links);
-    const double *ja = w->link_jac + w->link_jac_at[l];
-    double f = qp[a];
-    for (int b = 0; inertia && b < ne; b++) {
-      const jyModelLink *lb = &m->links[-1 - p->coord_map[elim[b]]];
-      f -= mp[a + (size_t)b * ne] *
-        w->link_bias[(size_t)(lb - m->links) * JY_TERMINAL_MAX_DIM + (elim[b] - lb->offset)];
-    }
-    double *src_force = w->force + w->vec_at[src], *src_mass = w->mass + w->mat_at[src];
-    for (int i = 0; i < ns; i++) src_force[i] += ja[ca + (size_t)i * la->dim] * f;
-    for (int b = 0; inertia && b < ne; b++) { /* one source for every link (links_form_tree) */
-      const jyModelLink *lb = &m->links[-1 - p->coord_map[elim[b]]];
-      const double *jb = w->link_jac + w->link_jac_at[lb - m->links];
-      int cb = elim[b] - lb->offset;
-      double mab = mp[a + (size_t)b * ne];
-      if (mab == 0) continue;
-      for (int i2 = 0; i2 < ns; i2++) {
-        double right = mab * jb[cb + (size_t)i2 * lb->dim];
-        for (int i = 0; i < ns; i++)
-          src_mass[i + (size_t)i2 * ns] += ja[ca + (size_t)i * la->dim] * right;
+    for (int b = 0; b <= ne; b++) {
+      double *out = b < ne ? mp + (size_t)b * ne : qp;
+      const double *x = reduced + (size_t)b * nk;
+      for (int k = 0; k < nk; k++) {
+        const double *mek = mass + (size_t)kept[k] * nc; /* column kept[k]: M_EK there */
+        for (int a = 0; a < ne; a++) out[a] -= mek[elim[a]] * x[k];
       }
     }
   }
+  int source = w->source[index];
+  if (source < 0) { /* a force element between parts: no inertia, its force to each source */
+    for (int a = 0; a < ne; a++) {
+      const jyModelLink *la = &m->links[-1 - p->coord_map[elim[a]]];
+      int ca = elim[a] - la->offset, ns = m->parts[la->source].inst.ncoords;
+      const double *ja = w->link_jac + w->link_jac_at[la - m->links];
+      double *src_force = w->force + w->vec_at[la->source];
+      for (int i = 0; i < ns; i++) src_force[i] += ja[ca + (size_t)i * la->dim] * qp[a];
+    }
+    return JY_OK;
+  }
+  /* the source: Q_s += JE^T (Q' - M' gamma), M_s += JE^T (M' JE) */
+  int ns = m->parts[source].inst.ncoords;
+  double *je = qp + ne, *gamma = je + (size_t)ne * ns, *mj = gamma + ne;
+  gather_links(e, p, elim, ne, ns, je, gamma);
+  for (int b = 0; b < ne; b++)
+    for (int a = 0; a < ne; a++) qp[a] -= mp[a + (size_t)b * ne] * gamma[b];
+  double *src_force = w->force + w->vec_at[source], *src_mass = w->mass + w->mat_at[source];
+  for (int i = 0; i < ns; i++) {
+    double sum = 0;
+    for (int a = 0; a < ne; a++) sum += je[a + (size_t)i * ne] * qp[a];
+    src_force[i] += sum;
+  }
+  for (int i = 0; i < ns; i++) /* mj = M' JE */
+    for (int a = 0; a < ne; a++) {
+      double sum = 0;
+      for (int b = 0; b < ne; b++) sum += mp[a + (size_t)b * ne] * je[b + (size_t)i * ne];
+      mj[a + (size_t)i * ne] = sum;
+    }
+  for (int i2 = 0; i2 < ns; i2++)
+    for (int i = 0; i < ns; i++) {
+      double sum = 0;
+      for (int a = 0; a < ne; a++) sum += je[a + (size_t)i * ne] * mj[a + (size_t)i2 * ne];
+      src_mass[i + (size_t)i2 * ns] += sum;
+    }
   return JY_OK;
 }
 
@@ -208,7 +236,8 @@ static jyStatus solve_root(jyEval *e, const jyModelPart *p, double t, double *ac
   const jyModel *m = e->model;
   jyTreeWork *w = e->tree;
   size_t index = (size_t)(p - m->parts);
-  int nc = p->inst.ncoords, kept[JY_PART_MAX_COORDS], elim[JY_PART_MAX_COORDS];
+  int nc = p->inst.ncoords;
+  const int *kept = w->coords + w->vec_at[index]; /* all its coordinates: a root keeps them */
   if (nc == 0) return JY_OK;
   const double *mass = w->mass + w->mat_at[index];
   double *a_loc = w->acc + w->vec_at[index], *factor = w->factor + w->mat_at[index];
@@ -222,18 +251,12 @@ static jyStatus solve_root(jyEval *e, const jyModelPart *p, double t, double *ac
       }
   if (diagonal) {
     for (int a = 0; a < nc; a++) {
-      if (!(mass[a + (size_t)a * nc] > 0)) {
-        split_coords(p, kept, elim);
-        return not_positive(e, p, kept, nc, t);
-      }
+      if (!(mass[a + (size_t)a * nc] > 0)) return not_positive(e, p, kept, nc, t);
       a_loc[a] /= mass[a + (size_t)a * nc];
     }
   } else {
     memcpy(factor, mass, sizeof(double) * (size_t)nc * nc);
-    if (factor_block(factor, nc) != 0) {
-      split_coords(p, kept, elim);
-      return not_positive(e, p, kept, nc, t);
-    }
+    if (factor_block(factor, nc) != 0) return not_positive(e, p, kept, nc, t);
     solve_block(factor, nc, a_loc, 1);
   }
   for (int a = 0; a < nc; a++) acc[p->coord_map[a]] = a_loc[a];
@@ -246,8 +269,8 @@ static void pass_down(jyEval *e, const jyModelPart *p, double *acc, int glue_for
   const jyModel *m = e->model;
   jyTreeWork *w = e->tree;
   size_t index = (size_t)(p - m->parts);
-  int nc = p->inst.ncoords, kept[JY_PART_MAX_COORDS], elim[JY_PART_MAX_COORDS];
-  int nk = split_coords(p, kept, elim), ne = nc - nk;
+  int nc = p->inst.ncoords, nk = w->nkept[index], ne = nc - nk;
+  const int *kept = w->coords + w->vec_at[index], *elim = kept + nk;
   double *a_loc = w->acc + w->vec_at[index];
   const double *reduced = w->reduced + w->mat_at[index];
   for (int a = 0; a < ne; a++) {

@@ -24,7 +24,7 @@ static jyStatus eliminated_balance(jyEval *e, const jyModelPart *p, const double
   int nc = p->inst.ncoords, nr = p->inst.nrows, index = (int)(p - m->parts);
   const double *ql, *vl;
   int mapped;
-  jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
+  jyStatus st = jy_localize_same_state(e, p, q, v, t, &ql, &vl, &mapped);
   if (st != JY_OK) return st;
   double *balance = e->local_balance;
   memset(balance, 0, sizeof(double) * (size_t)nc);
@@ -107,7 +107,7 @@ static jyStatus part_energy_and_outputs(jyEval *e, const jyModelPart *part, cons
   const jyPartType *type = part->inst.type;
   int nc = part->inst.ncoords, mapped;
   const double *ql, *vl;
-  jyStatus st = jy_localize(e, part, q, v, t, &ql, &vl, &mapped);
+  jyStatus st = jy_localize_same_state(e, part, q, v, t, &ql, &vl, &mapped);
   if (st != JY_OK) return st;
   jyPartState s = jy_part_state(e, part, ql, vl, t);
   if (type->energy) {
@@ -261,7 +261,7 @@ static jyStatus coordinate_channels(jyEval *e, const double *q, const double *v,
     int nc = p->inst.ncoords, mapped = 0;
     const double *ql = NULL, *vl = NULL;
     if (p->nlinks > 0) {
-      jyStatus st = jy_localize(e, p, q, v, t, &ql, &vl, &mapped);
+      jyStatus st = jy_localize_same_state(e, p, q, v, t, &ql, &vl, &mapped);
       if (st != JY_OK) return st;
     }
     for (int j = 0; j < nc; j++, at++) {
@@ -273,6 +273,8 @@ static jyStatus coordinate_channels(jyEval *e, const double *q, const double *v,
   return JY_OK;
 }
 
+/* Every localization below is at the state just solved (jy_localize_same_state): the views
+ * of that solve stand, so each part costs O(1) however deep it follows. */
 jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t, double *out) {
   if (!e || !q || !v || !out) return JY_ERR_INVALID;
   const jyModel *m = e->model;

@@ -256,6 +256,10 @@ typedef struct jyTreeWork {
   double *mass, *factor, *reduced, *force, *acc;
   double *link_jac, *link_bias, *link_force; /* link_bias, link_force: JY_TERMINAL_MAX_DIM a link */
   double nonideal_power; /* C . (v_loc - velocity bias) over the parts: C . v in global terms */
+  /* per part: its kept local coordinates then its eliminated ones (coords, at vec_at), how
+   * many are kept, the one source of its links (-1: a force element between parts, or none) */
+  int *coords, *nkept, *source;
+  double *scratch; /* M', Q', the stacked Jacobian and bias, M' J: 4 w^2 + 4 w (w: widest part) */
 } jyTreeWork;
 
 struct jyEval {
@@ -420,7 +424,8 @@ jyEval *jy_eval_create_dense(const jyModel *model);
 jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsigned what);
 
 /* One part's whole non-ideal force (static C plus its law at row forces mu and global
- * acceleration acc), local, into e->local_vec; *v_loc receives its local velocities. */
+ * acceleration acc), local, into e->local_vec; *v_loc receives its local velocities. At the
+ * state of the current view epoch (jy_localize_same_state). */
 jyStatus jy_part_nonideal(jyEval *e, const jyModelPart *p, const double *q, const double *v,
                           double t, const double *mu, const double *acc, const double **v_loc);
 
@@ -456,6 +461,12 @@ jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double
  * the state may differ from the last call's. */
 jyStatus jy_localize(jyEval *e, const jyModelPart *p, const double *q, const double *v, double t,
                      const double **q_loc, const double **v_loc, int *mapped);
+
+/* The same without starting an epoch: for a caller that has assembled, solved or localized
+ * at this very (q, v, t) and not since at another state, so the views computed then stand
+ * (a part at depth d costs O(1), not O(d): the output row of a 10,000-pendulum chain). */
+jyStatus jy_localize_same_state(jyEval *e, const jyModelPart *p, const double *q, const double *v,
+                                double t, const double **q_loc, const double **v_loc, int *mapped);
 
 /* Projects (q, v) at t onto the constraint manifold in place: Gauss–Newton on the position
  * rows with the least kinetic-energy correction until its weighted RMS norm is below eps,
