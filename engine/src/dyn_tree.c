@@ -41,7 +41,8 @@ jyTreeWork *jy_tree_create(const jyEval *e) {
   }
   for (size_t l = 0; l < nl; l++) {
     w->link_jac_at[l] = jacs;
-    jacs += (size_t)md->links[l].dim * (size_t)md->parts[md->links[l].source].inst.ncoords;
+    int ns = md->parts[md->links[l].source].inst.ncoords; /* eval_terminal clears one column */
+    jacs += (size_t)md->links[l].dim * (size_t)(ns > 0 ? ns : 1); /* when there are none */
   }
   w->mats = mats, w->vecs = vecs;
   /* each part's kept local coordinates, then those its links eliminated; its one source */
