@@ -100,24 +100,31 @@ void jy_tree_destroy(const jyAllocator *a, jyTreeWork *w) {
   jy_free(a, w);
 }
 
-/* A pivot block is taken as positive definite when its Cholesky pivots all exceed this much
- * of its largest diagonal entry: rounding leaves ~1e-16 relative where a coordinate carries
- * no mass at all, and a real mass ratio of 1e12 between coordinates of one part is far
- * beyond any model's. */
+/* A pivot block is taken as positive definite when its Cholesky pivots (squared) all exceed
+ * this much of the largest diagonal entry of the part's articulated mass: rounding leaves
+ * ~1e-16 of it where a coordinate carries no mass at all (a massless slider whose
+ * follower's inertia cancels in its direction), and a real ratio of 1e12 between the
+ * inertias of one part's coordinates is beyond any model's. */
 static const double PIVOT_FLOOR = 1e-12;
 
-/* Factors the nk x nk block (column-major, leading dimension nk) in place, lower Cholesky;
- * a 1 x 1 block is its own factor. 0, or -1 when it is not positive definite. */
-static int factor_block(double *block, int nk) {
+/* The largest diagonal entry of a part's nc x nc articulated mass. */
+static double mass_scale(const double *mass, int nc) {
   double largest = 0;
-  for (int k = 0; k < nk; k++)
-    if (block[k + (size_t)k * nk] > largest) largest = block[k + (size_t)k * nk];
-  if (!(largest > 0)) return -1;
-  if (nk == 1) return 0;
+  for (int j = 0; j < nc; j++) largest = fmax(largest, mass[j + (size_t)j * nc]);
+  return largest;
+}
+
+/* Factors the nk x nk block (column-major, leading dimension nk) in place, lower Cholesky;
+ * a 1 x 1 block is its own factor. 0, or -1 when it is not positive definite against
+ * scale (mass_scale of its part). */
+static int factor_block(double *block, int nk, double scale) {
+  double floor = PIVOT_FLOOR * scale;
+  if (!(scale > 0)) return -1;
+  if (nk == 1) return block[0] > floor ? 0 : -1;
   if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', nk, block, nk) != 0) return -1;
   for (int k = 0; k < nk; k++) {
     double pivot = block[k + (size_t)k * nk];
-    if (!(pivot * pivot > PIVOT_FLOOR * largest)) return -1;
+    if (!(pivot * pivot > floor)) return -1;
   }
   return 0;
 }
@@ -178,7 +185,7 @@ static jyStatus pass_up(jyEval *e, const jyModelPart *p, double t) {
     for (int b = 0; b < nk; b++)
       for (int a = 0; a < nk; a++)
         factor[a + (size_t)b * nk] = mass[kept[a] + (size_t)kept[b] * nc];
-    if (factor_block(factor, nk) != 0) return not_positive(e, p, kept, nk, t);
+    if (factor_block(factor, nk, mass_scale(mass, nc)) != 0) return not_positive(e, p, kept, nk, t);
     /* reduced = M_KK^-1 [M_KE, Q_K] (nk x (ne + 1)) */
     for (int b = 0; b < ne; b++)
       for (int a = 0; a < nk; a++)
@@ -243,6 +250,7 @@ static jyStatus solve_root(jyEval *e, const jyModelPart *p, double t, double *ac
   const double *mass = w->mass + w->mat_at[index];
   double *a_loc = w->acc + w->vec_at[index], *factor = w->factor + w->mat_at[index];
   memcpy(a_loc, w->force + w->vec_at[index], sizeof(double) * (size_t)nc);
+  double scale = mass_scale(mass, nc);
   int diagonal = 1;
   for (int b = 0; b < nc && diagonal; b++)
     for (int a = 0; a < nc; a++)
@@ -252,12 +260,12 @@ static jyStatus solve_root(jyEval *e, const jyModelPart *p, double t, double *ac
       }
   if (diagonal) {
     for (int a = 0; a < nc; a++) {
-      if (!(mass[a + (size_t)a * nc] > 0)) return not_positive(e, p, kept, nc, t);
+      if (!(mass[a + (size_t)a * nc] > PIVOT_FLOOR * scale)) return not_positive(e, p, kept, nc, t);
       a_loc[a] /= mass[a + (size_t)a * nc];
     }
   } else {
     memcpy(factor, mass, sizeof(double) * (size_t)nc * nc);
-    if (factor_block(factor, nc) != 0) return not_positive(e, p, kept, nc, t);
+    if (factor_block(factor, nc, scale) != 0) return not_positive(e, p, kept, nc, t);
     solve_block(factor, nc, a_loc, 1);
   }
   for (int a = 0; a < nc; a++) acc[p->coord_map[a]] = a_loc[a];
