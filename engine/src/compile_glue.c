@@ -47,9 +47,8 @@ static void free_counts(const jyAllocator *a, glue_counts *c) {
  * projection and no rows to solve for pay for the dense blocks up to ROWLESS_MAX_COLS
  * (docs/numerics.md, "Glue elimination", has the measurements). */
 enum { CHAIN_MAX_COLS = 6, ROWLESS_MAX_COLS = 16, CHAIN_MAX_DEPTH = 16 };
-
 /* A model whose glues can all be eliminated, with no rows of its own, whose links form a
- * tree (links_form_tree) takes no bound at all: its acceleration comes from the articulated
+ * tree (links_form_tree) takes neither bound: its acceleration comes from the articulated
  * recursion over the links (dyn_tree.c), O(1) a part at any depth, and no part keeps a G. */
 
 /* Whether terminal k of a part may be eliminated by substitution: the part has no mass (or
@@ -133,8 +132,10 @@ static int links_form_tree(const jySystem *sys, const jyModelLink *found, int co
   for (int k = 0; k < count; k++) {
     int part = found[k].part;
     eliminated[part] += found[k].dim;
-    if (first_source[part] < 0) first_source[part] = found[k].source;
-    if (first_source[part] != found[k].source) first_source[part] = -2 - found[k].source;
+    if (first_source[part] == -1)
+      first_source[part] = found[k].source;
+    else if (first_source[part] != found[k].source)
+      first_source[part] = -2; /* several sources, and stays so */
   }
   for (int k = 0; k < count; k++) {
     int part = found[k].part;

@@ -132,6 +132,42 @@ for _, c in ipairs(cases) do
     .. "relative, in %s)", label, #names, worst_ch, where))
 end
 
+-- A part with mass whose two blocks follow two different parts couples their inertia: not
+-- a tree. A bar's midpoint mass between two pendulums' bobs (its ends follow them) is
+-- solved with M formed through G, as with tree_recursion off.
+if not registered("mid_mass") then
+  joinery.part_type {
+    name = "mid_mass", doc = "a point mass m midway between its ends a and b",
+    params = { { name = "m", default = 1, unit = "kg", doc = "the mass", domain = "positive" } },
+    coords = { "ax", "ay", "bx", "by" },
+    follows_glue = true,
+    terminals = { { name = "a", coords = { "ax", "ay" } }, { name = "b", coords = { "bx", "by" } } },
+    kinetic = function(q, v, t, p)
+      local u, w = (v.ax + v.bx) / 2, (v.ay + v.by) / 2
+      return 0.5 * p.m * (u * u + w * w)
+    end,
+    potential = function(q, t, p) return -p.m * p.gravity[2] * (q.ay + q.by) / 2 end,
+  }
+end
+do
+  local function build()
+    local sys = joinery.system { gravity = { 0, -9.81 } }
+    local g1 = sys:add("ground", "g1", { dim = 2 })
+    local g2 = sys:add("ground", "g2", { dim = 2, x = 1 })
+    local p1 = sys:add("pendulum", "p1", { m = 1, l = 1, init = { theta = 0.3 }, pivot = g1.pos })
+    local p2 = sys:add("pendulum", "p2", { m = 1, l = 1, init = { theta = 0.2 }, pivot = g2.pos })
+    sys:add("mid_mass", "bar", { m = 0.5, a = p1.bob, b = p2.bob })
+    return sys
+  end
+  local model, formed = build():compile(), build():compile { tree_recursion = false }
+  local q, v = { 0.4, -0.1 }, { 0.3, 0.7 }
+  local a, b = model:acceleration(q, v, 0), formed:acceleration(q, v, 0)
+  tap.ok(model:num_coords() == 2 and not model:report():find("articulated recursion", 1, true)
+    and math.abs(a[1] - b[1]) + math.abs(a[2] - b[2]) == 0,
+    "a part with mass following two parts: not a tree, M formed (the same solve as with "
+    .. "tree_recursion off)")
+end
+
 -- A kept coordinate that carries no mass, with nothing following it: the articulated block
 -- is zero, the acceleration not unique, and the compile says which part and coordinate.
 do
