@@ -588,6 +588,7 @@ jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsi
     jy_set_error(e->error, "internal: M, Q or C assembled for a tree model (dyn_tree.c)");
     return JY_ERR_INVALID;
   }
+  if (e->tree) return JY_OK; /* no rows: nothing else to assemble, no view needed */
   e->trust_parts = 1;
   jyStatus st = assemble_pass(e, q, v, t, what);
   e->trust_parts = 0;

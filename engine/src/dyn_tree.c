@@ -318,6 +318,15 @@ static jyStatus recursion(jyEval *e, const double *q, const double *v, double t,
   memset(w->force, 0, sizeof(double) * w->vecs);
   w->nonideal_power = 0;
   e->view_epoch++; /* a new state: each view (and its links' Jacobians) once */
+  /* sources first, so that no view recurses up the chain (10,000 frames deep otherwise:
+   * a thread's stack) */
+  for (int at = 0; at < np; at++) {
+    const jyModelPart *p = &m->parts[m->tree_order[at]];
+    const double *ql, *vl;
+    int mapped;
+    jyStatus st = p->nlinks > 0 ? jy_localize_same_state(e, p, q, v, t, &ql, &vl, &mapped) : JY_OK;
+    if (st != JY_OK) return st;
+  }
   for (int at = np - 1; at >= 0; at--) {
     const jyModelPart *p = &m->parts[m->tree_order[at]];
     size_t index = (size_t)(p - m->parts);
