@@ -343,14 +343,15 @@ static jyStatus recursion(jyEval *e, const double *q, const double *v, double t,
 }
 
 /* As jy_assemble: the parts' outputs are trusted in a first pass, the acceleration checked;
- * only when it is not finite does a second pass check every call, to name the part. */
+ * only when it is not finite, or a pivot failed (a NaN fails it too, and is no "massless
+ * coordinate"), does a second pass check every call, to name the part. */
 jyStatus jy_tree_acceleration(jyEval *e, const double *q, const double *v, double t, double *acc,
                               int glue_forces) {
   const jyModel *m = e->model;
   e->trust_parts = 1;
   jyStatus st = recursion(e, q, v, t, acc, glue_forces);
   e->trust_parts = 0;
-  if (st != JY_OK || jy_all_finite(acc, (size_t)m->n)) return st;
+  if (st == JY_OK ? jy_all_finite(acc, (size_t)m->n) : st != JY_ERR_NOT_UNIQUE) return st;
   st = recursion(e, q, v, t, acc, glue_forces);
   if (st != JY_OK) return st;
   for (int j = 0; j < m->n; j++)
