@@ -230,6 +230,26 @@ out:
   return st;
 }
 
+/* p->gather when every link of p is a coordinate block of a part without links: local
+ * coordinate j is then column gather[j] of p's columns (its own kept ones come first). */
+static jyStatus gather_columns(jyModel *md, jyModelPart *p) {
+  for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
+    const jyModelPart *src = &md->parts[md->links[l].source];
+    if (src->nlinks > 0 || jy_terminal_coord_block(src, md->links[l].terminal) < 0) return JY_OK;
+  }
+  if (!(p->gather = jy_calloc(&md->alloc, (size_t)p->inst.ncoords + 1, sizeof(int))))
+    return JY_ERR_NOMEM;
+  int own = 0;
+  for (int j = 0; j < p->inst.ncoords; j++)
+    if (p->coord_map[j] >= 0) p->gather[j] = own++;
+  for (int l = p->first_link; l < p->first_link + p->nlinks; l++) {
+    const jyModelLink *link = &md->links[l];
+    int block = jy_terminal_coord_block(&md->parts[link->source], link->terminal);
+    for (int c = 0; c < link->dim; c++) p->gather[link->offset + c] = link->pos[block + c];
+  }
+  return JY_OK;
+}
+
 /* After the coordinates are numbered: each part's columns (in order of depth, so a source's
  * are known before its followers'), where each link's source columns sit among its part's,
  * the links each part leads, and the widths the evaluator's buffers need. A tree model keeps
@@ -285,6 +305,7 @@ jyStatus jy_compile_chain_columns(jyModel *md) {
     p->ncols = count;
     if (count > md->max_part_cols) md->max_part_cols = count;
     for (int k = 0; k < count; k++) slot[p->cols[k]] = -1;
+    if (gather_columns(md, p) != JY_OK) goto out;
   }
   for (int l = 0; l < md->nlinks; l++) md->source_link_ptr[md->links[l].source + 1]++;
   for (int i = 0; i < np; i++) md->source_link_ptr[i + 1] += md->source_link_ptr[i];

@@ -99,14 +99,6 @@ jyStatus jy_terminal_jacobian(jyEval *e, const jyModelPart *p, int k, const doub
   return eval_terminal(e, p, k, q_loc, v_loc, t, jac, &te);
 }
 
-/* The first of the coordinates terminal k of part p is exactly (a coordinate terminal, or a
- * terminal declared a coordinate block), or -1: its value needs no call to the part. */
-static int coord_block_of(const jyModelPart *p, int k) {
-  if (k >= p->shape->nterminals) return k - p->shape->nterminals;
-  const jyTerminalSpec *ts = &p->shape->terminals[k];
-  return ts->is_coord_block ? ts->coord_offset : -1;
-}
-
 /* A part's view in the pool (internal.h): q, v, g, then G (ncoords rows of ncols). */
 typedef struct part_view {
   double *q, *v, *g, *G;
@@ -174,6 +166,14 @@ static jyStatus part_view_of(jyEval *e, const jyModelPart *p, const double *q, c
   *view = view_buffers(e, p);
   if (e->view_stamp[index] == e->view_epoch) return JY_OK;
   int nc = p->inst.ncoords, w = p->ncols, own = 0;
+  if (p->gather) { /* G and g = 0 are constant (jy_views_init) */
+    for (int j = 0; j < nc; j++) {
+      int k = p->cols[p->gather[j]];
+      view->q[j] = q[k], view->v[j] = v[k];
+    }
+    e->view_stamp[index] = e->view_epoch;
+    return JY_OK;
+  }
   memset(view->G, 0, sizeof(double) * (size_t)nc * (size_t)w);
   for (int j = 0; j < nc; j++) {
     int k = p->coord_map[j];
@@ -185,7 +185,7 @@ static jyStatus part_view_of(jyEval *e, const jyModelPart *p, const double *q, c
     const jyModelLink *link = &m->links[l];
     const jyModelPart *src = &m->parts[link->source];
     int ns = src->inst.ncoords, dim = link->dim;
-    int block = src->nlinks == 0 ? coord_block_of(src, link->terminal) : -1;
+    int block = src->nlinks == 0 ? jy_terminal_coord_block(src, link->terminal) : -1;
     if (block >= 0) { /* the terminal is the source's coordinates themselves: G = I there */
       for (int c = 0; c < dim; c++) {
         int j = link->offset + c, k = src->coord_offset + block + c;
@@ -230,6 +230,16 @@ static jyStatus part_view_of(jyEval *e, const jyModelPart *p, const double *q, c
   }
   e->view_stamp[index] = e->view_epoch;
   return JY_OK;
+}
+
+void jy_views_init(jyEval *e) {
+  const jyModel *m = e->model;
+  for (int i = 0; i < m->nparts; i++) {
+    const jyModelPart *p = &m->parts[i];
+    if (!p->gather) continue;
+    part_view view = view_buffers(e, p);
+    for (int j = 0; j < p->inst.ncoords; j++) view.G[(size_t)j * p->ncols + p->gather[j]] = 1;
+  }
 }
 
 /* jy_localize within the current epoch (an assembly's parts and glues share it). */
@@ -297,6 +307,13 @@ static void times_view(const jyModelPart *p, const part_view *view, const double
                        double *out) {
   int nc = p->inst.ncoords, w = p->ncols;
   memset(out, 0, sizeof(double) * (size_t)nrows * w);
+  if (p->gather) { /* G selects: local column a lands in column gather[a] */
+    for (int a = 0; a < nc; a++) {
+      double *o_col = out + (size_t)p->gather[a] * nrows;
+      for (int i = 0; i < nrows; i++) o_col[i] += local[i + (size_t)a * nrows];
+    }
+    return;
+  }
   for (int a = 0; a < nc; a++) {
     const double *g_row = view->G + (size_t)a * w, *l_col = local + (size_t)a * nrows;
     for (int k = 0; k < w; k++) {
@@ -312,6 +329,10 @@ static void add_force(const jyEval *e, const jyModelPart *p, int mapped, double 
   int nc = p->inst.ncoords;
   if (!mapped) {
     for (int j = 0; j < nc; j++) vec[p->coord_offset + j] += local[j];
+    return;
+  }
+  if (p->gather) {
+    for (int a = 0; a < nc; a++) vec[p->cols[p->gather[a]]] += local[a];
     return;
   }
   part_view view = view_buffers(e, p);
@@ -424,7 +445,7 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
       part_view view = mapped ? view_buffers(e, p) : (part_view){0};
       for (int i = 0; i < nr; i++) {
         double rhs = e->local_rhs[i];
-        if (mapped)
+        if (mapped && !p->gather) /* a gathered view's g is 0 */
           for (int a = 0; a < nc; a++) rhs -= e->local_jac[i + (size_t)a * nr] * view.g[a];
         e->rhs[p->row_offset + i] = rhs;
       }

@@ -32,7 +32,8 @@ struct jySparseWork {
   cholmod_factor *l; /* of F F^T */
   cholmod_dense *rhs;
   double *row_scale, *u, *r, *sy, *y;
-  double *root_w, *bound; /* per coordinate M_jj^-1/2; per row |b| + |A| |q''|'s terms */
+  double *root_w, *bound;       /* per coordinate M_jj^-1/2; per row |b| + |A| |q''|'s terms */
+  double *inv_mass, *inv_pivot; /* per coordinate M_jj^-1; per row of L 1 / L_jj */
   /* The values F and the factor were made from (factored): a solve with the same M, A and
    * rows left out (a projection after the right-hand side at that state) reuses them. */
   int factored;
@@ -58,6 +59,8 @@ void jy_sparse_destroy(jySparseWork *w) {
   jy_free(&a, w->y);
   jy_free(&a, w->root_w);
   jy_free(&a, w->bound);
+  jy_free(&a, w->inv_mass);
+  jy_free(&a, w->inv_pivot);
   jy_free(&a, w->factored_mass);
   jy_free(&a, w->factored_jac);
   jy_free(&a, w->factored_dropped);
@@ -238,13 +241,16 @@ jySparseWork *jy_sparse_create(const jyAllocator *alloc, const jyCsc *jac) {
   w->y = jy_calloc(&a, (size_t)m, sizeof(double));
   w->root_w = jy_calloc(&a, (size_t)n, sizeof(double));
   w->bound = jy_calloc(&a, (size_t)m, sizeof(double));
+  w->inv_mass = jy_calloc(&a, (size_t)n, sizeof(double));
+  w->inv_pivot = jy_calloc(&a, (size_t)m, sizeof(double));
   w->perm = jy_calloc(&a, (size_t)m, sizeof(int));
   w->inv = jy_calloc(&a, (size_t)m, sizeof(int));
   w->factored_mass = jy_calloc(&a, (size_t)n, sizeof(double));
   w->factored_jac = jy_calloc(&a, (size_t)jac->p[n] + 1, sizeof(double));
   w->factored_dropped = jy_calloc(&a, (size_t)m, 1);
-  if (!w->row_scale || !w->u || !w->r || !w->sy || !w->y || !w->root_w || !w->bound || !w->perm ||
-      !w->inv || !w->factored_mass || !w->factored_jac || !w->factored_dropped)
+  if (!w->row_scale || !w->u || !w->r || !w->sy || !w->y || !w->root_w || !w->bound ||
+      !w->inv_mass || !w->inv_pivot || !w->perm || !w->inv || !w->factored_mass ||
+      !w->factored_jac || !w->factored_dropped)
     goto fail;
   cholmod_start(&w->common);
   w->started = 1;
@@ -294,23 +300,24 @@ fail:
 }
 
 /* x <- (L L^T)^-1 x with the simplicial factor CHOLMOD computed (natural ordering, so no
- * permutation; column-compressed, diagonal first in each column). cholmod_solve2 would
+ * permutation; column-compressed, diagonal first in each column) and its pivots' reciprocals
+ * (a chain of dependent divisions is most of a banded solve's time). cholmod_solve2 would
  * reallocate its workspace on every call. */
-static void solve_factor(const cholmod_factor *l, double *x) {
+static void solve_factor(const cholmod_factor *l, const double *inv_pivot, double *x) {
   const int *lp = l->p, *li = l->i, *lnz = l->nz;
   const double *lx = l->x;
   int n = (int)l->n;
   /* x[j] is kept in a register while its column is walked (li[k] > j: no alias), so that
-   * no entry waits on the store of the one before it; the arithmetic is unchanged. */
+   * no entry waits on the store of the one before it. */
   for (int j = 0; j < n; j++) { /* L z = x */
-    double xj = x[j] / lx[lp[j]];
+    double xj = x[j] * inv_pivot[j];
     x[j] = xj;
     for (int k = lp[j] + 1; k < lp[j] + lnz[j]; k++) x[li[k]] -= lx[k] * xj;
   }
   for (int j = n - 1; j >= 0; j--) { /* L^T x = z */
     double xj = x[j];
     for (int k = lp[j] + 1; k < lp[j] + lnz[j]; k++) xj -= lx[k] * x[li[k]];
-    x[j] = xj / lx[lp[j]];
+    x[j] = xj * inv_pivot[j];
   }
 }
 
@@ -321,9 +328,9 @@ int jy_sparse_applies(const double *mass_diag, int n) {
 }
 
 /* u = W (Q + C), the unconstrained acceleration. */
-static void free_acceleration(jySparseWork *w, const jyUkProblem *p, const double *mass) {
+static void free_acceleration(jySparseWork *w, const jyUkProblem *p) {
   for (int j = 0; j < p->n; j++)
-    w->u[j] = (p->force[j] + (p->nonideal ? p->nonideal[j] : 0)) / mass[j];
+    w->u[j] = (p->force[j] + (p->nonideal ? p->nonideal[j] : 0)) * w->inv_mass[j];
 }
 
 /* Whether F and the factor are those of this M, A and rows left out; if not, they are
@@ -359,6 +366,7 @@ static void scaled_rows(jySparseWork *w, const jyUkProblem *p, const double *mas
   double *fx = w->f->x;
   for (int j = 0; j < n; j++) {
     double root_w = w->root_w[j] = 1.0 / sqrt(mass[j]);
+    w->inv_mass[j] = 1.0 / mass[j];
     for (int k = cp[j]; k < cp[j + 1]; k++)
       fx[k] = dropped && dropped[ri[k]] ? 0.0 : w->row_scale[ri[k]] * jac[k] * root_w;
   }
@@ -414,6 +422,7 @@ static int factor_rows(jySparseWork *w, const unsigned char *dropped) {
   const double *lx = w->l->x;
   double dmin = INFINITY, dmax = 0;
   for (int j = 0; j < m; j++) {
+    w->inv_pivot[j] = 1.0 / lx[lp[j]];
     if (dropped && dropped[w->perm[j]]) continue; /* its pivot is the unit diagonal */
     double d = lx[lp[j]] * lx[lp[j]];
     dmin = fmin(dmin, d);
@@ -426,7 +435,7 @@ static int factor_rows(jySparseWork *w, const unsigned char *dropped) {
 static void solve_rows(jySparseWork *w) {
   double *x = w->rhs->x;
   for (int k = 0; k < w->m; k++) x[k] = w->r[w->perm[k]];
-  solve_factor(w->l, x);
+  solve_factor(w->l, w->inv_pivot, x);
   for (int k = 0; k < w->m; k++) w->y[w->perm[k]] = x[k];
 }
 
@@ -487,9 +496,9 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const double *mass, const double *j
   result->residual = 0;
   result->dropped_residual = 0;
   result->row_residual = w->r;
-  free_acceleration(w, p, mass);
   int current = factor_current(w, p, mass, jac);
-  if (!current) scaled_rows(w, p, mass, jac);
+  if (!current) scaled_rows(w, p, mass, jac); /* and M^-1 */
+  free_acceleration(w, p);
   double scale = scaled_residual(w, p, jac, result);
   if (!current && factor_rows(w, p->dropped) != 0) {
     w->factored = 0;

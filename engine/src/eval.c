@@ -403,6 +403,7 @@ static jyEval *create(const jyModel *model, int allow_sparse) {
   e->view_at = jy_calloc(a, np, sizeof(size_t));
   e->view_stamp = jy_calloc(a, np, sizeof(uint64_t));
   if (e->view_at) view_layout(model, e->view_at);
+  if (e->view_at && e->views) jy_views_init(e);
   e->view_epoch = 1; /* the stamps start at 0: no view is current before it is computed */
   e->flags = jy_calloc(a, n + 1, sizeof(int));
   e->dependent = jy_calloc(a, m + 1, 1);

@@ -139,11 +139,23 @@ typedef struct jyModelPart {
    * then those of its sources, up the chain), and how many links up the chain goes (1: its
    * sources have no links). Without: cols NULL, ncols = ncoords (its own), depth 0. */
   int *cols, ncols, depth;
+  /* With links, each to a coordinate block of a part without links (a rod or a spring
+   * between masses): local coordinate j is column gather[j], so G is a constant selection,
+   * made once, and the view only gathers q and v. Else NULL. */
+  int *gather;
 } jyModelPart;
 
 /* Column k of a part: its cols when it has links, else its own coordinate k. */
 static inline int jy_part_column(const jyModelPart *p, int k) {
   return p->cols ? p->cols[k] : p->coord_offset + k;
+}
+
+/* The first of the coordinates terminal k of part p is exactly (a coordinate terminal, or a
+ * terminal declared a coordinate block), or -1: its value needs no call to the part. */
+static inline int jy_terminal_coord_block(const jyModelPart *p, int k) {
+  if (k >= p->shape->nterminals) return k - p->shape->nterminals;
+  const jyTerminalSpec *ts = &p->shape->terminals[k];
+  return ts->is_coord_block ? ts->coord_offset : -1;
 }
 
 /* An eliminated glue: a block of coordinates of `part` (massless, or a part that declares
@@ -454,6 +466,10 @@ jyStatus jy_eval_acceleration_and_multipliers(jyEval *e, const double *q, const 
  * forces). Without laws it is jy_eval_assembled_acceleration. */
 jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double *v, double t,
                                         double *acc);
+
+/* Writes the constant G of every part whose view gathers (jyModelPart.gather): once, when
+ * the evaluator is made. */
+void jy_views_init(jyEval *e);
 
 /* A part's local state. With no eliminated coordinates: pointers into q and v, and
  * *mapped = 0. Otherwise pointers into the part's view (its sources' terminals evaluated,

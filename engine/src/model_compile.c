@@ -36,6 +36,7 @@ void jy_model_destroy(jyModel *model) {
     jy_free(&a, (void *)p->inst.data);
     jy_free(&a, p->coord_map);
     jy_free(&a, p->cols);
+    jy_free(&a, p->gather);
   }
   jy_shape_pool_free(&model->shapes, &a);
   for (int l = 0; l < model->nlinks; l++) jy_free(&a, model->links[l].pos);
