@@ -556,7 +556,9 @@ static jyStatus assemble_pass(jyEval *e, const double *q, const double *v, doubl
     memset(e->rate, 0, sizeof(double) * rows);
   }
   e->view_epoch++; /* a new state: every view is computed again, once */
+  int rows_only = !(what & (JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL));
   for (int i = 0; i < m->nparts; i++) {
+    if (rows_only && m->parts[i].inst.nrows == 0) continue; /* (a view is made on demand) */
     jyStatus st = assemble_part(e, &m->parts[i], q, v, t, what);
     if (st != JY_OK) return st;
   }

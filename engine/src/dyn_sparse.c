@@ -37,6 +37,7 @@ struct jySparseWork {
   /* The values F and the factor were made from (factored): a solve with the same M, A and
    * rows left out (a projection after the right-hand side at that state) reuses them. */
   int factored;
+  int mass_known; /* root_w and inv_mass are those of factored_mass (M rarely changes) */
   double *factored_mass, *factored_jac;
   unsigned char *factored_dropped;
   int started;
@@ -334,18 +335,26 @@ static void free_acceleration(jySparseWork *w, const jyUkProblem *p) {
 }
 
 /* Whether F and the factor are those of this M, A and rows left out; if not, they are
- * recorded as such (the caller factors, and clears w->factored when that fails). */
+ * recorded as such (the caller factors, and clears w->factored when that fails), and
+ * M^-1/2 and M^-1 made for a new M. */
 static int factor_current(jySparseWork *w, const jyUkProblem *p, const double *mass,
                           const double *jac) {
   int n = p->n, m = p->m, same = w->factored;
   size_t nnz = (size_t)((const int *)w->f->p)[n];
   for (int i = 0; same && i < m; i++)
     same = w->factored_dropped[i] == (p->dropped && p->dropped[i]);
-  same = same && !memcmp(w->factored_mass, mass, sizeof(double) * (size_t)n) &&
-    !memcmp(w->factored_jac, jac, sizeof(double) * nnz);
+  int same_mass = w->mass_known && !memcmp(w->factored_mass, mass, sizeof(double) * (size_t)n);
+  same = same && same_mass && !memcmp(w->factored_jac, jac, sizeof(double) * nnz);
   if (same) return 1;
   for (int i = 0; i < m; i++) w->factored_dropped[i] = p->dropped && p->dropped[i];
-  memcpy(w->factored_mass, mass, sizeof(double) * (size_t)n);
+  if (!same_mass) {
+    memcpy(w->factored_mass, mass, sizeof(double) * (size_t)n);
+    for (int j = 0; j < n; j++) {
+      w->root_w[j] = 1.0 / sqrt(mass[j]);
+      w->inv_mass[j] = 1.0 / mass[j];
+    }
+    w->mass_known = 1;
+  }
   memcpy(w->factored_jac, jac, sizeof(double) * nnz);
   w->factored = 1;
   return 0;
@@ -353,8 +362,7 @@ static int factor_current(jySparseWork *w, const jyUkProblem *p, const double *m
 
 /* F = S A W^1/2 in the fixed pattern (S: rows scaled to unit length, dropped rows zero).
  * Walks the pattern (a few entries per row), not dense rows. */
-static void scaled_rows(jySparseWork *w, const jyUkProblem *p, const double *mass,
-                        const double *jac) {
+static void scaled_rows(jySparseWork *w, const jyUkProblem *p, const double *jac) {
   int n = p->n, m = p->m;
   const int *cp = w->f->p, *ri = w->f->i;
   memset(w->row_scale, 0, sizeof(double) * (size_t)m); /* sums of squares, then norms */
@@ -365,8 +373,7 @@ static void scaled_rows(jySparseWork *w, const jyUkProblem *p, const double *mas
   const unsigned char *dropped = p->dropped;
   double *fx = w->f->x;
   for (int j = 0; j < n; j++) {
-    double root_w = w->root_w[j] = 1.0 / sqrt(mass[j]);
-    w->inv_mass[j] = 1.0 / mass[j];
+    double root_w = w->root_w[j];
     for (int k = cp[j]; k < cp[j + 1]; k++)
       fx[k] = dropped && dropped[ri[k]] ? 0.0 : w->row_scale[ri[k]] * jac[k] * root_w;
   }
@@ -497,7 +504,7 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const double *mass, const double *j
   result->dropped_residual = 0;
   result->row_residual = w->r;
   int current = factor_current(w, p, mass, jac);
-  if (!current) scaled_rows(w, p, mass, jac); /* and M^-1 */
+  if (!current) scaled_rows(w, p, jac);
   free_acceleration(w, p);
   double scale = scaled_residual(w, p, jac, result);
   if (!current && factor_rows(w, p->dropped) != 0) {
