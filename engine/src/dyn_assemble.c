@@ -535,6 +535,9 @@ static jyStatus assemble_pass(jyEval *e, const double *q, const double *v, doubl
   int store = e->store_solves, dense = !(store && (what & JY_ASM_SPARSE_ONLY));
   unsigned matrices = what & (JY_ASM_MASS | JY_ASM_CONSTRAINTS);
   if (matrices) e->matrices_valid = 0; /* until this assembly is whole */
+  if ((what & JY_ASM_MASS) && !dense && e->mass_kept)
+    what &= ~(unsigned)JY_ASM_MASS;         /* the store's M stands (mass_constant) */
+  if (what & JY_ASM_MASS) e->mass_kept = 0; /* until this assembly is whole and finite */
   e->store_valid = store ? (e->store_valid | matrices) : 0;
   e->dense_valid = dense ? (e->dense_valid | matrices) : (e->dense_valid & ~matrices);
   if (!e->mass) e->dense_valid &= ~(unsigned)JY_ASM_MASS;
@@ -615,7 +618,11 @@ jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsi
   e->trust_parts = 1;
   jyStatus st = assemble_pass(e, q, v, t, what);
   e->trust_parts = 0;
-  if (st != JY_OK || assembled_finite(e, what)) return st;
+  if (st != JY_OK) return st;
+  if (assembled_finite(e, what)) {
+    if ((what & JY_ASM_MASS) && e->store_solves && e->mass_constant) e->mass_kept = 1;
+    return JY_OK;
+  }
   return assemble_pass(e, q, v, t, what);
 }
 

@@ -404,6 +404,13 @@ static jyEval *create(const jyModel *model, int allow_sparse) {
   e->view_stamp = jy_calloc(a, np, sizeof(uint64_t));
   if (e->view_at) view_layout(model, e->view_at);
   if (e->view_at && e->views) jy_views_init(e);
+  e->mass_constant = !model->tree;
+  for (int i = 0; i < model->nparts; i++) { /* a constant M through a constant G, or none */
+    const jyModelPart *p = &model->parts[i];
+    if (p->inst.type->mass && p->inst.ncoords > 0 &&
+        (!(p->shape->flags & JY_PART_CONSTANT_MASS) || (p->nlinks > 0 && !p->gather)))
+      e->mass_constant = 0;
+  }
   e->view_epoch = 1; /* the stamps start at 0: no view is current before it is computed */
   e->flags = jy_calloc(a, n + 1, sizeof(int));
   e->dependent = jy_calloc(a, m + 1, 1);

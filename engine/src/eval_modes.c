@@ -22,6 +22,7 @@ jyStatus jy_eval_set_modes(jyEval *e, const int *modes) {
   }
   e->ninactive = 0;
   e->matrices_valid = 0; /* rows change with the modes */
+  e->mass_kept = 0;      /* and a part's mass may */
   for (int i = 0; i < m->nparts; i++) {
     const jyModelPart *p = &m->parts[i];
     const jyPartHybrid *h = p->shape->hybrid;
@@ -139,7 +140,8 @@ jyStatus jy_eval_set_param(jyEval *e, int part, int param, double value) {
     return JY_ERR_NOMEM;
   }
   jyPartInstance *inst = &e->insts[part];
-  e->matrices_valid = 0;          /* the part's M and A change with it */
+  e->matrices_valid = 0; /* the part's M and A change with it */
+  e->mass_kept = 0;
   jy_eval_clear_scratch(e, part); /* kept values may have been computed from the old one */
   double *params = (double *)inst->params, old = params[param];
   params[param] = value;

@@ -343,6 +343,11 @@ struct jyEval {
   int ndependent;
   long rank_changes;
   int mass_diagonal; /* the last assembled M has nothing off its diagonal */
+  /* mass_constant: every part with mass declares JY_PART_CONSTANT_MASS and its view is its
+   * own coordinates or a gather (a constant G), so the M in the store stays as assembled;
+   * mass_kept: it is assembled, finite, and no parameter or mode changed since. A store-only
+   * assembly of M then leaves it as it is. */
+  int mass_constant, mass_kept;
   /* While jy_assemble's first pass runs: the parts' outputs are not checked one by one,
    * the assembled arrays are checked once at the end (a pass that checks every part call
    * follows only when they are not finite, to name the part). */
