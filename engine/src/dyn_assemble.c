@@ -302,6 +302,26 @@ static void add_block(const Sink *s, const int *slot, const int *rows, int row0,
   }
 }
 
+/* add_block of a gathered part's rows (nrows x nc, on its local coordinates) through its
+ * selection G, without forming the block over its columns: local column a is view column
+ * gather[a] (two local columns on one view column add up there, as through G). */
+static void add_gathered(const Sink *s, const int *slot, const jyModelPart *p, const double *local,
+                         int nrows) {
+  for (int a = 0; a < p->inst.ncoords; a++) {
+    int k = p->gather[a];
+    const double *l_col = local + (size_t)a * nrows;
+    if (s->store)
+      for (int i = 0; i < nrows; i++) {
+        int at = slot[i + (size_t)k * nrows];
+        if (at >= 0) s->store->x[at] += l_col[i];
+      }
+    if (s->dense) {
+      double *col = s->dense + (size_t)p->cols[k] * s->ld + p->row_offset;
+      for (int i = 0; i < nrows; i++) col[i] += l_col[i];
+    }
+  }
+}
+
 /* out (nrows x ncols) = local (nrows x nc, column-major) G: a block through the view. */
 static void times_view(const jyModelPart *p, const part_view *view, const double *local, int nrows,
                        double *out) {
@@ -451,7 +471,9 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
       }
       Sink sink = sink_of(e, 0, what);
       const int *slot = e->slots + e->row_slot_at[p - e->model->parts];
-      if (mapped) {
+      if (p->gather) {
+        add_gathered(&sink, slot, p, e->local_jac, nr);
+      } else if (mapped) {
         times_view(p, &view, e->local_jac, nr, e->block);
         add_block(&sink, slot, NULL, p->row_offset, nr, p->cols, 0, p->ncols, e->block, 1.0);
       } else {

@@ -41,6 +41,7 @@ struct jySparseWork {
   double *factored_mass, *factored_jac;
   unsigned char *factored_dropped;
   int started;
+  int checked; /* the last solve's answer passed the backward-error test with this factor */
 };
 
 void jy_sparse_destroy(jySparseWork *w) {
@@ -322,6 +323,33 @@ static void solve_factor(const cholmod_factor *l, const double *inv_pivot, doubl
   }
 }
 
+/* solve_factor on two right-hand sides, walking L once: the two chains of dependent
+ * operations interleave. */
+static void solve_factor_pair(const cholmod_factor *l, const double *inv_pivot, double *x,
+                              double *z) {
+  const int *lp = l->p, *li = l->i, *lnz = l->nz;
+  const double *lx = l->x;
+  int n = (int)l->n;
+  for (int j = 0; j < n; j++) {
+    double xj = x[j] * inv_pivot[j], zj = z[j] * inv_pivot[j];
+    x[j] = xj;
+    z[j] = zj;
+    for (int k = lp[j] + 1; k < lp[j] + lnz[j]; k++) {
+      x[li[k]] -= lx[k] * xj;
+      z[li[k]] -= lx[k] * zj;
+    }
+  }
+  for (int j = n - 1; j >= 0; j--) {
+    double xj = x[j], zj = z[j];
+    for (int k = lp[j] + 1; k < lp[j] + lnz[j]; k++) {
+      xj -= lx[k] * x[li[k]];
+      zj -= lx[k] * z[li[k]];
+    }
+    x[j] = xj * inv_pivot[j];
+    z[j] = zj * inv_pivot[j];
+  }
+}
+
 int jy_sparse_applies(const double *mass_diag, int n) {
   for (int j = 0; j < n; j++)
     if (!(mass_diag[j] > 0)) return 0;
@@ -495,6 +523,42 @@ static void report_residual(jySparseWork *w, const jyUkProblem *p, double scale,
   result->dropped_residual = dropped_worst;
 }
 
+int jy_sparse_correction_pair(jySparseWork *w, const double *mass, const double *jac,
+                              const unsigned char *dropped, const double *target_a,
+                              const double *target_b, double *dx_a, double *dx_b) {
+  int n = w->n, m = w->m;
+  jyUkProblem p = {n, m, mass, NULL, NULL, jac, NULL, dropped};
+  if (!factor_current(w, &p, mass, jac)) {
+    w->factored = 0; /* recorded as this one's, but not factored: the next solve factors */
+    return -1;
+  }
+  if (!w->checked) return -1;
+  /* S target, permuted into the factor's order (w->r and w->sy: scratch here) */
+  double *ya = w->r, *yb = w->sy, *y_b = w->rhs->x;
+  for (int k = 0; k < m; k++) {
+    int row = w->perm[k], free_row = dropped && dropped[row];
+    ya[k] = free_row ? 0.0 : w->row_scale[row] * target_a[row];
+    yb[k] = free_row ? 0.0 : w->row_scale[row] * target_b[row];
+  }
+  solve_factor_pair(w->l, w->inv_pivot, ya, yb);
+  for (int k = 0; k < m; k++) { /* back in the rows' own order */
+    w->y[w->perm[k]] = ya[k];
+    y_b[w->perm[k]] = yb[k];
+  }
+  const int *cp = w->f->p, *ri = w->f->i;
+  const double *fx = w->f->x, *y_a = w->y;
+  for (int j = 0; j < n; j++) { /* dx = W^1/2 F^T y */
+    double sa = 0, sb = 0;
+    for (int k = cp[j]; k < cp[j + 1]; k++) {
+      sa += fx[k] * y_a[ri[k]];
+      sb += fx[k] * y_b[ri[k]];
+    }
+    dx_a[j] = w->root_w[j] * sa;
+    dx_b[j] = w->root_w[j] * sb;
+  }
+  return 0;
+}
+
 jyUkOutcome jy_sparse_solve(jySparseWork *w, const double *mass, const double *jac,
                             const jyUkProblem *p, const jyUkOptions *opt, double *acc, double *mu,
                             jyUkResult *result) {
@@ -503,6 +567,7 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const double *mass, const double *j
   result->residual = 0;
   result->dropped_residual = 0;
   result->row_residual = w->r;
+  w->checked = 0;
   int current = factor_current(w, p, mass, jac);
   if (!current) scaled_rows(w, p, jac);
   free_acceleration(w, p);
@@ -517,6 +582,7 @@ jyUkOutcome jy_sparse_solve(jySparseWork *w, const double *mass, const double *j
    * which refines, takes the problem. */
   if (!(acceleration(w, p, jac, acc) <= 64 * DBL_EPSILON))
     return result->outcome = JY_UK_NOT_UNIQUE;
+  w->checked = 1;
   report_residual(w, p, scale, result);
   if (mu) /* A^T mu = M (q'' - u) = A^T S y */
     for (int i = 0; i < p->m; i++)

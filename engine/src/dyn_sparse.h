@@ -22,4 +22,13 @@ jyUkOutcome jy_sparse_solve(jySparseWork *work, const double *mass_diag, const d
                             const jyUkProblem *p, const jyUkOptions *opt, double *acc, double *mu,
                             jyUkResult *result);
 
+/* The least kinetic-energy corrections for two targets at once: dx_k = W A^T y_k with
+ * (A W A^T) y_k = target_k (rows dropped: left free), through the factor the last solve
+ * made of this M's diagonal, A and rows left out, when that solve's answer passed its
+ * backward-error test (Cholesky is backward stable whatever the right-hand side). 0, or -1
+ * when the last solve was not such a one (nothing is written). */
+int jy_sparse_correction_pair(jySparseWork *work, const double *mass_diag, const double *jac_values,
+                              const unsigned char *dropped, const double *target_a,
+                              const double *target_b, double *dx_a, double *dx_b);
+
 #endif

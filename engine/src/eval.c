@@ -620,6 +620,20 @@ jyUkOutcome jy_eval_solve(jyEval *e, const jyUkProblem *problem_in, const jyUkOp
   return out;
 }
 
+int jy_eval_correction_pair(jyEval *e, const double *target_a, const double *target_b, double *dx_a,
+                            double *dx_b) {
+  int n = e->model->n;
+  unsigned both = JY_ASM_MASS | JY_ASM_CONSTRAINTS;
+  if (!e->sparse || !e->store_solved || !e->mass_diagonal || (e->store_valid & both) != both)
+    return -1;
+  for (int j = 0; j < n; j++)
+    e->mass_diag[j] = e->store_mass_diag[j] >= 0 ? e->store_mass.x[e->store_mass_diag[j]] : 0;
+  if (!jy_sparse_applies(e->mass_diag, n)) return -1;
+  return jy_sparse_correction_pair(e->sparse, e->mass_diag, e->store_jac.x,
+                                   e->ndependent > 0 ? e->dependent : NULL, target_a, target_b,
+                                   dx_a, dx_b);
+}
+
 jyUkOutcome jy_eval_sparse_or_dense(jyEval *e, const jyUkProblem *p, const jyUkOptions *opt,
                                     double *acc, jyUkResult *result) {
   jyUkProblem q = *p;

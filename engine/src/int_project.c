@@ -149,11 +149,23 @@ jyStatus jy_project_estimate(jyEval *e, double t, const double *q, const double 
     e->proj_target[i] = -e->residual[i];
     any_position |= e->proj_use[i];
   }
+  /* With position rows only, both corrections use every row (but the dependent ones) with
+   * the same M and A: when the last right-hand side's factor is at hand, solved together. */
+  int position_rows_only = any_position, have_dq = 0;
+  for (int i = 0; i < rows; i++) position_rows_only &= e->proj_use[i];
+  if (position_rows_only) {
+    for (int i = 0; i < rows; i++) e->proj_rhs[i] = -e->rate[i];
+    if (jy_eval_correction_pair(e, e->proj_target, e->proj_rhs, e->proj_dx, dv) == 0) {
+      if (weighted_max(e->proj_dx, weights, n) <= 1) return JY_OK; /* the rates at q itself */
+      memset(dv, 0, sizeof(double) * (size_t)n);                   /* at the corrected q: below */
+      have_dq = 1;
+    }
+  }
   /* a step the store cannot solve is no estimate worth its dense solve: the caller projects */
   e->store_only = 1;
   jyStatus st = JY_OK;
   if (any_position) { /* one Gauss–Newton step, then the rows' rates at the corrected q */
-    st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);
+    if (!have_dq) st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);
     /* within tolerance in every coordinate: the rates at q itself (as JY_PROJ_KEEP_CLOSE) */
     if (st == JY_OK && !(weighted_max(e->proj_dx, weights, n) <= 1)) {
       for (int j = 0; j < n; j++) q_work[j] += e->proj_dx[j];

@@ -517,6 +517,13 @@ void jy_local_acceleration(jyEval *e, const jyModelPart *p, int mapped, const do
 jyStatus jy_terminal_jacobian(jyEval *e, const jyModelPart *p, int k, const double *q_loc,
                               const double *v_loc, double t, double *jac);
 
+/* Two least kinetic-energy corrections with the evaluator's M and A at once (targets and dx
+ * as min_kinetic_step's, every row used but the dependent ones), through the factor of the
+ * last solve when that was the diagonal sparse path's at these M and A. 0, or -1: solve them
+ * one by one. */
+int jy_eval_correction_pair(jyEval *e, const double *target_a, const double *target_b, double *dx_a,
+                            double *dx_b);
+
 /* The Udwadia–Kalaba solve of one problem by the sparse route when it applies, else the
  * dense one; the evaluator's dependent rows are left out. */
 jyUkOutcome jy_eval_sparse_or_dense(jyEval *e, const jyUkProblem *p, const jyUkOptions *opt,

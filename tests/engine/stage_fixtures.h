@@ -86,12 +86,14 @@ static inline jySystem *stage_mass_on_rod(jyEnv *env, double x) {
 
 /* Compiles with glue elimination on or off; NULL (after a diag) on failure. */
 /* eliminate: 1 glue elimination, 0 none; STAGE_NO_TREE added: without the tree recursion
- * (M formed through G even where the links form a tree). */
-enum { STAGE_NO_TREE = 2 };
+ * (M formed through G even where the links form a tree); STAGE_STORE added: solves in the
+ * sparse store at any size (sparse_min_coords 1). */
+enum { STAGE_NO_TREE = 2, STAGE_STORE = 4 };
 static inline jyModel *stage_compile(jySystem *sys, int eliminate) {
   jySolverDef def = jy_default_solver_def();
   def.eliminate_glue = eliminate & 1;
   def.tree_recursion = !(eliminate & STAGE_NO_TREE);
+  if (eliminate & STAGE_STORE) def.sparse_min_coords = 1;
   jyModel *model = NULL;
   jyStatus st = jy_model_compile(sys, &def, &model);
   if (st != JY_OK) diag("compile failed (%s): %s", jy_status_text(st), jy_system_error(sys));

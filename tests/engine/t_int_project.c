@@ -12,7 +12,11 @@
  *   5. JY_PROJ_KEEP_CLOSE (an explicit method's step end): on the circle, a q whose
  *      correction is within eps in every weighted coordinate stays bit for bit and the
  *      velocity loses its radial part at that q; one beyond eps is projected as in 2; the
- *      same close q without the flag is projected.
+ *      same close q without the flag is projected;
+ *   6. the step-end estimate (jy_project_estimate) in the sparse store, after a right-hand
+ *      side at that state: the velocity correction is the radial part of v, -(u . v) u,
+ *      with q close to the circle (both corrections from one solve) and farther (the rates
+ *      at the corrected q: the same u).
  * Tolerance: every case converges in one step to a point the closed form gives exactly (the
  * rows are linear, or the step is radial on a circle), so the answers agree to rounding of
  * O(1) numbers, ~1e-15; 1e-12 leaves a margin of 1e3 and is far below the 1e-2 moves
@@ -167,8 +171,30 @@ static void check_keep_close(jyEnv *env) {
   stage_free(e, md);
 }
 
+/* 6. See the head comment: the mass on a rod, its store path on. */
+static void check_estimate(jyEnv *env) {
+  jyModel *md;
+  jyEval *e = stage_eval(stage_mass_on_rod(env, 1), 1 | STAGE_STORE, &md);
+  if (!ok(e && e->store_solves && e->sparse, "mass on a rod, solved in the store")) {
+    stage_free(e, md);
+    return;
+  }
+  const double radius[2] = {1 + 5e-11, 1 + 5e-10}; /* corrections 0.5 and 5 weighted */
+  for (int k = 0; k < 2; k++) {
+    double q[2] = {0.8 * radius[k], -0.6 * radius[k]}, v[2] = {1, 1}, acc[2], q_work[2], dv[2];
+    jyStatus st = jy_eval_acceleration(e, q, v, 0, acc);
+    if (st == JY_OK) st = jy_assemble(e, q, v, 0, JY_ASM_RESIDUALS);
+    if (st == JY_OK) st = jy_project_estimate(e, 0, q, v, weights, q_work, dv);
+    /* u . v = 0.2, u = (0.8, -0.6) */
+    ok(st == JY_OK && fabs(dv[0] + 0.16) <= PROJ_TOL && fabs(dv[1] - 0.12) <= PROJ_TOL,
+       "estimate %s the circle: dv = -(u . v) u = (-0.16, 0.12) (got %.17g, %.17g)",
+       k == 0 ? "close to" : "farther from", dv[0], dv[1]);
+  }
+  stage_free(e, md);
+}
+
 int main(void) {
-  plan(30);
+  plan(33);
   jyEnv *env = stage_env();
   if (!env) {
     ok(0, "environment with the components");
@@ -179,6 +205,7 @@ int main(void) {
   check_pendulum(env);
   check_no_rows(env);
   check_keep_close(env);
+  check_estimate(env);
   jy_env_destroy(env);
   return done();
 }
