@@ -68,11 +68,14 @@ void jy_ends_eval(jyEnds *e, int dim, const double *q, const double *v) {
     e->u[0] = 1.0;
   } else {
     e->len = sqrt(sq);
-    if (e->len > 0.0)
-      for (int i = 0; i < dim; i++) e->u[i] = e->d[i] / e->len;
   }
-  e->len_rate = 0.0;
-  for (int i = 0; i < dim; i++) e->len_rate += e->u[i] * e->rate[i];
+  /* u and its rate in one loop: each u_i is used from a register, not stored and reloaded */
+  double len_rate = 0.0;
+  for (int i = 0; i < dim; i++) {
+    if (dim > 1 && e->len > 0.0) e->u[i] = e->d[i] / e->len;
+    len_rate += e->u[i] * e->rate[i];
+  }
+  e->len_rate = len_rate;
 }
 
 int jy_ss_check_coefficients(double mu, double mu_s, char *error, size_t error_len) {
