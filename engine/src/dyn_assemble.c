@@ -154,6 +154,17 @@ static jyStatus tree_view_of(jyEval *e, const jyModelPart *p, const double *q, c
   return JY_OK;
 }
 
+/* A gathered part's view (jyModelPart.gather): q and v picked from the state; G and g = 0
+ * are constant (jy_views_init). */
+static inline void gather_view(jyEval *e, const jyModelPart *p, const double *q, const double *v,
+                               const part_view *view) {
+  for (int j = 0; j < p->inst.ncoords; j++) {
+    int k = p->cols[p->gather[j]];
+    view->q[j] = q[k], view->v[j] = v[k];
+  }
+  e->view_stamp[p - e->model->parts] = e->view_epoch;
+}
+
 /* The view of a part with links at (q, v, t), computed once per epoch: its own kept
  * coordinates are its first columns; through each link, the source's terminal at the
  * source's own view (computed first, up the chain: chain_depth levels at most) gives the
@@ -166,12 +177,8 @@ static jyStatus part_view_of(jyEval *e, const jyModelPart *p, const double *q, c
   *view = view_buffers(e, p);
   if (e->view_stamp[index] == e->view_epoch) return JY_OK;
   int nc = p->inst.ncoords, w = p->ncols, own = 0;
-  if (p->gather) { /* G and g = 0 are constant (jy_views_init) */
-    for (int j = 0; j < nc; j++) {
-      int k = p->cols[p->gather[j]];
-      view->q[j] = q[k], view->v[j] = v[k];
-    }
-    e->view_stamp[index] = e->view_epoch;
+  if (p->gather) {
+    gather_view(e, p, q, v, view);
     return JY_OK;
   }
   memset(view->G, 0, sizeof(double) * (size_t)nc * (size_t)w);
@@ -252,7 +259,13 @@ static jyStatus localize(jyEval *e, const jyModelPart *p, const double *q, const
     return JY_OK;
   }
   part_view view;
-  jyStatus st = part_view_of(e, p, q, v, t, &view);
+  jyStatus st = JY_OK;
+  if (p->gather) { /* inline: most parts of a mass + rod or spring chain */
+    view = view_buffers(e, p);
+    if (e->view_stamp[p - e->model->parts] != e->view_epoch) gather_view(e, p, q, v, &view);
+  } else {
+    st = part_view_of(e, p, q, v, t, &view);
+  }
   *q_loc = view.q;
   *v_loc = view.v;
   *mapped = 1;
