@@ -231,6 +231,7 @@ static void set_arg_table(lua_State *L, char **argv, int script_at, int nbefore,
  * Returns 0, or 1 after printing the error. */
 static int run_script(lua_State *L, const char *script, char **argv, int first, int nargs, int nres,
                       int traceback) {
+  jyl_note_script(L, script);
   if (luaL_loadfilex(L, script, jyl_sandboxed(L) ? "t" : NULL) != LUA_OK) {
     jyl_sandbox_explain_binary(L, script);
     print_error(lua_tostring(L, -1));
@@ -415,8 +416,10 @@ static int simulate_system(lua_State *L) {
   print_events(L, 4, (long)int_field(L, 6, "guard_evals"));
   lua_getfield(L, 4, "channels");
   lua_getfield(L, 4, "out");
-  printf("wrote %ld rows x %d columns to %s\n", (long)int_field(L, 4, "rows"), (int)luaL_len(L, -2),
-         lua_tostring(L, -1));
+  lua_getfield(L, 4, "out_note");
+  printf("wrote %ld rows x %d columns to %s%s%s%s\n", (long)int_field(L, 4, "rows"),
+         (int)luaL_len(L, -3), lua_tostring(L, -2), lua_isstring(L, -1) ? " (but " : "",
+         lua_isstring(L, -1) ? lua_tostring(L, -1) : "", lua_isstring(L, -1) ? ")" : "");
   return 0;
 }
 
@@ -724,7 +727,16 @@ static int dispatch(lua_State *L, Cli *cli) {
 
 /* Everything that may raise a Lua error runs in here, under lua_pcall. */
 static int pmain(lua_State *L) {
+  /* Once per state, with the command's own argument: a script that reached this function
+   * (under --trust, through debug.getinfo's "f") and called it gets an error, not a crash. */
+  static const char started_key = 'p';
   Cli *cli = (Cli *)lua_touserdata(L, 1);
+  if (!cli || lua_type(L, 1) != LUA_TLIGHTUSERDATA ||
+      lua_rawgetp(L, LUA_REGISTRYINDEX, &started_key) != LUA_TNIL)
+    return luaL_error(L, "the joinery command's main function is not for scripts to call");
+  lua_pop(L, 1);
+  lua_pushboolean(L, 1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &started_key);
   luaL_checkversion(L);
   luaL_openlibs(L);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);

@@ -21,6 +21,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -147,36 +148,96 @@ static void refuse_field(lua_State *L, const char *lib, const char *name) {
   lua_pop(L, 1);
 }
 
-/* ---- writes ----------------------------------------------------------------------------- */
+/* ---- guards ----------------------------------------------------------------------------
+ * A guard checks its arguments and then runs the original C function in its own frame,
+ * called as a C function, never through lua_call: a frame of the original would be visible
+ * to whatever Lua code runs while it is live (a message handler of xpcall, a reader given
+ * to load, a finalizer of a collection inside it), and debug.getinfo's "f" used to hand that
+ * code the unguarded function. The original is kept as upvalue 1 only to be called. */
 
-/* io.open(path[, mode]); upvalue 1: the original */
+/* Whether the value on the top is a C function without upvalues. */
+static int is_plain_cfunction(lua_State *L) {
+  if (!lua_tocfunction(L, -1)) return 0;
+  if (lua_getupvalue(L, -1, 1) == NULL) return 1;
+  lua_pop(L, 1);
+  return 0;
+}
+
+/* Runs the original (upvalue 1) on the guard's own stack; returns its result count. */
+static int call_original(lua_State *L) {
+  lua_CFunction original = lua_tocfunction(L, lua_upvalueindex(1));
+  return original(L);
+}
+
+/* Records that the script read path (registry[JYL_INPUTS][path] = true): a run may not
+ * write its output over a file the script read (jyl_check_output). */
+#define JYL_INPUTS "joinery.inputs"
+void jyl_note_input(lua_State *L, const char *path) {
+  if (!path) return;
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, JYL_INPUTS);
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, path);
+  lua_pop(L, 1);
+}
+
+/* io.open(path[, mode]) */
 static int guarded_open(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   const char *mode = luaL_optstring(L, 2, "r");
   if (mode[0] == 'w' || mode[0] == 'a' || strchr(mode, '+'))
     jyl_sandbox_check_write(L, path, "io.open");
-  int n = lua_gettop(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, n, LUA_MULTRET);
-  return lua_gettop(L);
+  else
+    jyl_note_input(L, path);
+  return call_original(L);
 }
 
-/* io.output([file]); upvalue 1: the original. A name opens that file for writing. */
+/* io.output([file]) and io.input([file]): a name (a string, or a number Lua converts) opens
+ * that file, for writing or for reading. */
 static int guarded_output(lua_State *L) {
-  if (lua_type(L, 1) == LUA_TSTRING) jyl_sandbox_check_write(L, lua_tostring(L, 1), "io.output");
-  int n = lua_gettop(L);
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 1);
-  lua_call(L, n, LUA_MULTRET);
-  return lua_gettop(L);
+  if (!lua_isnoneornil(L, 1) && lua_isstring(L, 1))
+    jyl_sandbox_check_write(L, lua_tostring(L, 1), "io.output");
+  return call_original(L);
 }
 
-/* Replaces lib.name with guard, which gets the original as upvalue 1. */
+static int guarded_input(lua_State *L) {
+  if (!lua_isnoneornil(L, 1) && lua_isstring(L, 1)) jyl_note_input(L, lua_tostring(L, 1));
+  return call_original(L);
+}
+
+/* io.lines([file, ...]) */
+static int guarded_lines(lua_State *L) {
+  if (!lua_isnoneornil(L, 1) && lua_isstring(L, 1)) jyl_note_input(L, lua_tostring(L, 1));
+  return call_original(L);
+}
+
+/* debug.getinfo([thread,] f [, what]) without option "f" (and without it by default): the
+ * function of a frame is the one thing getinfo gives that could reach past a guard (the
+ * command's own main function, a C host's, an original should one ever run in a frame). */
+static int guarded_getinfo(lua_State *L) {
+  int what_at = lua_type(L, 1) == LUA_TTHREAD ? 3 : 2;
+  if (lua_isnoneornil(L, what_at)) {
+    if (lua_gettop(L) < what_at) lua_settop(L, what_at);
+    lua_pushliteral(L, "lnSrtu");
+    lua_replace(L, what_at);
+  } else if (strchr(luaL_checkstring(L, what_at), 'f')) {
+    jyl_sandbox_refuse(L, "debug.getinfo with option 'f' (the function of a frame)");
+  }
+  return call_original(L);
+}
+
+/* Replaces lib.name with guard, which gets the original as upvalue 1. The original must be
+ * a C function without upvalues of its own (what Lua's standard library registers): the
+ * guard calls it in its own frame. Anything else (a host replaced it) is refused outright. */
 static void guard_field(lua_State *L, const char *lib, const char *name, lua_CFunction guard) {
   if (lua_getglobal(L, lib) == LUA_TTABLE) {
     lua_getfield(L, -1, name);
-    lua_pushcclosure(L, guard, 1);
+    if (is_plain_cfunction(L)) {
+      lua_pushcclosure(L, guard, 1);
+    } else {
+      lua_pop(L, 1);
+      lua_pushfstring(L, "%s.%s", lib, name);
+      lua_pushcclosure(L, refused, 1);
+    }
     lua_setfield(L, -2, name);
   }
   lua_pop(L, 1);
@@ -200,23 +261,26 @@ void jyl_sandbox_explain_binary(lua_State *L, const char *chunk) {
 
 /* load(chunk[, name[, mode[, env]]]) and loadfile([file[, mode[, env]]]) with mode "t";
  * upvalue 1: the original, upvalue 2: where its mode argument is (3 or 2). The env argument
- * keeps its absence (an explicit nil env is not a missing one). */
+ * keeps its absence (an explicit nil env is not a missing one). The original leaves the
+ * arguments below its results (load's reader slot included), so the chunk's name is read
+ * from argument 1 afterwards. */
 static int text_load(lua_State *L) {
   int mode_at = (int)lua_tointeger(L, lua_upvalueindex(2));
-  int nargs = lua_gettop(L) > mode_at ? mode_at + 1 : mode_at;
-  lua_settop(L, nargs);
+  if (lua_gettop(L) < mode_at) lua_settop(L, mode_at);
   lua_pushliteral(L, "t");
   lua_replace(L, mode_at);
-  if (mode_at == 2)
-    lua_pushfstring(L, "'%s'", luaL_optstring(L, 1, "stdin"));
-  else
-    lua_pushliteral(L, "the chunk");
-  lua_insert(L, 1); /* 1: what the chunk is called in a message */
-  lua_pushvalue(L, lua_upvalueindex(1));
-  lua_insert(L, 2);
-  lua_call(L, nargs, 2);
-  if (lua_isnil(L, 2)) jyl_sandbox_explain_binary(L, lua_tostring(L, 1));
-  return 2;
+  if (mode_at == 2 && lua_isstring(L, 1)) jyl_note_input(L, lua_tostring(L, 1));
+  int nresults = call_original(L);
+  if (nresults == 2 && lua_isnil(L, -2)) {
+    if (mode_at == 2)
+      lua_pushfstring(L, "'%s'", lua_isstring(L, 1) ? lua_tostring(L, 1) : "stdin");
+    else
+      lua_pushliteral(L, "the chunk");
+    lua_insert(L, -2); /* below the message */
+    jyl_sandbox_explain_binary(L, lua_tostring(L, -2));
+    lua_remove(L, -2);
+  }
+  return nresults;
 }
 
 /* dofile([file]) reading text only */
@@ -224,6 +288,7 @@ static int text_dofile(lua_State *L) {
   const char *path = luaL_optstring(L, 1, NULL);
   lua_settop(L, 1);
   const char *chunk = lua_pushfstring(L, "'%s'", path ? path : "stdin");
+  jyl_note_input(L, path);
   if (luaL_loadfilex(L, path, "t") != LUA_OK) {
     jyl_sandbox_explain_binary(L, chunk);
     return lua_error(L);
@@ -234,8 +299,14 @@ static int text_dofile(lua_State *L) {
 
 static void set_text_loader(lua_State *L, const char *name, int mode_at) {
   lua_getglobal(L, name);
-  lua_pushinteger(L, mode_at);
-  lua_pushcclosure(L, text_load, 2);
+  if (is_plain_cfunction(L)) {
+    lua_pushinteger(L, mode_at);
+    lua_pushcclosure(L, text_load, 2);
+  } else {
+    lua_pop(L, 1);
+    lua_pushstring(L, name);
+    lua_pushcclosure(L, refused, 1);
+  }
   lua_setglobal(L, name);
 }
 
@@ -260,6 +331,7 @@ static int search_lua_text(lua_State *L) {
   lua_pop(L, 1);
   const char *file = lua_tostring(L, -1);
   const char *chunk = lua_pushfstring(L, "'%s'", file);
+  jyl_note_input(L, file);
   if (luaL_loadfilex(L, file, "t") != LUA_OK) {
     jyl_sandbox_explain_binary(L, chunk);
     return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file,
@@ -305,7 +377,7 @@ static void guard_require(lua_State *L) {
 
 /* ---- debug ------------------------------------------------------------------------------ */
 
-/* debug keeps traceback and getinfo; package.loaded.debug is the same table. */
+/* debug keeps traceback and getinfo without "f"; package.loaded.debug is the same table. */
 static void reduce_debug(lua_State *L) {
   if (lua_getglobal(L, "debug") != LUA_TTABLE) {
     lua_pop(L, 1);
@@ -315,7 +387,12 @@ static void reduce_debug(lua_State *L) {
   lua_getfield(L, -2, "traceback");
   lua_setfield(L, -2, "traceback");
   lua_getfield(L, -2, "getinfo");
-  lua_setfield(L, -2, "getinfo");
+  if (is_plain_cfunction(L)) {
+    lua_pushcclosure(L, guarded_getinfo, 1);
+    lua_setfield(L, -2, "getinfo");
+  } else {
+    lua_pop(L, 1);
+  }
   lua_pushvalue(L, -1);
   lua_setglobal(L, "debug");
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
@@ -352,6 +429,8 @@ int jyl_sandbox(lua_State *L, const char *const *writable, int nwritable, const 
     refuse_field(L, refusals[i][0], refusals[i][1]);
   guard_field(L, "io", "open", guarded_open);
   guard_field(L, "io", "output", guarded_output);
+  guard_field(L, "io", "input", guarded_input);
+  guard_field(L, "io", "lines", guarded_lines);
   set_text_loader(L, "load", 3);
   set_text_loader(L, "loadfile", 2);
   lua_pushcfunction(L, text_dofile);
@@ -359,4 +438,42 @@ int jyl_sandbox(lua_State *L, const char *const *writable, int nwritable, const 
   guard_require(L);
   reduce_debug(L);
   return 0;
+}
+
+/* ---- outputs over inputs ---------------------------------------------------------------- */
+
+void jyl_note_script(lua_State *L, const char *path) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, JYL_INPUTS);
+  lua_pushliteral(L, "script");
+  lua_setfield(L, -2, path);
+  lua_pop(L, 1);
+}
+
+void jyl_check_output_not_input(lua_State *L, const char *path) {
+  struct stat out;
+  if (stat(path, &out) != 0 || !S_ISREG(out.st_mode)) return; /* nothing there to destroy */
+  if (lua_getfield(L, LUA_REGISTRYINDEX, JYL_INPUTS) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return;
+  }
+  int inputs = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, inputs)) {
+    struct stat in;
+    const char *input = lua_tostring(L, -2);
+    if (lua_type(L, -2) == LUA_TSTRING && stat(input, &in) == 0 && in.st_dev == out.st_dev &&
+        in.st_ino == out.st_ino) {
+      if (lua_type(L, -1) == LUA_TSTRING)
+        luaL_error(L,
+                   "output file '%s' is the model script '%s': writing the rows there would "
+                   "destroy it; choose another output file",
+                   path, input);
+      luaL_error(L,
+                 "output file '%s' is '%s', which the model script read: writing the rows "
+                 "there would destroy it; choose another output file",
+                 path, input);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
 }

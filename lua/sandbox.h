@@ -20,4 +20,14 @@ void jyl_sandbox_check_write(lua_State *L, const char *path, const char *what);
  * replaces it with one that names the chunk, says why, and what to do instead. */
 void jyl_sandbox_explain_binary(lua_State *L, const char *chunk);
 
+/* Records that the script read the file at path (in a sandboxed state, the guards of io.open,
+ * io.lines, io.input, loadfile, dofile and require do), or that path is the model script
+ * itself (jyl_note_script, sandboxed or not). */
+void jyl_note_input(lua_State *L, const char *path);
+void jyl_note_script(lua_State *L, const char *path);
+
+/* Raises when path is an existing regular file that is one of those inputs (the same file,
+ * whatever its spelling): a run would destroy its own input by writing its rows there. */
+void jyl_check_output_not_input(lua_State *L, const char *path);
+
 #endif

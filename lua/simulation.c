@@ -13,7 +13,9 @@
  *   integration), res.model. With opts.out = "file.csv" the engine writes the rows to that
  *   file (jy_sim_write_csv: the file appears only when the run succeeded; a failed run's rows
  *   go to <stem>.incomplete.csv and the error says so) and the same
- *   rows fill the arrays; res.out is the path. On a terminal, a run longer than a second
+ *   rows fill the arrays; res.out is the path, and res.out_note says when that file is no
+ *   longer (or will not stay) this run's: a concurrent run with the same output replaced it
+ *   or is writing it too. On a terminal, a run longer than a second
  *   shows the simulated time on stderr as it goes.
  *
  * Sim (joinery.Sim; __gc/__close/sim:close()): sim:advance(t_out), sim:time(),
@@ -43,6 +45,7 @@
 
 #include "binding.h"
 #include "binding_private.h"
+#include "sandbox.h"
 #include "joinery/joinery.h"
 
 /* Output rows collected by the row sink (malloc'ed; freed by __gc or at once). Streamed:
@@ -55,6 +58,7 @@ typedef struct LRows {
   int nch;
   int streamed;
   const volatile sig_atomic_t *stop;
+  jySim *sim;             /* told why when a signal stops it */
   int failed;             /* 1: out of memory, 2: row width differs from the model's, 3: stopped */
   int progress, reported; /* show the simulated time on a terminal during long runs */
   double t0, t_end, next_report;
@@ -153,7 +157,13 @@ static int rows_reserve(LRows *r, size_t w) {
 /* The row sink: copies the row; never calls Lua. */
 static int rows_sink(void *ud, const double *row, int nchannels) {
   LRows *r = (LRows *)ud;
-  if (r->stop && *r->stop) return r->failed = 3;
+  if (r->stop && *r->stop) {
+    jy_sim_set_stop_reason(r->sim,
+                           *r->stop == SIGTERM    ? "interrupted by SIGTERM"
+                             : *r->stop == SIGINT ? "interrupted by SIGINT"
+                                                  : "interrupted by a signal");
+    return r->failed = 3;
+  }
   if (nchannels != r->nch) return r->failed = 2;
   if (rows_reserve(r, (size_t)nchannels)) return 1;
   memcpy(r->data + r->n, row, (size_t)nchannels * sizeof *row);
@@ -280,14 +290,22 @@ static void push_result(lua_State *L, int model_idx, int sim_idx, LRows *r, cons
   lua_createtable(L, 0, r->nch + 8);
   int res = lua_gettop(L);
   set_channel_columns(L, res, model, r);
+  const jySim *sim = ((LSim *)lua_touserdata(L, sim_idx))->sim;
   if (out) {
     lua_pushstring(L, out);
     lua_setfield(L, res, "out");
+    static const char *const notes[] = {
+      "another run with the same output has replaced it since", "it has been removed since",
+      "another run with the same output is writing it too and will replace it when it ends"};
+    int replaced = jy_sim_output_replaced(sim, out);
+    if (replaced >= 1 && replaced <= 3) {
+      lua_pushstring(L, notes[replaced - 1]);
+      lua_setfield(L, res, "out_note");
+    }
   }
   const char *report = jy_model_report(model);
   lua_pushstring(L, report ? report : "");
   lua_setfield(L, res, "report");
-  const jySim *sim = ((LSim *)lua_touserdata(L, sim_idx))->sim;
   push_stats(L, sim);
   lua_setfield(L, res, "stats");
   set_event_summary(L, res, sim);
@@ -300,10 +318,12 @@ static void push_result(lua_State *L, int model_idx, int sim_idx, LRows *r, cons
 int jyl_run_simulation(lua_State *L, int model_idx, const jySimDef *def, const jylRunOpts *opts) {
   model_idx = lua_absindex(L, model_idx);
   LModel *m = jyl_check_model(L, model_idx);
+  if (opts->out) jyl_check_output_not_input(L, opts->out);
   LSim *sm = jyl_new_sim(L, model_idx, def);
   int sim_idx = lua_gettop(L);
   double t0 = now_seconds();
   LRows *r = new_rows(L, jy_model_num_channels(m->model), def->t_end, t0, opts);
+  r->sim = sm->sim;
   const char *out = opts->out;
   jyStatus st =
     out ? jy_sim_write_csv(sm->sim, out, rows_sink, r) : jy_sim_run(sm->sim, rows_sink, r);
@@ -311,9 +331,7 @@ int jyl_run_simulation(lua_State *L, int model_idx, const jySimDef *def, const j
   if (r->reported) fprintf(stderr, "\r%40s\r", "");
   if (r->failed == 1) return luaL_error(L, "out of memory collecting the output rows");
   if (r->failed == 2) return luaL_error(L, "the engine gave rows of the wrong width");
-  if (r->failed == 3)
-    return luaL_error(L, "interrupted by %s: %s", *r->stop == SIGTERM ? "SIGTERM" : "SIGINT",
-                      jy_sim_error(sm->sim));
+  if (r->failed == 3) return luaL_error(L, "%s", jy_sim_error(sm->sim));
   if (st != JY_OK) return luaL_error(L, "%s", jyl_msg_or(jy_sim_error(sm->sim), st));
   push_result(L, model_idx, sim_idx, r, out, seconds);
   /* Release the integrator now rather than at the next collection. */

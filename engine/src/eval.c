@@ -427,10 +427,12 @@ static jyEval *create(const jyModel *model, int allow_sparse) {
   ok &= e->store_mass_diag && e->mass_diag && e->solve_dropped && build_store(e) == 0 &&
     build_slots(e) == 0 && index_part_glues(e) == 0;
   if (ok && allow_sparse && !model->tree) ok = sparse_solvers(e) == 0;
-  /* parts with modes start in mode 0 (a simulation or the compile sets theirs) */
+  ok = ok && e->proj_use && e->view_at && e->view_stamp && e->flags && e->dependent &&
+    (e->uk || e->lazy_dense) && !(e->lazy_dense && !e->store_solves && !model->tree);
+  /* parts with modes start in mode 0 (a simulation or the compile sets theirs); setting
+   * them reads what the lines above allocated */
   if (ok && jy_model_has_modes(model)) ok = jy_eval_set_modes(e, NULL) == JY_OK;
-  if (!ok || !e->proj_use || !e->view_at || !e->view_stamp || !e->flags || !e->dependent ||
-      !(e->uk || e->lazy_dense) || (e->lazy_dense && !e->store_solves && !model->tree)) {
+  if (!ok) {
     jy_eval_destroy(e);
     return NULL;
   }

@@ -3,18 +3,23 @@
  * output, so two runs with the same output never share it and the final rename stays
  * atomic) and renamed into place only after a successful run. A run that fails keeps its
  * rows in "<stem>.incomplete.csv" instead, whose first line is a comment
- * "# incomplete: <why>"; the complete name is then never left behind (an earlier file of
- * that name is removed, so it cannot pass for this run's), and a success removes an
- * incomplete file an earlier run left. An output that exists and is not a regular file (a
+ * "# incomplete: <why>", and leaves a complete file of an earlier run where it is (an
+ * interrupted rerun must not cost the last good result; the message says the file is the
+ * earlier run's); a success removes an incomplete file an earlier run left. Temporary files
+ * of processes that no longer run (killed before they could remove theirs) are removed by
+ * the next run with the same output. An output that exists and is not a regular file (a
  * pipe, /dev/stdout, /dev/full) is written directly: it cannot be renamed onto. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -95,24 +100,25 @@ static int keep_incomplete(const char *tmp, const char *dest, const char *why) {
   return bad ? -1 : 0;
 }
 
-/* After a failed run: keeps the rows (or says why not) and removes any complete file of
- * an earlier run; says both at the end of the simulation's message. */
+/* After a failed run: keeps the rows (or says why not) and says where they went at the end
+ * of the simulation's message, and that a complete file at path is an earlier run's. */
 static void after_failure(jySim *sim, const char *path, const char *tmp, const csv_sink *sink) {
   char kept[4096 + 64], note[2 * (4096 + 64) + 512];
   int have_name = incomplete_name(path, kept, sizeof kept);
-  int earlier = remove(path) == 0;
+  struct stat st;
+  int earlier = stat(path, &st) == 0;
   if (have_name && keep_incomplete(tmp, kept, sim->error) == 0)
     snprintf(note, sizeof note,
              "\n  the %ld output row%s before the failure %s in '%s' "
              "(first line '# incomplete: ...'); '%s' was not written%s",
              sink->rows, sink->rows == 1 ? "" : "s", sink->rows == 1 ? "is" : "are", kept, path,
-             earlier ? " (an earlier file of that name was removed)" : "");
+             earlier ? " (the file of that name is an earlier run's, left as it was)" : "");
   else
     snprintf(note, sizeof note,
              "\n  the output rows before the failure could not be kept in "
              "'%s': %s%s",
              have_name ? kept : path, strerror(errno),
-             earlier ? "; an earlier file of that name was removed" : "");
+             earlier ? "; the file of that name is an earlier run's, left as it was" : "");
   /* The note matters more than the message's tail: cut the tail to make room. */
   size_t size = sizeof sim->error, used = strlen(sim->error), need = strlen(note);
   if (need >= size) need = size - 1;
@@ -122,6 +128,43 @@ static void after_failure(jySim *sim, const char *path, const char *tmp, const c
   }
   memcpy(sim->error + used, note, need);
   sim->error[used + need] = '\0';
+}
+
+/* Looks at the "<path>.<pid>-<hex>.partial" files beside path of other processes: removes
+ * those whose process no longer runs (a run killed by SIGKILL, or a power cut, could not
+ * remove its own) when `remove_stale`; returns how many belong to processes that run. A
+ * process id in use again keeps its file until that process ends: nothing live is removed. */
+static int other_partials(const char *path, int remove_stale) {
+  const char *slash = strrchr(path, '/');
+  const char *base = slash ? slash + 1 : path;
+  size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0, base_len = strlen(base);
+  char dir[4096], stale[4096 + 256];
+  if (dir_len + 1 > sizeof dir || base_len == 0) return 0;
+  memcpy(dir, path, dir_len);
+  dir[dir_len] = '\0';
+  DIR *d = opendir(dir_len ? dir : ".");
+  if (!d) return 0;
+  int live = 0;
+  const struct dirent *entry;
+  while ((entry = readdir(d)) != NULL) {
+    const char *name = entry->d_name;
+    if (strncmp(name, base, base_len) != 0 || name[base_len] != '.') continue;
+    char *end;
+    long pid = strtol(name + base_len + 1, &end, 10);
+    unsigned tag;
+    int used = 0;
+    if (pid <= 0 || pid == (long)getpid() || end[0] != '-' || strlen(end + 1) != 16 ||
+        sscanf(end + 1, "%8x.partial%n", &tag, &used) != 1 || used != 16)
+      continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) {
+      live++; /* running (or another user's) */
+      continue;
+    }
+    if (remove_stale && snprintf(stale, sizeof stale, "%s%s", dir, name) < (int)sizeof stale)
+      remove(stale);
+  }
+  closedir(d);
+  return live;
 }
 
 /* Creates "<path>.<pid>-<n>.partial" exclusively (mode 0666 less the umask, as a plain
@@ -194,11 +237,16 @@ jyStatus jy_sim_write_csv(jySim *sim, const char *path, jyRowSink also, void *ud
     return run_into(sim, &sink, path);
   }
   char tmp[4096];
+  other_partials(path, 1);
   sink.file = open_temp(sim, path, tmp, sizeof tmp);
   if (!sink.file) {
     jy_set_error(sim->error, "cannot write output file '%s': %s", path, strerror(errno));
     return JY_ERR_IO;
   }
+  struct stat written;
+  sim->out_identified = fstat(fileno(sink.file), &written) == 0;
+  sim->out_dev = (unsigned long long)written.st_dev;
+  sim->out_ino = (unsigned long long)written.st_ino;
   st = run_into(sim, &sink, path);
   if (st != JY_OK && !sink.failed) after_failure(sim, path, tmp, &sink);
   if (st == JY_OK && rename(tmp, path) != 0) {
@@ -210,5 +258,16 @@ jyStatus jy_sim_write_csv(jySim *sim, const char *path, jyRowSink also, void *ud
     if (incomplete_name(path, stale, sizeof stale)) remove(stale);
   }
   if (st != JY_OK) remove(tmp);
+  if (st != JY_OK) sim->out_identified = 0;
   return st;
+}
+
+int jy_sim_output_replaced(const jySim *sim, const char *path) {
+  if (!sim || !path || !sim->out_identified) return -1;
+  struct stat now;
+  if (stat(path, &now) != 0) return 2;
+  if ((unsigned long long)now.st_dev != sim->out_dev ||
+      (unsigned long long)now.st_ino != sim->out_ino)
+    return 1;
+  return other_partials(path, 0) > 0 ? 3 : 0;
 }

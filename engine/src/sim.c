@@ -635,8 +635,14 @@ static jyStatus emit_row(jySim *sim, jyRowSink sink, void *ud) {
   if (st != JY_OK) return st;
   sim->last_row_t = sim->t;
   if (sink(ud, sim->row, sim->model->nchannels) == 0) return JY_OK;
-  jy_set_error(sim->error, "stopped by the output sink at t = %.9g", sim->t);
+  jy_set_error(sim->error, "%s at t = %.9g",
+               sim->stop_reason[0] ? sim->stop_reason : "stopped by the output sink", sim->t);
+  sim->stop_reason[0] = '\0';
   return JY_ERR_IO;
+}
+
+void jy_sim_set_stop_reason(jySim *sim, const char *why) {
+  if (sim) snprintf(sim->stop_reason, sizeof sim->stop_reason, "%s", why ? why : "");
 }
 
 /* Crossings closer than this (relative to 1 + |t|) count as one instant: CVODE separates two

@@ -69,8 +69,11 @@ struct jySim {
   jyStatus failure;    /* sticky: once set, the right-hand side refuses to run */
   jyStatus rhs_status; /* last recoverable trouble of the right-hand side */
   char error[JY_ERROR_LEN];
-  char solver_flag[64];     /* the integrator's return flag name on failure */
-  char solver_message[512]; /* the integrator's own last error message */
+  char stop_reason[96]; /* why the row sink stopped the run (jy_sim_set_stop_reason), or "" */
+  int out_identified;   /* the file jy_sim_write_csv wrote, while it is known: */
+  unsigned long long out_dev, out_ino; /* its device and inode */
+  char solver_flag[64];                /* the integrator's return flag name on failure */
+  char solver_message[512];            /* the integrator's own last error message */
   char rhs_message[JY_ERROR_LEN];
   /* Events (sim_events.h): the guard functions the root finding watches, the parts' first
    * (nguards_part), then the user events'; directions per guard (-1, 0, +1). */

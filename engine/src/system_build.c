@@ -453,6 +453,14 @@ jyStatus jy_system_add_event(jySystem *sys, const char *name, jyEventWhenFn when
                  name, (int)direction);
     return JY_ERR_INVALID;
   }
+  if (sys->nevents >= JY_MAX_EVENTS) {
+    jy_set_error(sys->error,
+                 "event '%s': a system may have at most %d events (every step evaluates every "
+                 "event's `when`); watch one function that combines several (their minimum, "
+                 "say), or let a part with modes do the contacts",
+                 name, JY_MAX_EVENTS);
+    return JY_ERR_INVALID;
+  }
   const jyAllocator *a = &sys->env->alloc;
   if (grow(a, (void **)&sys->events, &sys->events_cap, sys->nevents, sizeof *sys->events))
     return JY_ERR_NOMEM;

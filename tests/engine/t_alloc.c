@@ -208,6 +208,47 @@ static void heavy_top(builder *b) {
   glue(b, tip, "pos", ground, "pos");
 }
 
+/* examples/bouncing_ball.lua without its event: a mass over a floor (a part with modes). */
+static void bouncing_ball(builder *b) {
+  jy_system_set_gravity(b->sys, (double[3]){0, -9.81, 0});
+  jyPartId ball = add(b, "mass", "ball", (jyParamSetting[]){{"dim", 2}, {"m", 1}}, 2);
+  jyPartId floor =
+    add(b, "floor", "floor",
+        (jyParamSetting[]){{"dim", 2}, {"nx", 0}, {"ny", 1}, {"d", 0}, {"e", 0.8}}, 5);
+  set(b, ball, "x", 0, 0);
+  set(b, ball, "y", 1, 0);
+  glue(b, floor, "pos", ball, "pos");
+}
+
+/* examples/stick_slip.lua: a block on a guide with stick–slip friction, on a spring. */
+static void stick_slip(builder *b) {
+  jy_system_set_gravity(b->sys, (double[3]){0, -9.81, 0});
+  jyPartId wall = add(b, "ground", "wall", (jyParamSetting[]){{"dim", 2}}, 1);
+  jyPartId block = add(b, "mass", "block", (jyParamSetting[]){{"dim", 2}, {"m", 1}}, 2);
+  jyPartId table = add(
+    b, "guide", "table",
+    (jyParamSetting[]){{"dim", 2}, {"nx", 0}, {"ny", 1}, {"d", 0}, {"mu", 0.3}, {"mu_s", 0.3}}, 6);
+  jyPartId spring =
+    add(b, "spring", "spring", (jyParamSetting[]){{"dim", 2}, {"k", 100}, {"L", 0}}, 3);
+  set(b, block, "x", 0.5, 0);
+  set(b, block, "y", 0, 0);
+  glue(b, table, "pos", block, "pos");
+  glue(b, spring, "a", wall, "pos");
+  glue(b, spring, "b", block, "pos");
+}
+
+/* examples/rope_pendulum.lua: a bob on a rope (taut and slack modes), taut at the start. */
+static void rope_pendulum(builder *b) {
+  jy_system_set_gravity(b->sys, (double[3]){0, -9.81, 0});
+  jyPartId pivot = add(b, "ground", "pivot", (jyParamSetting[]){{"dim", 2}}, 1);
+  jyPartId bob = add(b, "mass", "bob", (jyParamSetting[]){{"dim", 2}, {"m", 1}}, 2);
+  jyPartId rope = add(b, "rope", "rope", (jyParamSetting[]){{"dim", 2}, {"L", 1}, {"e", 0}}, 3);
+  set(b, bob, "x", 0, 4.95227220857);
+  set(b, bob, "y", -1, 0);
+  glue(b, rope, "a", pivot, "pos");
+  glue(b, rope, "b", bob, "pos");
+}
+
 typedef struct model_case {
   const char *name;
   void (*build)(builder *b);
@@ -217,7 +258,8 @@ static const model_case models[] = {
   {"pendulum", pendulum},         {"double_pendulum", double_pendulum_parts},
   {"spring_chain", spring_chain}, {"four_bar", four_bar},
   {"slider_crank", slider_crank}, {"free_body", free_body},
-  {"heavy_top", heavy_top},
+  {"heavy_top", heavy_top},       {"bouncing_ball", bouncing_ball},
+  {"stick_slip", stick_slip},     {"rope_pendulum", rope_pendulum},
 };
 enum { NUM_MODELS = (int)(sizeof models / sizeof models[0]) };
 

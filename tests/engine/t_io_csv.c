@@ -4,9 +4,13 @@
  *     channel; each number reads back bit for bit as the value a plain jy_sim_run reports
  *     (%.17g round-trips a double), and x follows the closed form;
  *   - `also` sees each row as it is written;
- *   - a run stopped by `also` leaves no file at the path (an earlier one is removed) and keeps
- *     its rows in "<stem>.incomplete.csv" after a "# incomplete: <why>" line, and says where;
- *     the next successful run removes that file; no temporary "*.partial" is ever left;
+ *   - a run stopped by `also` writes no file at the path (an earlier one stays as it was) and
+ *     keeps its rows in "<stem>.incomplete.csv" after a "# incomplete: <why>" line (the
+ *     sink's own reason when it gave one: jy_sim_set_stop_reason), and says where; the next
+ *     successful run removes that file; no temporary "*.partial" is ever left, and a dead
+ *     process's is removed by the next run (a live one's is not);
+ *   - jy_sim_output_replaced tells a file still the run's from one replaced, removed or
+ *     about to be replaced by a concurrent run;
  *   - a dt_out that would give more than JY_MAX_OUTPUT_ROWS rows: JY_ERR_INVALID with the
  *     estimate before anything is written (1e-300 once overflowed the row count: "0 rows");
  *   - an unwritable path: JY_ERR_IO naming the path and the system's reason; an empty one:
@@ -25,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sim.h"
@@ -170,11 +175,11 @@ static void check_stopped(const jyModel *md, const char *path, const char *kept)
   jySim *sim = new_sim(md);
   jyStatus st = sim ? jy_sim_write_csv(sim, path, keep_row, &also) : JY_ERR_NOMEM;
   ok(st == JY_ERR_IO, "a run stopped by `also` after 2 rows: JY_ERR_IO");
-  SAYS(sim ? jy_sim_error(sim) : NULL, "... saying why, where the rows went and what was removed",
+  SAYS(sim ? jy_sim_error(sim) : NULL, "... saying why, where the rows went and whose the file is",
        "stopped by the output sink", "the 2 output rows before the failure are in", kept,
-       "(an earlier file of that name was removed)");
+       "(the file of that name is an earlier run's, left as it was)");
   jy_sim_destroy(sim);
-  ok(!exists(path), "no file at %s (the earlier complete one is gone)", path);
+  ok(exists(path), "the earlier complete file at %s is left as it was", path);
   static double rows[ROWS][MAX_CHANNELS];
   char first[4096], header[4096] = "";
   int count = read_csv(kept, first, sizeof first, rows, ROWS, jy_model_num_channels(md), header,
@@ -182,6 +187,69 @@ static void check_stopped(const jyModel *md, const char *path, const char *kept)
   ok(strncmp(first, "# incomplete: stopped by the output sink", 40) == 0 && header[0] == 't' &&
        count == 2,
      "%s: '# incomplete: ...', the header, 2 rows", kept);
+}
+
+/* A sink that stops at its first row and says why. */
+static int stop_with_reason(void *ud, const double *row, int nchannels) {
+  (void)row;
+  (void)nchannels;
+  jy_sim_set_stop_reason(ud, "interrupted by SIGINT");
+  return 1;
+}
+
+/* The sink's reason heads the incomplete file; the earlier complete file stays. */
+static void check_stop_reason(const jyModel *md, const char *path, const char *kept) {
+  jySim *sim = new_sim(md);
+  jyStatus st = sim ? jy_sim_write_csv(sim, path, stop_with_reason, sim) : JY_ERR_NOMEM;
+  char first[4096] = "", header[4096];
+  static double rows[ROWS][MAX_CHANNELS];
+  read_csv(kept, first, sizeof first, rows, ROWS, jy_model_num_channels(md), header, sizeof header);
+  ok(st == JY_ERR_IO && strstr(jy_sim_error(sim), "interrupted by SIGINT at t = 0") &&
+       strncmp(first, "# incomplete: interrupted by SIGINT at t = 0", 44) == 0 && exists(path),
+     "a sink's reason (jy_sim_set_stop_reason) heads the message and the incomplete file: %s",
+     first);
+  jy_sim_destroy(sim);
+  remove(kept);
+}
+
+/* The process id of a process that has ended (a child reaped), or -1. */
+static long dead_pid(void) {
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  if (child < 0 || waitpid(child, NULL, 0) != child) return -1;
+  return (long)child;
+}
+
+static void touch(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (f) fclose(f);
+}
+
+/* A run removes a dead process's temporary file beside its output, never a live one's;
+ * jy_sim_output_replaced says what became of the file a run wrote. */
+static void check_partials_and_replacement(const jyModel *md, const char *dir, const char *path) {
+  char dead[512], live[512], other[512];
+  snprintf(dead, sizeof dead, "%s.%ld-0badcafe.partial", path, dead_pid());
+  snprintf(live, sizeof live, "%s.%ld-0badcafe.partial", path, (long)getppid());
+  snprintf(other, sizeof other, "%s/other.csv", dir);
+  touch(dead);
+  touch(live);
+  jySim *sim = new_sim(md);
+  jyStatus st = sim ? jy_sim_write_csv(sim, path, NULL, NULL) : JY_ERR_NOMEM;
+  ok(st == JY_OK && !exists(dead) && exists(live),
+     "a run removes the .partial of a process that has ended, not that of one running");
+  int live_writer = jy_sim_output_replaced(sim, path);
+  remove(live);
+  int current = jy_sim_output_replaced(sim, path);
+  touch(other);
+  int replaced = rename(other, path) == 0 ? jy_sim_output_replaced(sim, path) : -9;
+  remove(path);
+  int removed = jy_sim_output_replaced(sim, path);
+  ok(live_writer == 3 && current == 0 && replaced == 1 && removed == 2,
+     "jy_sim_output_replaced: 3 while another process writes the same path, 0 once not, "
+     "1 replaced, 2 removed (got %d %d %d %d)",
+     live_writer, current, replaced, removed);
+  jy_sim_destroy(sim);
 }
 
 /* More rows than a run writes: refused before anything is written. */
@@ -210,7 +278,7 @@ static void check_bad_paths(const jyModel *md, const char *dir) {
 }
 
 int main(void) {
-  plan(23);
+  plan(26);
   jyEnv *env = stage_env();
   jyModel *md = env ? falling_mass(env) : NULL;
   char dir[] = "/tmp/joinery-t_io_csv-XXXXXX";
@@ -223,6 +291,7 @@ int main(void) {
   snprintf(kept, sizeof kept, "%s/out.incomplete.csv", dir);
   check_complete(md, path);
   check_stopped(md, path, kept);
+  check_stop_reason(md, path, kept);
   check_complete(md, path);
   ok(exists(path) && !exists(kept) && partial_files(dir) == 0,
      "a successful run removes the stale incomplete file; no .partial is left");
@@ -236,6 +305,7 @@ int main(void) {
      "out.dat stopped: rows kept in out.dat.incomplete.csv");
   jy_sim_destroy(sim);
   check_bad_paths(md, dir);
+  check_partials_and_replacement(md, dir, path);
   remove(path);
   check_too_many_rows(md, dir, path);
   remove(other_kept);

@@ -20,7 +20,7 @@ local function ball()
   return sys
 end
 
-tap.plan(35 + 11 * 2)
+tap.plan(35 + 12 * 2)
 
 -- 0. A coordinate glue elimination substituted away (p2's pivot follows p1's bob): an event
 -- reads it as the bob's position, and setting it says what to set instead.
@@ -236,6 +236,9 @@ local cases = {
   { "a duplicate name", 'sys:event { name = "e", ' .. y .. ' }\nsys:event { name = "e", ' .. y .. ' }',
     { "bad.lua:5:", "event 'e'", "added before" } },
   { "a missing name", "sys:event { " .. y .. " }", { "bad.lua:4:", "needs name" } },
+  -- every step evaluates every event's `when` (10,000 cost 23 ms a crossing): at most 1000
+  { "the 1001st event", "for i = 1, 1001 do\n  sys:event { name = 'e' .. i, " .. y .. " }\nend",
+    { "bad.lua:5:", "event 'e1001'", "at most 1000 events" } },
   { "a name with a dot", 'sys:event { name = "a.b", ' .. y .. ' }', { "bad.lua:4:", "'.'" } },
   { "an unknown key", 'sys:event { name = "e", wen = function(s) return 1 end }',
     { "bad.lua:4:", "unknown key 'wen'", "did you mean 'when'" } },

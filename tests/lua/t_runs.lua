@@ -120,13 +120,26 @@ end
 do
   local out = tmp .. "/shared.csv"
   -- 1e5 rows each: long enough (> 0.3 s) that the two runs overlap.
-  local both = string.format("%s run %s --out %s --t-end 1 --dt-out 1e-5 >/dev/null 2>%s & "
-    .. "%s run %s --out %s --t-end 10 --dt-out 1e-4 >/dev/null 2>%s & "
+  local both = string.format("%s run %s --out %s --t-end 1 --dt-out 1e-5 >%s 2>%s & "
+    .. "%s run %s --out %s --t-end 10 --dt-out 1e-4 >%s 2>%s & "
     .. "wait %%1; a=$?; wait %%2; echo $a $?",
-    quote(cmd.exe), quote(free), quote(out), quote(tmp .. "/a.err"),
-    quote(cmd.exe), quote(pendulum), quote(out), quote(tmp .. "/b.err"))
+    quote(cmd.exe), quote(free), quote(out), quote(tmp .. "/a.out"), quote(tmp .. "/a.err"),
+    quote(cmd.exe), quote(pendulum), quote(out), quote(tmp .. "/b.out"), quote(tmp .. "/b.err"))
   local _, status = sh(both)
   tap.is(status, "0 0\n", "two runs with the same --out at once: both succeed")
+  -- The one that finished first saw the other's temporary file (or its file replaced): its
+  -- "wrote ..." line says its file will not stay; the last one's says nothing more.
+  local said = { read(tmp .. "/a.out") or "", read(tmp .. "/b.out") or "" }
+  local warned = 0
+  for _, text in ipairs(said) do
+    if text:find("to " .. out .. " (but another run with the same output ", 1, true) then
+      warned = warned + 1
+    end
+  end
+  tap.ok(warned == 1, "exactly one of the two says its file is (or will be) replaced by "
+    .. "the other run's")
+  tap.diag(said[1]:match("wrote[^\n]*") or "a: no 'wrote' line")
+  tap.diag(said[2]:match("wrote[^\n]*") or "b: no 'wrote' line")
   local header, width, rows, bad = nil, nil, 0, 0
   for line in (read(out) or ""):gmatch("[^\n]+") do
     local cols = select(2, line:gsub(",", ",")) + 1
@@ -143,8 +156,11 @@ do
 end
 
 -- ---- 7. SIGINT and SIGTERM -----------------------------------------------------------------
+-- A rerun over a good result: the interrupted run leaves that result as it was.
 for _, sig in ipairs { { "INT", 130 }, { "TERM", 143 } } do
   local out = tmp .. "/sig.csv"
+  local good_code = run("run " .. quote(free) .. " --out " .. quote(out) .. " --t-end 0.1")
+  local good = read(out)
   -- Signalled once its temporary file exists (the run has started), at most 60 s later.
   local script = string.format("(%s run %s --out %s --t-end 1 --dt-out 1e-6 >/dev/null & pid=$!; "
     .. "i=0; while [ $i -lt 1200 ] && ! ls %s/ | grep -q 'sig\\.csv\\..*\\.partial$'; do "
@@ -155,10 +171,33 @@ for _, sig in ipairs { { "INT", 130 }, { "TERM", 143 } } do
   tap.ok(tonumber(status) == sig[2] and err:find("interrupted by SIG" .. sig[1], 1, true),
     "SIG" .. sig[1] .. ": exit status " .. sig[2] .. " and the message names the signal")
   tap.diag(err)
-  tap.ok(not exists(out) and partial_files() == "" and kept:find("^# incomplete: ")
+  tap.ok(good_code == 0 and good and read(out) == good and partial_files() == ""
+    and kept:find("^# incomplete: interrupted by SIG" .. sig[1] .. " at t = ")
     and kept:find("\nt,m.x,", 1, true),
-    "SIG" .. sig[1] .. ": no output file, no temporary file, the rows so far in sig.incomplete.csv")
+    "SIG" .. sig[1] .. ": the earlier good output left as it was, no temporary file, the "
+    .. "rows so far in sig.incomplete.csv under '# incomplete: interrupted by SIG" .. sig[1] .. "'")
+  tap.has(err, "'" .. out .. "' was not written (the file of that name is an earlier run's, "
+    .. "left as it was)", "SIG" .. sig[1] .. ": and the message says whose that file is")
   os.remove(tmp .. "/sig.incomplete.csv")
+  os.remove(out)
+end
+
+-- A run killed by SIGKILL cannot remove its temporary file: the next run with the same
+-- output removes it (and never one of a process still running: t_io_csv).
+do
+  local out = tmp .. "/killed.csv"
+  local script = string.format("(%s run %s --out %s --t-end 1 --dt-out 1e-6 >/dev/null & pid=$!; "
+    .. "i=0; while [ $i -lt 1200 ] && ! ls %s/ | grep -q 'killed\\.csv\\..*\\.partial$'; do "
+    .. "sleep 0.05; i=$((i+1)); done; kill -KILL $pid; wait $pid; echo $?)",
+    quote(cmd.exe), quote(free), quote(out), quote(tmp))
+  local _, status = sh(script)
+  local left = partial_files()
+  local code = run("run " .. quote(free) .. " --out " .. quote(out) .. " --t-end 0.1")
+  tap.ok(tonumber(status) == 137 and left:find("killed.csv.", 1, true) and code == 0
+    and partial_files() == "" and exists(out),
+    "SIGKILL leaves a .partial; the next run with the same output removes it")
+  tap.diag("left by SIGKILL: " .. left)
+  os.remove(out)
 end
 
 -- `joinery --trust SCRIPT`: a script's own sys:simulate{out = ...} stops the same way.

@@ -37,6 +37,10 @@ local refusals = {
   { "io.open: writing", "io.open('" .. victim .. "', 'a'):write('x')" },
   { "io.open: writing", "io.open('" .. victim .. "', 'r+'):write('x')" },
   { "io.output: writing", "io.output('" .. marker .. "')", marker },
+  -- a number is a name to io.open and io.output: it names a file in the working directory
+  { "io.output: writing '12345'", "io.output(12345)", "12345" },
+  { "io.open: writing '12345'", "io.open(12345, 'w')", "12345" },
+  { "debug.getinfo with option 'f'", "debug.getinfo(1, 'f')" },
   { "joinery.load_plugin", "require('joinery').load_plugin('" .. tmp .. "/lfs.so')" },
   { "require 'lfs' (the C module", "package.cpath = '" .. tmp .. "/?.so'; require 'lfs'" },
   { "precompiled Lua bytecode", "assert(load(" .. string.format("%q", bytecode) .. "))" },
@@ -158,11 +162,100 @@ for path in examples:lines() do
 end
 examples:close()
 
+
+-- ---- no frame leaks an original -----------------------------------------------------------
+-- The guards once called the original io.open, io.output, load and loadfile through Lua
+-- frames, and debug.getinfo(level, "f") handed any Lua code running meanwhile (a message
+-- handler, a reader given to load, a finalizer) the unguarded function; at a script's top
+-- level it handed out the command's own main function, whose call crashed the process.
+-- The script below tries every such route, then uses whatever it got to write a file and
+-- to load bytecode.
+local routes = write("routes.lua", [=[
+local marker, dumped = ...
+local f = assert(io.open(dumped, "rb"))
+local bytecode = f:read("a")
+f:close()
+local stolen = {}
+local function steal()
+  for level = 0, 12 do
+    for _, what in ipairs { "f", "fS", "Sf", "flnSrtuL" } do
+      local ok, info = pcall(debug.getinfo, level, what)
+      if ok and info and info.func then stolen[#stolen + 1] = info.func end
+    end
+    local ok, info = pcall(debug.getinfo, level)
+    if ok and info and info.func then stolen[#stolen + 1] = info.func end
+    local co = coroutine.running()
+    ok, info = pcall(debug.getinfo, co, level)
+    if ok and info and info.func then stolen[#stolen + 1] = info.func end
+  end
+end
+local function handler(m) steal() return m end
+xpcall(io.open, handler, "x", "bad mode")
+xpcall(io.output, handler, {})
+xpcall(io.input, handler, {})
+xpcall(io.lines, handler, {})
+xpcall(load, handler, {})
+xpcall(loadfile, handler, {})
+xpcall(dofile, handler, {})
+xpcall(require, handler, {})
+local n = 0
+load(function() steal(); n = n + 1; if n == 1 then return "return 1" end end)
+for i = 1, 3000 do -- finalizers run by collections that start inside the guards
+  setmetatable({}, { __gc = steal })
+  pcall(io.open, string.rep("x", 200) .. i)
+  pcall(load, "return " .. i)
+end
+collectgarbage()
+local co = coroutine.wrap(function() pcall(io.open, {}) steal() coroutine.yield() end)
+co()
+steal() -- the top level: the command's own main function is one level up
+for _, f in ipairs(stolen) do
+  pcall(f, marker, "w")
+  pcall(f, marker)
+  local ok, chunk = pcall(f, bytecode, "b", "b")
+  if ok and type(chunk) == "function" then print("bytecode loaded") end
+end
+print("stolen " .. #stolen)
+]=])
+os.remove(marker)
+code, out, err = joinery(quote(routes) .. " " .. quote(marker) .. " " .. quote(tmp .. "/dumped.luac"))
+tap.ok(code == 0 and out:find("stolen 0", 1, true), "no frame hands a script a function: "
+  .. "message handlers, a load reader, finalizers, coroutines, the top level")
+if code ~= 0 then tap.diag(err) end
+tap.ok(not out:find("bytecode loaded", 1, true) and not exists(marker),
+  "and nothing was written or loaded as bytecode")
+os.remove(marker)
+-- under --trust the full debug library reaches the command's main function: calling it is
+-- an error, not a crash (it was SIGSEGV)
+local main_again = write("main_again.lua",
+  "local f = debug.getinfo(2, 'f').func\nprint(pcall(f))\nprint(pcall(f, {}))\n")
+code, out, err = joinery("--trust " .. quote(main_again))
+tap.ok(code == 0, "--trust: the command's main function called from a script: no crash")
+tap.has(out, "the joinery command's main function is not for scripts to call",
+  "--trust: and an error that says so")
+if code ~= 0 then tap.diag(err) end
+
+-- ---- an output over an input is refused ---------------------------------------------------
+local self_out = write("self_out.lua", "return dofile('" .. pendulum .. "')\n")
+for _, args in ipairs {
+  { "run " .. quote(self_out) .. " --t-end 0.01 --out " .. quote(self_out), "is the model script '" .. self_out .. "'" },
+  { "run " .. quote(self_out) .. " --t-end 0.01 --out " .. quote(tmp .. "/./self_out.lua"), "the model script" },
+  { "run --trust " .. quote(self_out) .. " --t-end 0.01 --out " .. quote(self_out), "the model script" },
+  { "run " .. quote(self_out) .. " --t-end 0.01 --out " .. quote(pendulum), "which the model script read" },
+} do
+  local before = io.open(self_out):read("a")
+  code, out, err = joinery(args[1])
+  tap.ok(code == 1, "joinery " .. args[1]:gsub(tmp, "TMP"):gsub(root, "ROOT") .. ": refused")
+  tap.has(err, args[2], "  and the message names the input")
+  tap.has(err, "choose another output file", "  and says what to do")
+  tap.is(io.open(self_out):read("a"), before, "  the script is intact")
+end
+
 -- ---- usage ----------------------------------------------------------------------------
 code, out = joinery("--help")
 tap.ok(code == 0 and out:find("--trust", 1, true), "--help lists --trust")
 code, out, err = joinery("--trust")
 tap.ok(code == 2 and err:find("--trust needs a SCRIPT", 1, true), "--trust alone: a usage error")
 
-os.execute("rm -rf " .. quote(tmp))
+if tap.failed == 0 then os.execute("rm -rf " .. quote(tmp)) end
 tap.done()

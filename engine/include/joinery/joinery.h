@@ -218,7 +218,10 @@ typedef int (*jyEventWhenFn)(void *ud, jyEventCall *call, double *value, char *e
 typedef int (*jyEventActionFn)(void *ud, jyEventCall *call, char *error, size_t error_len);
 /* Adds an event to the system; every simulation of a model compiled from it watches it.
  * name: unique among the events, no '.'. action NULL: stop the run. ud must outlive every
- * model compiled from the system. JY_ERR_INVALID on a bad name or direction. */
+ * model compiled from the system. JY_ERR_INVALID on a bad name or direction, and on the
+ * event after the JY_MAX_EVENTS-th: the root finding runs every `when` at every step, so
+ * each event costs every step (docs/events.md). */
+#define JY_MAX_EVENTS 1000
 JY_API jyStatus jy_system_add_event(jySystem *sys, const char *name, jyEventWhenFn when,
                                     jyEventDirection direction, jyEventActionFn action, void *ud);
 
@@ -451,6 +454,10 @@ JY_API jyStatus jy_sim_channels(jySim *sim, double *out);
  * stop early (jy_sim_run then returns JY_ERR_IO with the callback's reason "stopped"). */
 typedef int (*jyRowSink)(void *ud, const double *row, int nchannels);
 JY_API jyStatus jy_sim_run(jySim *sim, jyRowSink sink, void *ud);
+/* A sink about to stop the run may say why first ("interrupted by SIGINT"): the run's error
+ * (and an incomplete CSV's first line) then reads "<why> at t = ..." in place of "stopped by
+ * the output sink at t = ...". */
+JY_API void jy_sim_set_stop_reason(jySim *sim, const char *why);
 
 /* Runs and writes every output row as CSV with a header, handing each row to `also` too
  * (may be NULL; a non-zero return stops the run). The file is written under a temporary
@@ -461,9 +468,17 @@ JY_API jyStatus jy_sim_run(jySim *sim, jyRowSink sink, void *ud);
  * JY_ERR_IO naming the file and the system's reason. A run that fails keeps the rows it computed in
  * "<stem>.incomplete.csv" ("<path>.incomplete.csv" when path does not end in .csv), whose
  * first line is the comment "# incomplete: <the error message on one line>", then the
- * header and rows; it removes a file at path an earlier run left, and the error message
- * ends with where the rows went. A successful run removes a stale "<stem>.incomplete.csv". */
+ * header and rows; a file at path an earlier run left stays as it was, and the error
+ * message ends with where the rows went and says so. A successful run removes a stale
+ * "<stem>.incomplete.csv". Temporary files of processes no longer running (a run killed by
+ * SIGKILL) are removed by the next run with the same path. */
 JY_API jyStatus jy_sim_write_csv(jySim *sim, const char *path, jyRowSink also, void *ud);
+/* Whether path still names the file the last successful jy_sim_write_csv of this simulation
+ * wrote: 0 it does, 1 another file is there now (a concurrent run with the same output
+ * replaced it), 2 nothing is there, 3 it does but another running process is writing the
+ * same path (and will replace it when it succeeds), -1 no file was written (or the output
+ * was a pipe or device). */
+JY_API int jy_sim_output_replaced(const jySim *sim, const char *path);
 
 /* Integrator counters since creation. */
 typedef struct jySimStats {
