@@ -37,7 +37,9 @@ JYL_EXPORT int luaopen_joinery(lua_State *L);
  * os.setlocale, C
  * modules (require's C searchers) and joinery.load_plugin are refused; io.open, io.output
  * and a run's "out" setting may write only the nwritable files in writable; debug keeps
- * traceback and getinfo. Reading files stays possible. A refusal says "<what> is disabled
+ * traceback and getinfo without option "f" (the guards run the originals in their own C
+ * frame, and no frame's function is handed out). Reading files stays possible; a run's
+ * output may not be the script or a file it read. A refusal says "<what> is disabled
  * for model scripts; <hint>" (hint NULL: a generic one). It cannot be undone in that state,
  * and it limits neither CPU time nor memory. Returns 0. */
 JYL_EXPORT int jyl_sandbox(lua_State *L, const char *const *writable, int nwritable,

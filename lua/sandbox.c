@@ -8,8 +8,9 @@
  * debug), so that `require "os"` sees the same: refused functions raise "<name> is disabled
  * for model scripts; <how to allow it>"; io.open and io.output check the path when they
  * would write; load, loadfile, dofile and require's Lua searcher load text only; require's C
- * searchers are gone; debug keeps only traceback and getinfo (the rest reaches the registry
- * and the upvalues that hold the original functions). The binding asks jyl_sandboxed for the
+ * searchers are gone; debug keeps only traceback and getinfo without "f" (the rest reaches
+ * the registry and the upvalues that hold the original functions, and "f" the function of
+ * any frame). The files a script reads are noted, so that a run never writes over one. The binding asks jyl_sandboxed for the
  * rest: joinery.load_plugin and the "out" setting of a run.
  */
 #ifndef _XOPEN_SOURCE

@@ -2,7 +2,8 @@
 # Builds the libFuzzer harnesses (clang, AddressSanitizer + UndefinedBehaviorSanitizer,
 # coverage on every C file) in build-fuzz and runs each for FUZZ_SECONDS (default 60) of
 # fuzzing, from its checked-in seeds (tests/fuzz/corpus/<name>; fuzz_script also the
-# examples), side by side. A finding (crash, leak, undefined behaviour) fails, with the
+# examples), side by side. A finding (crash, leak, undefined behaviour, or a sandboxed
+# script that wrote a file, removed one or loaded bytecode: fuzz_cli.c) fails, with the
 # sanitizer's report; its input is kept in build-fuzz/findings/. A timeout (60 s on one
 # input) or running out of memory stops that harness and is reported, without failing.
 #   bash tests/fuzz/run.sh                     # both, a minute each (CI)
@@ -48,9 +49,10 @@ fuzz_one() {
   fi
   mkdir -p "$corpus"
   # -close_fd_mask=3: the runs' own output is silenced; libFuzzer's and the sanitizers'
-  # reports still reach the log.
+  # reports still reach the log. The artifact prefix is absolute: a run's working
+  # directory is the harness's scratch (fuzz_cli.c, the sandbox oracle).
   build-fuzz/tests/fuzz/$name -max_total_time="$seconds" -timeout=60 -rss_limit_mb=3072 \
-    -close_fd_mask=3 -print_final_stats=1 -artifact_prefix=build-fuzz/findings/$name- \
+    -close_fd_mask=3 -print_final_stats=1 -artifact_prefix="$PWD/build-fuzz/findings/$name-" \
     "${opts[@]}" "$corpus" "${seeds[@]}" >"build-fuzz/$name.log" 2>&1
 }
 # The harnesses run side by side (one core each).
@@ -69,7 +71,7 @@ for k in "${!harnesses[@]}"; do
     # for (crash, leak, undefined behaviour): reported, kept, not failed.
     echo "== $name: stopped early: $(grep -m 1 -oE 'ERROR: libFuzzer: [a-z-]+' "$log") (input kept in build-fuzz/findings/, log $log)"
   else
-    grep -B 2 -A 40 -m 1 -E 'ERROR: |runtime error|==[0-9]+==' "$log" >&2 || tail -n 40 "$log" >&2
+    grep -B 2 -A 40 -m 1 -E 'fuzz: sandbox oracle|ERROR: |runtime error|==[0-9]+==' "$log" >&2 || tail -n 40 "$log" >&2
     echo "fuzz: $name found a defect; the input is in build-fuzz/findings/ (log: $log)" >&2
     status=1
   fi
