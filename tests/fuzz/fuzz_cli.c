@@ -122,8 +122,7 @@ static const char *peek_reader(lua_State *L, void *ud, size_t *size) {
   return block;
 }
 
-int lua_load(lua_State *L, lua_Reader reader, void *data, const char *chunkname,
-             const char *mode) {
+int lua_load(lua_State *L, lua_Reader reader, void *data, const char *chunkname, const char *mode) {
   LuaLoadFn real;
   *(void **)&real = dlsym(RTLD_NEXT, "lua_load"); /* POSIX: a function pointer this way */
   if (!real) oracle_fail("cannot find liblua's lua_load", NULL);
