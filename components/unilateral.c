@@ -6,9 +6,17 @@
  * active in the closed mode (1) only, and one guard: while open, the signed gap s phi (s = +1
  * for floor and contact, -1 for a rope), falling through zero on contact; while closed, the
  * signed row force s lambda (pushing, or pulling for a rope), falling through zero when the
- * constraint would start to pull. On contact the engine applies an impact with restitution
- * e: when the separation speed e |rate| is at least v_close the contact bounces (stays open),
- * else it closes with a plastic impact, so a slow bounce ends rather than chattering.
+ * constraint would start to pull. On contact (approaching: a crossing found while the ends
+ * separate is rounding, and nothing happens) the engine applies an impact with restitution
+ * e: when the separation speed e |rate| is at least the slowest bounce the run resolves, the
+ * contact bounces (stays open), else it closes with a plastic impact, so a slow bounce ends
+ * rather than chattering. The slowest bounce is v_close or, when larger, the speed whose
+ * bounce rises BOUNCE_RESOLVED times the run's resolution of the gap (atol + rtol |q|
+ * through the row) against the acceleration into the contact: a lower bounce is below what
+ * the integrator resolves, and its next crossing may come too late or not at all (a ball at
+ * rtol 1e-8 once fell through the floor). The gap guard's dead band grows with that
+ * resolution too, and an open contact found past twice its band at an event instant (a
+ * restart, a projection, an action) closes: it never goes on on the wrong side.
  *
  * A 2-D floor with Coulomb friction (mu > 0) slides while closed (the law -mu |N| along the
  * sliding direction) and sticks as a 2-D guide does (components/guide.c): a second row, the
@@ -283,10 +291,35 @@ static int initial_mode(const jyPartInstance *self, const jyPartState *state, in
  * the constraint's length scale), and releases when it pulls by more than FORCE_BAND. */
 #define GAP_BAND 1e-12
 #define FORCE_BAND 1e-10 /* N (N m for an angle): far below any force a model reports */
+/* A bounce must rise this many resolutions of the gap to be integrated as one. */
+#define BOUNCE_RESOLVED 10.0
 
-static double gap_band(const jyPartInstance *self, const Gap *g) {
+/* How far the run resolves phi at this state: atol + rtol |q_j| on each coordinate the row
+ * reads, through its gradient (0 outside a simulation). */
+static double gap_resolution(const jyPartInstance *self, const jyPartState *state, const Gap *g) {
+  int dim = jy_part_dim(self->params), n = is_floor(self) ? dim : 2 * dim;
+  double r = 0;
+  for (int i = 0; i < n; i++) r += fabs(g->A[i]) * (state->atol + state->rtol * fabs(state->q[i]));
+  return r;
+}
+
+/* The gap guard's dead band: GAP_BAND of the length scale, or half the run's resolution of
+ * the gap when that is larger (the integrator's own noise must not make crossings). */
+static double gap_band(const jyPartInstance *self, const jyPartState *state, const Gap *g) {
   double ref = is_floor(self) ? fabs(self->params[4]) + g->scale : self->params[1];
-  return GAP_BAND * ref;
+  return fmax(GAP_BAND * ref, 0.5 * gap_resolution(self, state, g));
+}
+
+/* The slowest bounce (separation speed, m/s) the run integrates as one: v_close, or the
+ * speed that rises BOUNCE_RESOLVED resolutions against the acceleration into the contact. */
+static double slowest_bounce(const jyPartInstance *self, const jyPartState *state, const Gap *g) {
+  if (!state->acc) return v_close(self);
+  int dim = jy_part_dim(self->params), n = is_floor(self) ? dim : 2 * dim;
+  double phi_acc = -g->rhs; /* phi'' = A acc - rhs */
+  for (int i = 0; i < n; i++) phi_acc += g->A[i] * state->acc[i];
+  double inward = -g->sign * phi_acc / g->scale; /* m/s^2 toward the contact */
+  double height = BOUNCE_RESOLVED * gap_resolution(self, state, g) / g->scale;
+  return inward > 0 ? fmax(v_close(self), sqrt(2 * inward * height)) : v_close(self);
 }
 
 static int guards(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
@@ -295,7 +328,7 @@ static int guards(const jyPartInstance *self, const jyPartState *state, const do
   Gap g;
   measure(self, state, &g);
   out[0] = state->mode != MODE_OPEN ? g.sign * row_forces[0] + FORCE_BAND
-                                    : g.sign * g.phi + gap_band(self, &g);
+                                    : g.sign * g.phi + gap_band(self, state, &g);
   if (has_friction(self)) {
     double t[2];
     out[1] = state->mode == MODE_OPEN
@@ -321,8 +354,9 @@ static int transition(const jyPartInstance *self, const jyPartState *state,
   }
   Gap g;
   measure(self, state, &g);
-  double e = restitution(self), approach = fabs(g.rate) / g.scale;
-  if (e * approach >= v_close(self) && e > 0) {
+  double e = restitution(self), approach = -g.sign * g.rate / g.scale;
+  if (!(approach > 0)) return 0; /* separating: the crossing is the integrator's rounding */
+  if (e * approach >= slowest_bounce(self, state, &g) && e > 0) {
     restitution_out[0] = e; /* a bounce: stays open */
   } else {
     restitution_out[0] = 0.0; /* plastic, or too slow to bounce: closes */
@@ -336,7 +370,9 @@ static int admissible(const jyPartInstance *self, const jyPartState *state,
   (void)acc;
   Gap g;
   measure(self, state, &g);
-  if (state->mode != MODE_OPEN && g.sign * row_forces[0] < -FORCE_BAND)
+  if (state->mode == MODE_OPEN && g.sign * g.phi + 2 * gap_band(self, state, &g) < 0)
+    *mode = closed_mode(self, state); /* found past its band (a restart, a projection) */
+  else if (state->mode != MODE_OPEN && g.sign * row_forces[0] < -FORCE_BAND)
     *mode = MODE_OPEN;
   else if (has_friction(self))
     jy_ss_admissible(state->mode, stick_margin(self, row_forces), row_forces[1], mode);
@@ -349,6 +385,23 @@ static const char *mode_name(const jyPartInstance *self, int mode) {
   return mode == MODE_OPEN ? "free" : has_friction(self) ? "slide" : "contact";
 }
 
+/* A contact's two ends may pass right through each other within one step, |b - a| - D
+ * positive at both of its ends: the step is kept to what moves them, at their relative
+ * speed, by the gap and a tenth of D (a crossing then shows at the step's end). A floor's
+ * and a rope's gaps have one sign on each side: no limit. */
+#define PASS_FRACTION 0.1
+static double max_step(const jyPartInstance *self, const jyPartState *state) {
+  if (is_floor(self) || is_rope(self) || state->mode != MODE_OPEN) return 0;
+  int dim = jy_part_dim(self->params);
+  jyEnds e;
+  jy_ends_eval(&e, dim, state->q, state->v);
+  double speed = 0;
+  for (int i = 0; i < dim; i++) speed += e.rate[i] * e.rate[i];
+  speed = sqrt(speed);
+  double D = self->params[1];
+  return speed > 0 ? (fmax(e.len - D, 0.0) + PASS_FRACTION * D) / speed : 0;
+}
+
 static const jyPartHybrid hybrid = {
   .active_rows = active_rows,
   .initial_mode = initial_mode,
@@ -356,6 +409,7 @@ static const jyPartHybrid hybrid = {
   .transition = transition,
   .admissible = admissible,
   .mode_name = mode_name,
+  .max_step = max_step,
 };
 
 static const jyPartType floor_type = {

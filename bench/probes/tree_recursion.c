@@ -46,8 +46,17 @@ typedef struct {
 } Chain;
 
 static jyPartState state_of(Chain *c, int p) {
-  return (jyPartState){c->q + 3 * p, c->v + 3 * p,    0.0, c->gravity,
-                       c->error,     sizeof c->error, 0,   c->scratch + SCRATCH * (size_t)p};
+  return (jyPartState){c->q + 3 * p,
+                       c->v + 3 * p,
+                       0.0,
+                       c->gravity,
+                       c->error,
+                       sizeof c->error,
+                       0,
+                       c->scratch + SCRATCH * (size_t)p,
+                       0,
+                       0,
+                       NULL};
 }
 
 static void recursive_accel(Chain *c, const double *th, const double *w, double *out) {

@@ -49,8 +49,9 @@ jyPartState jy_part_state(jyEval *e, const jyModelPart *p, const double *q, cons
   size_t index = (size_t)(p - e->model->parts);
   int mode = e->modes ? e->modes[index] : 0;
   void *scratch = p->shape->scratch_size ? e->scratch + e->scratch_at[index] : NULL;
-  return (jyPartState){q,    v,      t, e->model->gravity, e->part_error, sizeof e->part_error,
-                       mode, scratch};
+  return (jyPartState){
+    q,    v,       t,           e->model->gravity, e->part_error, sizeof e->part_error,
+    mode, scratch, e->run_rtol, e->run_atol,       NULL};
 }
 
 /* Terminal k of part p at its local state: value, Jacobian (dim x ncoords, local), biases. */

@@ -4,7 +4,6 @@
 #include <arkode/arkode_erkstep.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "sim.h"
@@ -14,8 +13,17 @@ typedef struct ArkodeStepper {
   void *arkode;
   long restarts;
   jySimStats before;
-  int roots; /* guard functions attached (events) */
+  int roots;         /* guard functions attached (events) */
+  double checked_to; /* guards checked up to here (int_cvode.c says why) */
 } ArkodeStepper;
+
+/* The step limit the parts with modes ask for, through the stop time (int_cvode.c). */
+static void limit_step(jySim *sim, ArkodeStepper *as, double t, N_Vector y) {
+  if (!as->roots) return;
+  double h = jy_hybrid_max_step(sim, t, N_VGetArrayPointer(y));
+  double stop = h > 0 && t + h < sim->def.t_end ? t + h : sim->def.t_end;
+  ERKStepSetStopTime(as->arkode, stop); /* again each time: a stop time reached is cleared */
+}
 
 static void on_arkode_error(int code, const char *module, const char *function, char *msg,
                             void *ud) {
@@ -37,6 +45,7 @@ static jyStatus setup(jySim *sim) {
   ArkodeStepper *as = jy_calloc(&sim->model->alloc, 1, sizeof *as);
   if (!as) return JY_ERR_NOMEM;
   sim->stepper_data = as;
+  as->checked_to = sim->t;
   as->arkode = ERKStepCreate(jy_sim_rhs, sim->t, sim->y, sim->ctx);
   if (!as->arkode) return JY_ERR_NOMEM;
   if (ERKStepSetErrHandlerFn(as->arkode, on_arkode_error, sim) != ARK_SUCCESS)
@@ -55,6 +64,7 @@ static jyStatus setup(jySim *sim) {
     ERKStepSetRootDirection(as->arkode, sim->guard_directions);
     ERKStepSetNoInactiveRootWarn(as->arkode);
     as->roots = 1;
+    limit_step(sim, as, sim->t, sim->y);
   }
   return JY_OK;
 }
@@ -101,8 +111,9 @@ static jyStatus advance(jySim *sim, double t_out, N_Vector y_out) {
   ArkodeStepper *as = sim->stepper_data;
   long steps = 0;
   double t_from = current_time(as);
-  while (current_time(as) < t_out && !sim->root_pending) {
-    if (jy_sim_steps_spent(sim, "ARK_TOO_MUCH_WORK", steps++, t_from, current_time(as), t_out))
+  while (as->checked_to < t_out && !sim->root_pending) {
+    double t_before = current_time(as);
+    if (jy_sim_steps_spent(sim, "ARK_TOO_MUCH_WORK", steps++, t_from, t_before, t_out))
       return JY_ERR_INTEGRATOR;
     sunrealtype t_reached = 0;
     int flag = ERKStepEvolve(as->arkode, sim->def.t_end, y_out, &t_reached, ARK_ONE_STEP);
@@ -110,11 +121,14 @@ static jyStatus advance(jySim *sim, double t_out, N_Vector y_out) {
       record_flag(sim, flag);
       return flag == ARK_MEM_FAIL ? JY_ERR_NOMEM : JY_ERR_INTEGRATOR;
     }
+    as->checked_to = t_reached;
     if (flag == ARK_ROOT_RETURN) { /* y_out is the state at the crossing */
       ERKStepGetRootInfo(as->arkode, sim->roots_found);
       jy_sim_root_located(sim, t_reached, y_out);
-    } else if (jy_sim_check_step(sim, t_reached, y_out) < 0) {
+    } else if (current_time(as) != t_before && jy_sim_check_step(sim, t_reached, y_out) < 0) {
       return sim->failure;
+    } else if (current_time(as) != t_before) {
+      limit_step(sim, as, t_reached, y_out);
     }
   }
   if (sim->root_pending && sim->root_t <= t_out) return JY_OK; /* sim.c handles it first */
@@ -137,8 +151,10 @@ static jyStatus restart(jySim *sim, double t) {
   jySimStats now = counters(as);
   jy_stats_add(&as->before, &now);
   as->restarts++;
-  return ERKStepReInit(as->arkode, jy_sim_rhs, t, sim->y) == ARK_SUCCESS ? JY_OK
-                                                                         : JY_ERR_INTEGRATOR;
+  as->checked_to = t;
+  if (ERKStepReInit(as->arkode, jy_sim_rhs, t, sim->y) != ARK_SUCCESS) return JY_ERR_INTEGRATOR;
+  limit_step(sim, as, t, sim->y);
+  return JY_OK;
 }
 
 static void stats(const jySim *sim, jySimStats *out) {

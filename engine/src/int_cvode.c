@@ -30,6 +30,12 @@ typedef struct CvodeStepper {
   jySimStats before;                /* counters of the runs before the last restart */
   long restarts;
   int roots; /* guard functions attached (events) */
+  /* The time up to which the guards have been checked: a crossing returns at its own time,
+   * before the end of the step it lies in, and CVODE checks the rest of that step at its
+   * next call. Until then no output time past it may be answered from the interpolant: an
+   * unlocated crossing may lie there (rows of motion that never happened, written before
+   * the crossing's rows). */
+  double checked_to;
 } CvodeStepper;
 
 /* CVODE reports through this; SUNDIALS 6.4 crashes on a NULL handler, so always set one. */
@@ -144,6 +150,16 @@ static jyStatus attach_linear_solver(jySim *sim, CvodeStepper *cs) {
   return JY_OK;
 }
 
+/* The step limit at (t, y) that the parts with modes ask for (jyPartHybrid.max_step): the
+ * next step is cut there through the stop time (a maximum step set now would only bound
+ * the steps after the one CVODE has already chosen). The run's own max_step stays CVODE's. */
+static void limit_step(jySim *sim, CvodeStepper *cs, double t, N_Vector y) {
+  if (!cs->roots) return;
+  double h = jy_hybrid_max_step(sim, t, N_VGetArrayPointer(y));
+  double stop = h > 0 && t + h < sim->def.t_end ? t + h : sim->def.t_end;
+  CVodeSetStopTime(cs->cvode, stop); /* again each time: a stop time reached is cleared */
+}
+
 static jyStatus setup(jySim *sim, int lmm) {
   CvodeStepper *cs = jy_calloc(&sim->model->alloc, 1, sizeof *cs);
   if (!cs) return JY_ERR_NOMEM;
@@ -151,6 +167,7 @@ static jyStatus setup(jySim *sim, int lmm) {
   cs->cvode = CVodeCreate(lmm, sim->ctx);
   if (!cs->cvode) return JY_ERR_NOMEM;
   if (CVodeSetErrHandlerFn(cs->cvode, on_cvode_error, sim) != CV_SUCCESS) return JY_ERR_INTEGRATOR;
+  cs->checked_to = sim->t;
   int flag = CVodeInit(cs->cvode, jy_sim_rhs, sim->t, sim->y);
   if (flag != CV_SUCCESS) return step_status(flag);
   CVodeSetUserData(cs->cvode, sim);
@@ -164,6 +181,7 @@ static jyStatus setup(jySim *sim, int lmm) {
     CVodeSetRootDirection(cs->cvode, sim->guard_directions);
     CVodeSetNoInactiveRootWarn(cs->cvode);
     cs->roots = 1;
+    limit_step(sim, cs, sim->t, sim->y);
   }
   if (lmm == CV_ADAMS) {
     cs->nls = SUNNonlinSol_FixedPoint(sim->y, 0, sim->ctx);
@@ -236,21 +254,28 @@ static double current_time(const CvodeStepper *cs) {
 }
 
 /* One internal step toward t_out, the steps since t_from counted in *steps; a failure is
- * recorded. */
+ * recorded. After a crossing's return the call first checks the rest of that step: then
+ * *new_step is 0 (no step was taken, the step end was checked before). */
 static int one_step(jySim *sim, CvodeStepper *cs, N_Vector y_out, long *steps, double t_from,
-                    double t_out) {
-  if (jy_sim_steps_spent(sim, "CV_TOO_MUCH_WORK", *steps, t_from, current_time(cs), t_out))
+                    double t_out, int *new_step) {
+  double t_before = current_time(cs);
+  *new_step = 0;
+  if (jy_sim_steps_spent(sim, "CV_TOO_MUCH_WORK", *steps, t_from, t_before, t_out))
     return CV_TOO_MUCH_WORK;
   ++*steps;
   sunrealtype t_reached = 0;
   int flag = CVode(cs->cvode, sim->def.t_end, y_out, &t_reached, CV_ONE_STEP);
+  *new_step = current_time(cs) != t_before;
+  if (flag >= 0) cs->checked_to = t_reached;
   if (flag < 0) {
     record_flag(sim, flag);
   } else if (flag == CV_ROOT_RETURN) { /* y_out is the state at the crossing */
     CVodeGetRootInfo(cs->cvode, sim->roots_found);
     jy_sim_root_located(sim, t_reached, y_out);
-  } else if (jy_sim_check_step(sim, t_reached, y_out) < 0) {
+  } else if (*new_step && jy_sim_check_step(sim, t_reached, y_out) < 0) {
     flag = CV_RHSFUNC_FAIL;
+  } else if (*new_step) {
+    limit_step(sim, cs, t_reached, y_out);
   }
   return flag;
 }
@@ -270,8 +295,9 @@ static jyStatus advance_bdf(jySim *sim, double t_out, N_Vector y_out) {
   CvodeStepper *cs = sim->stepper_data;
   long steps = 0;
   double t_from = current_time(cs);
-  while (current_time(cs) < t_out && !sim->root_pending) {
-    int flag = one_step(sim, cs, y_out, &steps, t_from, t_out);
+  while (cs->checked_to < t_out && !sim->root_pending) {
+    int new_step;
+    int flag = one_step(sim, cs, y_out, &steps, t_from, t_out, &new_step);
     if (flag < 0) return step_status(flag);
   }
   if (crossing_before(sim, t_out)) return JY_OK;
@@ -294,17 +320,20 @@ static jySimStats counters(const CvodeStepper *cs) {
   return s;
 }
 
-static jyStatus restart_at(CvodeStepper *cs, double t, N_Vector y) {
+static jyStatus restart_at(jySim *sim, CvodeStepper *cs, double t, N_Vector y) {
   jySimStats now = counters(cs);
   jy_stats_add(&cs->before, &now);
   cs->restarts++;
-  return CVodeReInit(cs->cvode, t, y) == CV_SUCCESS ? JY_OK : JY_ERR_INTEGRATOR;
+  cs->checked_to = t;
+  if (CVodeReInit(cs->cvode, t, y) != CV_SUCCESS) return JY_ERR_INTEGRATOR;
+  limit_step(sim, cs, t, y);
+  return JY_OK;
 }
 
 static jyStatus restart(jySim *sim, double t) {
   CvodeStepper *cs = sim->stepper_data;
   cs->restart_pending = 0;
-  return restart_at(cs, t, sim->y);
+  return restart_at(sim, cs, t, sim->y);
 }
 
 /* Adams with projection. Every step end is checked: a velocity projection that would take
@@ -357,14 +386,16 @@ static jyStatus advance_adams(jySim *sim, double t_out, N_Vector y_out) {
   CvodeStepper *cs = sim->stepper_data;
   long steps = 0;
   double t_from = current_time(cs);
-  while (current_time(cs) < t_out && !sim->root_pending) {
-    if (cs->restart_pending) {
+  while (cs->checked_to < t_out && !sim->root_pending) {
+    /* the projected step end replaces the step once the rest of it has been checked */
+    if (cs->restart_pending && cs->checked_to >= current_time(cs)) {
       cs->restart_pending = 0;
-      if (restart_at(cs, current_time(cs), cs->step_end) != JY_OK) return JY_ERR_INTEGRATOR;
+      if (restart_at(sim, cs, current_time(cs), cs->step_end) != JY_OK) return JY_ERR_INTEGRATOR;
     }
-    int flag = one_step(sim, cs, y_out, &steps, t_from, t_out);
+    int new_step;
+    int flag = one_step(sim, cs, y_out, &steps, t_from, t_out, &new_step);
     if (flag < 0) return step_status(flag);
-    if (!sim->project) continue;
+    if (!sim->project || !new_step) continue;
     jyStatus st = hold_manifold(sim, cs, flag, y_out);
     if (st != JY_OK) return st;
   }

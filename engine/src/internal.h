@@ -277,6 +277,7 @@ typedef struct jyTreeWork {
 struct jyEval {
   const jyModel *model;
   jyAllocator alloc;
+  double run_rtol, run_atol; /* a simulation's tolerances (jyPartState.rtol, .atol), else 0 */
   double *mass, *force, *nonideal, *jac, *rhs, *residual,
     *rate; /* global, dense; a large model keeps no M and makes A only when compile needs it */
   double *multipliers; /* m */

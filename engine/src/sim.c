@@ -502,6 +502,8 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
   jy_eval_continue_angles(sim->eval);
   *status = check_def(sim, &sim->def);
   if (*status != JY_OK) return sim;
+  sim->eval->run_rtol = sim->def.rtol; /* parts with modes size their bands by them */
+  sim->eval->run_atol = sim->def.atol;
   sim->stepper = stepper_of(sim->def.method);
   *status = setup_formulation(sim);
   if (*status != JY_OK) return sim;

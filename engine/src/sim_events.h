@@ -25,6 +25,9 @@ int jy_hybrid_count(const jySim *sim);
 /* The parts' guard values at (t, y) into g (jy_hybrid_count of them): 0, or -1 with the
  * reason in sim->error and sim->failure set. */
 int jy_hybrid_guards(jySim *sim, double t, const double *y, double *g);
+/* The longest step the parts with modes allow from (t, y) (jyPartHybrid.max_step): 0 for no
+ * limit. The steppers cut their next step there after every step and restart. */
+double jy_hybrid_max_step(jySim *sim, double t, const double *y);
 /* The part guards found[k] != 0 (+1 rising, -1 falling; jy_hybrid_count entries) crossed at
  * t: transitions, impacts (y's velocities change), then the new modes settled. *changed set
  * when y or a mode changed. Each firing is counted in the event summary as

@@ -13,13 +13,14 @@
 enum { MAX_SETTLE_PASSES = 32 };
 
 typedef struct Hybrid {
-  int nparts;    /* parts with modes */
-  int *parts;    /* their indices in the model */
-  int *guard_at; /* first guard of each (into the parts' guard block) */
-  int nguards;   /* all of them */
-  int *modes;    /* scratch: the model's nparts */
-  double *acc;   /* n: the acceleration at the state the guards or transitions see */
-  double *dv;    /* n: velocity change of an impact */
+  int nparts;       /* parts with modes */
+  int *parts;       /* their indices in the model */
+  int *guard_at;    /* first guard of each (into the parts' guard block) */
+  int nguards;      /* all of them */
+  int any_max_step; /* some part limits the step (jyPartHybrid.max_step) */
+  int *modes;       /* scratch: the model's nparts */
+  double *acc;      /* n: the acceleration at the state the guards or transitions see */
+  double *dv;       /* n: velocity change of an impact */
   double *restitution, *impulse; /* m each */
 } Hybrid;
 
@@ -69,6 +70,7 @@ static Hybrid *hybrid_alloc(jySim *sim, int count) {
     h->parts[h->nparts] = i;
     h->guard_at[h->nparts++] = h->nguards;
     h->nguards += p->shape->nguards;
+    if (p->inst.type->version >= 5 && p->shape->hybrid->max_step) h->any_max_step = 1;
   }
   return h;
 }
@@ -237,6 +239,25 @@ int jy_hybrid_guards(jySim *sim, double t, const double *y, double *g) {
   return -1;
 }
 
+double jy_hybrid_max_step(jySim *sim, double t, const double *y) {
+  Hybrid *h = sim->hybrid;
+  double limit = 0;
+  if (!h || !h->any_max_step) return limit;
+  const jyModel *m = sim->model;
+  for (int k = 0; k < h->nparts; k++) {
+    const jyModelPart *p = &m->parts[h->parts[k]];
+    const jyPartHybrid *hy = p->shape->hybrid;
+    if (p->inst.type->version < 5 || !hy->max_step) continue;
+    const double *ql, *vl;
+    int mapped;
+    if (jy_localize(sim->eval, p, y, y + sim->nq, t, &ql, &vl, &mapped) != JY_OK) continue;
+    jyPartState s = jy_part_state(sim->eval, p, ql, vl, t);
+    double step = hy->max_step(jy_eval_inst(sim->eval, p), &s);
+    if (step > 0 && isfinite(step) && (limit == 0 || step < limit)) limit = step;
+  }
+  return limit;
+}
+
 /* Part k's transitions for its guards that crossed: its new mode into h->modes, the
  * restitution of the rows it hits into h->restitution; *impact when it asked for one. */
 static jyStatus part_transitions(jySim *sim, int k, double t, const double *q, const double *v,
@@ -251,6 +272,7 @@ static jyStatus part_transitions(jySim *sim, int k, double t, const double *q, c
     jyPartState s;
     jyStatus st = local_state(sim, p, t, q, v, &s);
     if (st != JY_OK) return st;
+    s.acc = e->acc_loc; /* local_state left the part's acceleration there */
     double r[JY_PART_MAX_ROWS];
     for (int i = 0; i < p->inst.nrows; i++) r[i] = NAN;
     int mode = s.mode;

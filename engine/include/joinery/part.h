@@ -58,8 +58,11 @@ extern "C" {
  *   3  jyPartShape.nguards and .hybrid, jyPartState.mode: parts with modes (contacts that
  *      close and open, friction that sticks and slips; docs/events.md).
  *   4  jyPartShape.scratch_size, jyPartState.scratch: what a part computes from the state
- *      once for all its functions called at that state (docs/parts.md, "Scratch"). */
-#define JY_PART_PROTOCOL_VERSION 4
+ *      once for all its functions called at that state (docs/parts.md, "Scratch").
+ *   5  jyPartState.rtol, .atol and .acc: the run's tolerances and, in a transition, the
+ *      part's acceleration (a contact sizes its slowest bounce by them); jyPartHybrid.max_step
+ *      (read for version 5 types only): the longest step a contact allows. */
+#define JY_PART_PROTOCOL_VERSION 5
 #define JY_PART_PROTOCOL_OLDEST 1
 
 #define JY_PART_MAX_COORDS 64
@@ -182,6 +185,14 @@ typedef struct jyPartState {
    * never by guessing how the engine sequences its calls. NULL: compute afresh. The
    * conformance suite checks that calls with and without it answer the same. */
   void *scratch;
+  /* Protocol 5. The running simulation's tolerances: rtol, and atol on the coordinates (0
+   * both outside a simulation: at compile time, in eval_part, in the conformance suite).
+   * The smallest displacement the run resolves is about atol + rtol |q|: a part with modes
+   * sizes its dead bands and its slowest bounce by it (components/unilateral.c). */
+  double rtol, atol;
+  /* Protocol 5. The part's acceleration (local coordinates, ncoords) at this state where
+   * the caller has it (a `transition`), else NULL. */
+  const double *acc;
 } jyPartState;
 
 typedef struct jyPartType {
@@ -298,6 +309,11 @@ typedef struct jyPartHybrid {
   /* A short name of the mode or transition for the event list ("contact", "free",
    * "stick", "slide"); an impact is listed as "impact". NULL: "mode<k>". */
   const char *(*mode_name)(const struct jyPartInstance *self, int mode);
+  /* Protocol 5 (read only for a type of version 5 or later). The longest step the
+   * integrator may take from this state (s), or 0 for no limit: for a crossing the guards
+   * cannot show at a step's two ends (two balls passing right through each other within one
+   * step: their |b - a| - D is positive on both sides). NULL: no limit. */
+  double (*max_step)(const struct jyPartInstance *self, const jyPartState *state);
 } jyPartHybrid;
 
 #ifdef __cplusplus
