@@ -23,6 +23,7 @@
  * velocity row t . v = 0, active in the mode `stick`, and a second guard (the sliding
  * velocity while sliding, mu_s |N| - |F_t| while sticking, 1 while open). */
 #include <math.h>
+#include <stdio.h>
 
 #include "parts.h"
 
@@ -293,6 +294,12 @@ static int initial_mode(const jyPartInstance *self, const jyPartState *state, in
 #define FORCE_BAND 1e-10 /* N (N m for an angle): far below any force a model reports */
 /* A bounce must rise this many resolutions of the gap to be integrated as one. */
 #define BOUNCE_RESOLVED 10.0
+/* At an event instant, in dead bands: an open contact further past its surface than this
+ * is an error (a parameter or a jump put the body there: closing it would teleport the
+ * body out by the projection); a closed one whose surface moved away by more than this
+ * opens (a lowered floor: the body falls rather than being pulled down with it). */
+#define PAST_ALLOWED 1000.0
+#define OPENED_BANDS 20.0
 
 /* How far the run resolves phi at this state: atol + rtol |q_j| on each coordinate the row
  * reads, through its gradient (0 outside a simulation). */
@@ -370,8 +377,19 @@ static int admissible(const jyPartInstance *self, const jyPartState *state,
   (void)acc;
   Gap g;
   measure(self, state, &g);
-  if (state->mode == MODE_OPEN && g.sign * g.phi + 2 * gap_band(self, state, &g) < 0)
+  double band = gap_band(self, state, &g), side = g.sign * g.phi;
+  if (-side > PAST_ALLOWED * band) {
+    snprintf(state->error, state->error_len,
+             "the ends are %.3g m past the contact surface, more than the %.3g m a run "
+             "corrects (a parameter change moved the surface into the body, an action moved "
+             "the body into it, or it starts there): move the body out of it first",
+             -side / g.scale, PAST_ALLOWED * band / g.scale);
+    return 1;
+  }
+  if (state->mode == MODE_OPEN && side + 2 * band < 0)
     *mode = closed_mode(self, state); /* found past its band (a restart, a projection) */
+  else if (state->mode != MODE_OPEN && side > OPENED_BANDS * band)
+    *mode = MODE_OPEN; /* the surface moved away (a parameter changed): the body falls */
   else if (state->mode != MODE_OPEN && g.sign * row_forces[0] < -FORCE_BAND)
     *mode = MODE_OPEN;
   else if (has_friction(self))

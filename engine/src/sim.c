@@ -675,6 +675,20 @@ static jyStatus events_at_one_instant(jySim *sim, double t) {
   return JY_ERR_CONVERGENCE;
 }
 
+/* Prefixes the error with the user events whose actions ran at this instant: what they
+ * changed is what the parts' modes could not take. */
+static void name_actions(jySim *sim) {
+  char names[512] = "";
+  size_t used = 0;
+  for (int k = 0; k < sim->nguards_user && used < sizeof names; k++)
+    if (sim->roots_found[sim->nguards_part + k])
+      used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s'", used ? ", " : "",
+                               sim->model->events[k].name);
+  char why[sizeof sim->error];
+  snprintf(why, sizeof why, "%s", sim->error);
+  jy_set_error(sim->error, "after the action of event %s: %s", names, why);
+}
+
 /* The crossing the integrator located (sim->root_t): the state there is reported (a row
  * before), the parts' transitions and the user events' actions run in that order, the
  * integrator restarts from the state they leave (a row after, when it changed). */
@@ -694,6 +708,9 @@ static jyStatus fire_events(jySim *sim, jyRowSink sink, void *ud) {
   st = jy_hybrid_fire(sim, t, y, sim->roots_found, &parts_changed);
   if (st == JY_OK)
     st = jy_events_fire(sim, t, y, sim->roots_found + sim->nguards_part, &user_changed, &stop);
+  int resettled = 0; /* an action's parameter or jump may open or close a contact */
+  if (st == JY_OK && user_changed && (st = jy_hybrid_settle(sim, t, y, &resettled)) != JY_OK)
+    name_actions(sim);
   if (st != JY_OK) return sim->failure = st; /* a stop's name is in sim->stopped_by */
   if (!parts_changed && !user_changed) return JY_OK;
   st = sim->stepper->restart(sim, t);

@@ -33,6 +33,10 @@ double jy_hybrid_max_step(jySim *sim, double t, const double *y);
  * when y or a mode changed. Each firing is counted in the event summary as
  * "<part>.<mode or impact>". JY_OK or an error in sim->error. */
 jyStatus jy_hybrid_fire(jySim *sim, double t, double *y, const int *found, int *changed);
+/* The modes decided again at (t, y) after a user event's action changed a parameter or the
+ * state (a floor lowered under a resting block opens its contact): the settling loop of
+ * jy_hybrid_fire, each switch counted. *changed set when a mode switched. */
+jyStatus jy_hybrid_settle(jySim *sim, double t, const double *y, int *changed);
 
 /* ---- user events (sim_events.c) ---- */
 

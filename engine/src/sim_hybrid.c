@@ -324,6 +324,13 @@ static jyStatus impact(jySim *sim, double t, const double *q, double *v) {
   return JY_OK;
 }
 
+jyStatus jy_hybrid_settle(jySim *sim, double t, const double *y, int *changed) {
+  *changed = 0;
+  Hybrid *h = sim->hybrid;
+  if (!h || h->nguards == 0) return JY_OK;
+  return settle_modes(sim, t, y, y + sim->nq, 1, changed);
+}
+
 jyStatus jy_hybrid_fire(jySim *sim, double t, double *y, const int *found, int *changed) {
   *changed = 0;
   Hybrid *h = sim->hybrid;

@@ -9,6 +9,9 @@
 --      intervals: rows in time order (equal times only as an event's before/after pair),
 --      every gap channel on the free side; or a clear error. Rows past an unlocated
 --      crossing were once written before its rows (t = 2.884 then 2.8800706).
+--   3. A floor lowered under a resting block by an action: the block falls and lands at the
+--      closed-form time (it was pulled down at once); raised into it: an error naming the
+--      part and the event; a body starting inside: placed by the compile, which says so.
 local tap = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
 local joinery = require "joinery"
 
@@ -126,6 +129,77 @@ for _, ex in ipairs(examples) do
       end
     end
   end
+end
+
+-- ---- 3. a parameter change that moves a surface under a resting body ---------------------
+-- A block resting on a floor (closed) whose floor an action lowers by `drop` at t = 0.5 falls
+-- freely and lands (plastic) at 0.5 + sqrt(2 drop / g); it was moved down at once by the
+-- projection (no fall, m g drop of energy gone). One that raises the floor into the block
+-- is an error naming the part and the event (a projection would move the block out).
+local function lowered(drop, method, tol)
+  local sys = joinery.system { gravity = { 0, -g } }
+  local block = sys:add("mass", "block", { dim = 2, m = 2, init = { x = 0, y = 0 } })
+  sys:add("floor", "floor", { dim = 2, nx = 0, ny = 1, d = 0, e = 0, pos = block.pos })
+  sys:event { name = "lower", direction = "up", when = function(s) return s.t - 0.5 end,
+    action = function(s) s:set_param("floor", "d", -drop) end }
+  return pcall(function()
+    return sys:simulate { t_end = 1, dt_out = 0.05, method = method, rtol = tol[1], atol = tol[2] }
+  end)
+end
+for _, drop in ipairs { 0.2, 0.05 } do
+  for _, method in ipairs(methods) do
+    for _, tol in ipairs(ladder) do
+      local rtol, atol = tol[1] or DEFAULT_RTOL, tol[2] or DEFAULT_ATOL
+      local ok, res = lowered(drop, method, tol)
+      local name = string.format("floor lowered by %g under a resting block, %s, rtol %s", drop,
+        method, tol[1] and string.format("%g", rtol) or "default")
+      if not ok then
+        tap.ok(false, name)
+        tap.diag(res)
+      else
+        local landing = 0.5 + math.sqrt(2 * drop / g)
+        local closed = event_of(res, "floor.contact")
+        local opened = event_of(res, "floor.free")
+        -- the free fall at the row t = 0.55 (before any landing): y = -g/2 (0.05)^2
+        local fall_err = math.huge
+        for i, t in ipairs(res.t) do
+          if math.abs(t - 0.55) < 1e-12 then fall_err = math.abs(res["block.y"][i] + g / 2 * 0.0025) end
+        end
+        local last = #res.t
+        -- the landing time to 100 rtol (the crossing is located on the interpolant; the
+        -- fall is a parabola every method integrates to rounding) plus the band's
+        -- sqrt(2 band / g)-sized shift of a crossing at a penetration of the band
+        local band = math.max(1e-12 * (drop + 1), 0.5 * atol)
+        local allowed = 100 * rtol + 2 * band / math.sqrt(2 * g * drop)
+        tap.ok(opened and opened.first == 0.5 and closed and math.abs(closed.first - landing) <= allowed
+          and fall_err <= 100 * (rtol * 0.0123 + atol)
+          and math.abs(res["block.y"][last] + drop) <= 10 * (atol + rtol * drop) + band,
+          name .. ": opens at 0.5, falls freely, lands at 0.5 + sqrt(2 drop / g), rests there")
+        tap.diag(string.format("  landed at %s (closed form %.9g, allowed %.2g); fall error %.2g; "
+          .. "end y = %.12g", closed and string.format("%.9g", closed.first) or "never", landing,
+          allowed, fall_err, res["block.y"][last]))
+      end
+    end
+  end
+end
+do
+  local ok, err = lowered(-0.2, "bdf", {})
+  tap.ok(not ok and tostring(err):find("after the action of event 'lower'", 1, true)
+    and tostring(err):find("part 'floor'", 1, true)
+    and tostring(err):find("0.2 m past the contact surface", 1, true),
+    "a floor raised 0.2 m into a resting block: an error naming the event, the part and how far")
+  tap.diag(err)
+  -- a body that starts past the surface is the compile's to place (it starts in contact and
+  -- is moved onto the surface), and the report says so
+  local sys = joinery.system { gravity = { 0, -g } }
+  local ball = sys:add("mass", "ball", { dim = 2, m = 1, init = { x = 0, y = -0.01 } })
+  sys:add("floor", "floor", { dim = 2, nx = 0, ny = 1, d = 0, pos = ball.pos })
+  local res
+  ok, res = pcall(function() return sys:simulate { t_end = 0.1 } end)
+  tap.ok(ok and res.report:find("initial value ball.y: -0.01 -> 0", 1, true)
+    and res["ball.y"][#res.t] == 0, "a ball starting 1 cm inside the floor: placed on it, and "
+    .. "the report says so")
+  if not ok then tap.diag(res) end
 end
 
 tap.done()
