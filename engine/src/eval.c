@@ -738,6 +738,15 @@ static jyStatus inconsistent(jyEval *e, const jyUkResult *res, double t) {
   return JY_ERR_INCONSISTENT;
 }
 
+/* How many of the dependent rows are inactive in the current modes (every inactive row is
+ * among the dependent ones: jy_eval_set_modes, redecide_dependent_and_retry). */
+static int inactive_dependent(const jyEval *e) {
+  if (e->ninactive == 0) return 0;
+  int count = 0;
+  for (int i = 0; i < e->model->m; i++) count += e->inactive[i] && e->dependent[i];
+  return count;
+}
+
 /* The acceleration, and the multipliers into mu when mu is not NULL. */
 static jyStatus assembled_acceleration(jyEval *e, double t, double *acc, double *mu) {
   const jyModel *m = e->model;
@@ -756,7 +765,9 @@ static jyStatus assembled_acceleration(jyEval *e, double t, double *acc, double 
       jy_set_error(e->error, "acceleration of %s is not finite at t = %.9g", m->coord_names[j], t);
       return JY_ERR_NOT_UNIQUE;
     }
-  if (mu && e->ndependent > 0 && e->store_solves && !e->large) {
+  /* Rows left out only because their mode leaves them inactive have no force either way
+   * (below); only redundant rows need the dense solve's choice. */
+  if (mu && e->ndependent > inactive_dependent(e) && e->store_solves && !e->large) {
     /* The sparse solves give dropped rows no force; the dense choice spreads it over them
      * (jy_uk_multipliers): the same row forces from either path. */
     if (jy_eval_dense_ready(e) != 0) return JY_ERR_NOMEM;
