@@ -13,5 +13,6 @@ build/lua/joinery bench/drift.lua
 build/lua/joinery bench/formulations.lua
 build/lua/joinery bench/stepping.lua
 build/lua/joinery bench/scaling.lua
+build/lua/joinery bench/contacts.lua
 # joinery beside MuJoCo, Simbody and a hand-written floor (long; docs/bench.md): opt in
 if [ "${BENCH_PEERS:-}" = 1 ]; then bash bench/peers/run.sh --quick; fi

@@ -15,8 +15,9 @@
  * through the row) against the acceleration into the contact: a lower bounce is below what
  * the integrator resolves, and its next crossing may come too late or not at all (a ball at
  * rtol 1e-8 once fell through the floor). The gap guard's dead band grows with that
- * resolution too, and an open contact found past twice its band at an event instant (a
- * restart, a projection, an action) closes: it never goes on on the wrong side.
+ * resolution too, and an open contact found past it at an event instant (a restart, a
+ * projection, an action), and not on its way out, closes: it never goes on on the wrong
+ * side.
  *
  * A 2-D floor with Coulomb friction (mu > 0) slides while closed (the law -mu |N| along the
  * sliding direction) and sticks as a 2-D guide does (components/guide.c): a second row, the
@@ -386,8 +387,13 @@ static int admissible(const jyPartInstance *self, const jyPartState *state,
              -side / g.scale, PAST_ALLOWED * band / g.scale);
     return 1;
   }
-  if (state->mode == MODE_OPEN && side + 2 * band < 0)
-    *mode = closed_mode(self, state); /* found past its band (a restart, a projection) */
+  /* An open contact found past its band (by more than the interpolant's own error) and not
+   * on its way out: a crossing the integrator did not see (a restart, a projection). One
+   * that separates (just bounced off, located a little past the band) comes out itself. */
+  if (state->mode == MODE_OPEN &&
+      side + 2 * band + BOUNCE_RESOLVED * gap_resolution(self, state, &g) < 0 &&
+      g.sign * g.rate <= 0)
+    *mode = closed_mode(self, state);
   else if (state->mode != MODE_OPEN && side > OPENED_BANDS * band)
     *mode = MODE_OPEN; /* the surface moved away (a parameter changed): the body falls */
   else if (state->mode != MODE_OPEN && g.sign * row_forces[0] < -FORCE_BAND)

@@ -1,6 +1,6 @@
 -- Contacts you can trust at any tolerance (issue 39, items 1, 2 and 6 in part):
---   1. A ball dropped onto a floor, under each method, across the tolerance ladder, for two
---      restitutions, two heights and both orientations (a floor below with gravity down, a
+--   1. A ball dropped onto a floor, under each method, across the tolerance ladder, for three
+--      restitutions (0.95: 270 bounces at the defaults), two heights and both orientations (a floor below with gravity down, a
 --      ceiling above with gravity up): never below the surface by more than the dead band,
 --      and at rest on it at the closed-form accumulation time t1 (1 + 2 e / (1 - e)), less
 --      what closing the unresolvable bounces leaves out (docs/events.md, "Chatter"). At rtol
@@ -37,7 +37,7 @@ end
 
 -- ---- 1. the ball on the floor --------------------------------------------------------------
 for _, side in ipairs { 1, -1 } do -- 1: floor below, gravity down; -1: ceiling, gravity up
-  for _, e in ipairs { 0.5, 0.8 } do
+  for _, e in ipairs { 0.5, 0.8, 0.95 } do
     for _, h in ipairs { 1, 0.3 } do
       for _, method in ipairs(methods) do
         for _, tol in ipairs(ladder) do
@@ -59,21 +59,23 @@ for _, side in ipairs { 1, -1 } do -- 1: floor below, gravity down; -1: ceiling,
           else
             -- The dead band: 1e-12 of the length scale |d| + |n| = 1, or half the gap's
             -- resolution (atol here: the ball meets the surface at y = 0); the crossing is
-            -- located on the integrator's interpolant, whose own error adds up to a few
-            -- atol (Adams at the defaults: 5.3e-13 past a band of 1e-12): 10 atol more.
+            -- located on the integrator's interpolant, whose own error adds up to ten atol
+            -- or so (Adams at the defaults, e = 0.95: 1.1e-12 past a band of 1e-12): 30
+            -- atol more.
             local band = math.max(1e-12, 0.5 * atol)
             local deepest, bad_gap = math.huge, nil
             for i, gap in ipairs(res["floor.gap"]) do
               if gap < deepest then deepest, bad_gap = gap, i end
             end
             -- The slowest bounce kept: sqrt(2 g 10 r), r = atol + rtol |y| ~ atol; closing
-            -- there leaves out flights of about 2 u / (g (1 - e)); twice that for the last
-            -- bounces' own error at the resolution, plus 100 rtol t of integration error.
+            -- there leaves out flights of about 2 u / (g (1 - e)); four times that for the
+            -- last bounces' own error (they rise a few resolutions: e = 0.95 at the defaults
+            -- loses 2.3 times it), plus 100 rtol t of integration error.
             local u = math.max(1e-6, math.sqrt(2 * g * 10 * (atol + rtol * band)))
-            local allowed = 2 * (2 * u / (g * (1 - e))) + 100 * rtol * t_rest
+            local allowed = 4 * (2 * u / (g * (1 - e))) + 100 * rtol * t_rest
             local closed = event_of(res, "floor.contact")
             local last = #res.t
-            tap.ok(deepest >= -(band + 10 * atol) and out_of_order(res.t) == nil and closed
+            tap.ok(deepest >= -(band + 30 * atol) and out_of_order(res.t) == nil and closed
               and math.abs(closed.first - t_rest) <= allowed and closed.count == 1
               and math.abs(res["ball.y"][last]) <= 1.5 * band
               and math.abs(res["der(ball.y)"][last]) <= 1e-9,
