@@ -10,6 +10,10 @@
 --   s per sim s: the dropped chain's whole run (without max_step: the defaults alone) per
 --     simulated second, and its exponent log(t_1 / t_0) / log(N_1 / N_0) from the first
 --     size to the last.
+-- Then the chain lying on the plane, every contact closed, sliding along it at 0.5 m/s with
+-- its first mass kicked up at 1 m/s (it lifts off, the chain follows it a little way, it
+-- lands: 19 mode changes and impacts whatever N): its whole run to t = 1 s at the defaults,
+-- per simulated second, and the exponent over N = 50, 150, 500 (resting sizes).
 -- Before this issue a model with modes fell onto the dense rank-revealing solve for its row
 -- forces: N = 100 took 88 s for 0.3 s simulated, N = 300 263 s.
 -- Run: build/lua/joinery bench/contacts.lua [sizes...] (default 10 50 100 300 500)
@@ -63,3 +67,33 @@ if last_n ~= first_n then
   print(string.format("exponent of s per sim s from N = %d to %d: %.2f", first_n, last_n,
     math.log(last_s / first_s) / math.log(last_n / first_n)))
 end
+
+-- The chain at rest on the plane, sliding, its first mass kicked up.
+local function resting(n)
+  local sys = joinery.system { gravity = { 0, -9.81 } }
+  local prev
+  for i = 1, n do
+    local m = sys:add("mass", "m" .. i, { dim = 2, m = 1, init = { x = (i - 1) * L, y = 0 },
+      vel = { x = 0.5, y = i == 1 and 1 or 0 } })
+    sys:add("floor", "f" .. i, { dim = 2, nx = 0, ny = 1, d = 0, e = 0.5, pos = m.pos })
+    if prev then sys:add("rod", "r" .. i, { dim = 2, L = L, a = prev.pos, b = m.pos }) end
+    prev = m
+  end
+  return sys:compile()
+end
+print(string.format("\n%7s %14s %8s %8s", "N resting", "s per sim s", "steps", "events"))
+local rest_first_n, rest_first, rest_n, rest_s
+for _, n in ipairs { 50, 150, 500 } do
+  local model, fastest, res = resting(n), math.huge, nil
+  for _ = 1, 3 do
+    res = model:simulate { t_end = 1, dt_out = 0.1 }
+    fastest = math.min(fastest, res.seconds)
+  end
+  local events = 0
+  for _, ev in ipairs(res.events) do events = events + ev.count end
+  print(string.format("%7d %14.4g %8d %8d", n, fastest, res.stats.steps, events))
+  rest_first_n, rest_first = rest_first_n or n, rest_first or fastest
+  rest_n, rest_s = n, fastest
+end
+print(string.format("exponent of s per sim s, resting, from N = %d to %d: %.2f", rest_first_n,
+  rest_n, math.log(rest_s / rest_first) / math.log(rest_n / rest_first_n)))
