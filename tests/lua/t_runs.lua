@@ -155,18 +155,23 @@ do
   tap.is(partial_files(), "", "no temporary file is left")
 end
 
+-- Runs `command` in the background and sends it `signal` once its temporary file
+-- <tmp>/<stem>.csv.*.partial exists (the run has started; at most 60 s later), `pause` s
+-- after that; returns sh's results, the command's exit status on stdout.
+local function signal_when_started(command, stem, signal, pause)
+  return sh(string.format("(%s >/dev/null & pid=$!; i=0; while [ $i -lt 1200 ] && ! ls %s/ "
+    .. "| grep -q '%s\\.csv\\..*\\.partial$'; do sleep 0.05; i=$((i+1)); done; sleep %s; "
+    .. "kill -%s $pid; wait $pid; echo $?)", command, quote(tmp), stem, pause, signal))
+end
+
 -- ---- 7. SIGINT and SIGTERM -----------------------------------------------------------------
 -- A rerun over a good result: the interrupted run leaves that result as it was.
 for _, sig in ipairs { { "INT", 130 }, { "TERM", 143 } } do
   local out = tmp .. "/sig.csv"
   local good_code = run("run " .. quote(free) .. " --out " .. quote(out) .. " --t-end 0.1")
   local good = read(out)
-  -- Signalled once its temporary file exists (the run has started), at most 60 s later.
-  local script = string.format("(%s run %s --out %s --t-end 1 --dt-out 1e-6 >/dev/null & pid=$!; "
-    .. "i=0; while [ $i -lt 1200 ] && ! ls %s/ | grep -q 'sig\\.csv\\..*\\.partial$'; do "
-    .. "sleep 0.05; i=$((i+1)); done; sleep 0.2; kill -%s $pid; wait $pid; echo $?)",
-    quote(cmd.exe), quote(free), quote(out), quote(tmp), sig[1])
-  local _, status, err = sh(script)
+  local _, status, err = signal_when_started(quote(cmd.exe) .. " run " .. quote(free) .. " --out "
+    .. quote(out) .. " --t-end 1 --dt-out 1e-6", "sig", sig[1], 0.2)
   local kept = read(tmp .. "/sig.incomplete.csv") or ""
   tap.ok(tonumber(status) == sig[2] and err:find("interrupted by SIG" .. sig[1], 1, true),
     "SIG" .. sig[1] .. ": exit status " .. sig[2] .. " and the message names the signal")
@@ -186,11 +191,8 @@ end
 -- output removes it (and never one of a process still running: t_io_csv).
 do
   local out = tmp .. "/killed.csv"
-  local script = string.format("(%s run %s --out %s --t-end 1 --dt-out 1e-6 >/dev/null & pid=$!; "
-    .. "i=0; while [ $i -lt 1200 ] && ! ls %s/ | grep -q 'killed\\.csv\\..*\\.partial$'; do "
-    .. "sleep 0.05; i=$((i+1)); done; kill -KILL $pid; wait $pid; echo $?)",
-    quote(cmd.exe), quote(free), quote(out), quote(tmp))
-  local _, status = sh(script)
+  local _, status = signal_when_started(quote(cmd.exe) .. " run " .. quote(free) .. " --out "
+    .. quote(out) .. " --t-end 1 --dt-out 1e-6", "killed", "KILL", 0)
   local left = partial_files()
   local code = run("run " .. quote(free) .. " --out " .. quote(out) .. " --t-end 0.1")
   tap.ok(tonumber(status) == 137 and left:find("killed.csv.", 1, true) and code == 0
@@ -206,11 +208,8 @@ do
 local sys = dofile(%q)
 sys:simulate { out = %q, t_end = 1, dt_out = 1e-6 }
 ]], free, tmp .. "/sigs.csv"))
-  local command = string.format("(%s --trust %s >/dev/null & pid=$!; "
-    .. "i=0; while [ $i -lt 1200 ] && ! ls %s/ | grep -q 'sigs\\.csv\\..*\\.partial$'; do "
-    .. "sleep 0.05; i=$((i+1)); done; sleep 0.2; kill -TERM $pid; wait $pid; echo $?)",
-    quote(cmd.exe), quote(script), quote(tmp))
-  local _, status, err = sh(command)
+  local _, status, err = signal_when_started(quote(cmd.exe) .. " --trust " .. quote(script), "sigs",
+    "TERM", 0.2)
   tap.ok(tonumber(status) == 143 and err:find("interrupted by SIGTERM", 1, true),
     "joinery SCRIPT, SIGTERM inside sys:simulate{out}: exit status 143, the signal named")
   tap.diag(err)
