@@ -18,6 +18,7 @@ const jyPartType *jy_part_pendulum(void);
 const jyPartType *jy_part_guide(void);
 /* one-sided constraints, parts with modes (unilateral.c; docs/events.md) */
 const jyPartType *jy_part_floor(void);
+const jyPartType *jy_part_surface(void);
 const jyPartType *jy_part_rope(void);
 const jyPartType *jy_part_contact(void);
 /* spatial bodies and joints (docs/bodies3d.md) */

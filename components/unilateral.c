@@ -27,22 +27,58 @@
 #include <stdio.h>
 
 #include "parts.h"
+#include "spatial.h"
 
-/* A floor with friction closes into JY_SS_STICK, _FORWARD or _BACKWARD (parts.h) */
-enum { MODE_OPEN, MODE_CLOSED, MODE_STICK = JY_SS_STICK };
-enum { F_D = 4, F_MU, F_MU_S };
+/* A floor with friction closes into JY_SS_STICK, _FORWARD or _BACKWARD (parts.h) in 2-D,
+ * into a slide mode (MODE_SLIDE_AT and up) or MODE_STICK in 3-D. MODE_BELOW: a bounded floor's point is
+ * on the far side of its plane (beside it, or under it): the surface is one-sided, so
+ * nothing happens there until the point comes back up past the plane. */
+enum { MODE_OPEN, MODE_CLOSED, MODE_STICK = JY_SS_STICK, MODE_BELOW = 5 };
+/* A 3-D slide remembers the direction it started in, to 2 pi / SLIDE_BINS, as its mode
+ * MODE_SLIDE_AT + bin: its friction guard is the sliding velocity along that direction,
+ * which falls through zero exactly where the slide stops (a straight slide) or where its
+ * direction has turned by a right angle (then it slides on with a new direction). */
+enum { MODE_SLIDE_AT = 16, SLIDE_BINS = 1 << 24 };
+#define TURN 6.283185307179586         /* 2 pi */
+enum { P_DIM, P_NX, P_NY, P_NZ, P_D }; /* floor and surface */
+enum { F_MU = 5, F_MU_S, F_BOUNDS };   /* floor */
+enum { S_BOUNDS = 5 };                 /* surface */
+enum { NBOUNDS = 6 };                  /* x_min, x_max, y_min, y_max, z_min, z_max */
+
+#define NORMAL_PARAMS(where)                                                                       \
+  {"dim", 2, JY_PARAM_DIMENSION, "1", "number of space dimensions (2 or 3)"},                      \
+    {"nx", 0, JY_PARAM_REAL, "1", "x component of the normal n, pointing to the free side" where}, \
+    {"ny", 1, JY_PARAM_REAL, "1", "y component of the normal n"},                                  \
+    {"nz", 0, JY_PARAM_REAL, "1", "z component of the normal n (3-D)"}, {                          \
+    "d", 0, JY_PARAM_REAL, "m", "offset: the point stays where n . pos >= d" where                 \
+  }
+#define BOUND_PARAMS(where)                                                           \
+  {"x_min", -INFINITY, JY_PARAM_BOUND, "m",                                           \
+   "the surface ends where the foot of the point on it has x < x_min" where},         \
+    {"x_max", INFINITY, JY_PARAM_BOUND, "m", "... or x > x_max (math.huge: no end)"}, \
+    {"y_min", -INFINITY, JY_PARAM_BOUND, "m", "... or y < y_min"},                    \
+    {"y_max", INFINITY, JY_PARAM_BOUND, "m", "... or y > y_max"},                     \
+    {"z_min", -INFINITY, JY_PARAM_BOUND, "m", "... or z < z_min (3-D)"}, {            \
+    "z_max", INFINITY, JY_PARAM_BOUND, "m", "... or z > z_max (3-D)"                  \
+  }
+#define IMPACT_PARAMS(what)                                                                        \
+  {"e", 1, JY_PARAM_NONNEGATIVE, "1", "coefficient of restitution, 0 (plastic) to 1 (elastic)"}, { \
+    "v_close", 1e-6, JY_PARAM_NONNEGATIVE, "m/s",                                                  \
+      "a " what " slower than this (or than the run resolves) closes the contact (no chatter)"     \
+  }
 
 static const jyParamSpec floor_params[] = {
-  {"dim", 2, JY_PARAM_DIMENSION, "1", "number of space dimensions (2 or 3)"},
-  {"nx", 0, JY_PARAM_REAL, "1", "x component of the normal n, pointing to the free side"},
-  {"ny", 1, JY_PARAM_REAL, "1", "y component of the normal n"},
-  {"nz", 0, JY_PARAM_REAL, "1", "z component of the normal n (3-D)"},
-  {"d", 0, JY_PARAM_REAL, "m", "offset: the point stays where n . pos >= d"},
-  {"mu", 0, JY_PARAM_NONNEGATIVE, "1", "Coulomb friction coefficient while in contact (2-D)"},
+  NORMAL_PARAMS(""),
+  {"mu", 0, JY_PARAM_NONNEGATIVE, "1", "Coulomb friction coefficient while in contact"},
   {"mu_s", -1, JY_PARAM_REAL, "1", "static friction coefficient, >= mu (-1: equal to mu)"},
-  {"e", 1, JY_PARAM_NONNEGATIVE, "1", "coefficient of restitution, 0 (plastic) to 1 (elastic)"},
-  {"v_close", 1e-6, JY_PARAM_NONNEGATIVE, "m/s",
-   "a bounce slower than this closes the contact (no chatter)"},
+  BOUND_PARAMS(""),
+  IMPACT_PARAMS("bounce"),
+};
+
+static const jyParamSpec surface_params[] = {
+  NORMAL_PARAMS(" (body axes)"),
+  BOUND_PARAMS(" (body axes)"),
+  IMPACT_PARAMS("bounce"),
 };
 
 static const jyParamSpec rope_params[] = {
@@ -56,13 +92,13 @@ static const jyParamSpec rope_params[] = {
 static const jyParamSpec contact_params[] = {
   {"dim", 2, JY_PARAM_DIMENSION, "1", "number of space dimensions"},
   {"D", 1, JY_PARAM_POSITIVE, "m", "contact distance: the ends stay at least D apart"},
-  {"e", 1, JY_PARAM_NONNEGATIVE, "1", "coefficient of restitution, 0 (plastic) to 1 (elastic)"},
-  {"v_close", 1e-6, JY_PARAM_NONNEGATIVE, "m/s",
-   "a bounce slower than this closes the contact (no chatter)"},
+  IMPACT_PARAMS("bounce"),
 };
 
 static int is_floor(const jyPartInstance *self);
+static int is_surface(const jyPartInstance *self);
 static int is_rope(const jyPartInstance *self);
+static int is_plane(const jyPartInstance *self) { return is_floor(self) || is_surface(self); }
 
 /* Restitution and v_close are the last two parameters of every type here. */
 static double restitution(const jyPartInstance *self) {
@@ -70,33 +106,109 @@ static double restitution(const jyPartInstance *self) {
 }
 static double v_close(const jyPartInstance *self) { return self->params[self->type->nparams - 1]; }
 
-/* phi and its rate (floor: n . p - d with n as given; a distance: |b - a| - L), the side
- * sign s and the size of the row's gradient (|n|, or 1). Fails when the ends coincide. */
+static const double *bounds_of(const jyPartInstance *self) {
+  return self->params + (is_floor(self) ? F_BOUNDS : S_BOUNDS);
+}
+
+/* A floor or surface with a finite bound: it has the edge guard and the mode MODE_BELOW. */
+static int has_bounds(const jyPartInstance *self) {
+  if (!is_plane(self)) return 0;
+  const double *b = bounds_of(self);
+  for (int i = 0; i < NBOUNDS; i++)
+    if (isfinite(b[i])) return 1;
+  return 0;
+}
+
+/* phi and its rate (floor: n . p - d with n as given; surface: the same in body axes; a
+ * distance: |b - a| - L), the side sign s, the size of the row's gradient (|n|, or 1) and,
+ * on a bounded plane, how far inside its bounds the foot of the point is. */
 typedef struct Gap {
   double phi, rate, sign, scale;
-  double A[6];    /* the row over the coordinates */
-  double rhs;     /* its acceleration right-hand side */
-  int degenerate; /* two ends at one point: no direction */
+  double A[JY_FRAME_DIM + 3]; /* the row over the coordinates */
+  double rhs;                 /* its acceleration right-hand side */
+  double edge;                /* least margin of the foot inside the bounds (m; +inf: none) */
+  int degenerate;             /* two ends at one point: no direction */
 } Gap;
 
-static void measure(const jyPartInstance *self, const jyPartState *state, Gap *g) {
+/* The least margin of the foot x - (phi / |n|^2) n inside the bounds, along every axis
+ * (negative outside; +inf when unbounded). */
+static double edge_margin(const double *n, int dim, double phi, const double *x,
+                          const double *bounds) {
+  double nn = 0, m = INFINITY;
+  for (int i = 0; i < dim; i++) nn += n[i] * n[i];
+  for (int i = 0; i < dim; i++) {
+    double foot = x[i] - phi / nn * n[i];
+    m = fmin(m, fmin(foot - bounds[2 * i], bounds[2 * i + 1] - foot));
+  }
+  return m;
+}
+
+/* A surface's point in body axes: R(q)^T (p - x), its coordinates being the body's frame
+ * (x, y, theta in 2-D; x, y, z, q0..q3 in 3-D) and then the point p. */
+static int surface_frame_dim(int dim) { return dim == 2 ? 3 : JY_FRAME_DIM; }
+
+static void surface_local(int dim, const jyHyper *q, jyHyper *local) {
+  int nf = surface_frame_dim(dim);
+  jyHyper rel[3];
+  for (int i = 0; i < dim; i++) rel[i] = jy_hd_sub(q[nf + i], q[i]);
+  if (dim == 2) {
+    jyHyper c = jy_hd_cos(q[2]), s = jy_hd_sin(q[2]);
+    local[0] = jy_hd_add(jy_hd_mul(c, rel[0]), jy_hd_mul(s, rel[1]));
+    local[1] = jy_hd_sub(jy_hd_mul(c, rel[1]), jy_hd_mul(s, rel[0]));
+    return;
+  }
+  jyHyper conj[4];
+  jy_hq_conj(conj, q + JY_FRAME_Q);
+  jy_hq_rotate(local, conj, rel);
+}
+
+static void surface_phi(const void *ctx, const jyHyper *q, jyHyper *out) {
+  const double *p = ctx;
+  int dim = jy_part_dim(p);
+  jyHyper local[3];
+  surface_local(dim, q, local);
+  out[0] = jy_hd_const(-p[P_D]);
+  for (int i = 0; i < dim; i++) out[0] = jy_hd_add(out[0], jy_hd_scale(local[i], p[P_NX + i]));
+}
+
+static void measure_plane(const jyPartInstance *self, const jyPartState *state, Gap *g) {
   int dim = jy_part_dim(self->params);
-  for (int i = 0; i < 6; i++) g->A[i] = 0;
-  g->rhs = 0;
-  g->degenerate = 0;
+  const double *n = self->params + P_NX;
+  double nn = 0, x[3];
+  for (int i = 0; i < dim; i++) nn += n[i] * n[i];
+  g->sign = 1;
+  g->scale = sqrt(nn);
   if (is_floor(self)) {
-    const double *n = self->params + 1;
-    double np = 0, nv = 0, nn = 0;
+    double np = 0, nv = 0;
     for (int i = 0; i < dim; i++) {
       g->A[i] = n[i];
       np += n[i] * state->q[i];
       nv += n[i] * state->v[i];
-      nn += n[i] * n[i];
+      x[i] = state->q[i];
     }
-    g->phi = np - self->params[4];
+    g->phi = np - self->params[P_D];
     g->rate = nv;
-    g->sign = 1;
-    g->scale = sqrt(nn);
+  } else {
+    double curv;
+    jy_spatial_eval(surface_phi, self->params, self->ncoords, 1, state->q, state->v, &g->phi, g->A,
+                    &g->rate, &curv);
+    g->rhs = -curv;
+    jyHyper qh[JY_FRAME_DIM + 3], local[3];
+    for (int i = 0; i < self->ncoords; i++) qh[i] = jy_hd_const(state->q[i]);
+    surface_local(dim, qh, local);
+    for (int i = 0; i < dim; i++) x[i] = local[i].v;
+  }
+  g->edge = has_bounds(self) ? edge_margin(n, dim, g->phi, x, bounds_of(self)) : INFINITY;
+}
+
+static void measure(const jyPartInstance *self, const jyPartState *state, Gap *g) {
+  int dim = jy_part_dim(self->params);
+  for (int i = 0; i < JY_FRAME_DIM + 3; i++) g->A[i] = 0;
+  g->rhs = 0;
+  g->degenerate = 0;
+  g->edge = INFINITY;
+  if (is_plane(self)) {
+    measure_plane(self, state, g);
     return;
   }
   jyEnds e;
@@ -117,36 +229,110 @@ static void measure(const jyPartInstance *self, const jyPartState *state, Gap *g
   }
 }
 
-/* A floor with friction (2-D, mu > 0): it has the stick row and the second guard. */
-static int has_friction(const jyPartInstance *self) { return self->nrows == 2; }
+/* A floor with friction (mu > 0): it has the stick rows (one in 2-D, two in 3-D) and the
+ * friction guard. */
+static int has_friction(const jyPartInstance *self) { return is_floor(self) && self->nrows > 1; }
 
-/* The floor's unit tangent t = (-ny, nx) / |n|, the sliding velocity t . v, and |n|. */
-static double floor_sliding(const jyPartInstance *self, const double *v, double t[2]) {
-  const double *n = self->params + 1;
-  double len = hypot(n[0], n[1]);
-  t[0] = -n[1] / len;
-  t[1] = n[0] / len;
-  return t[0] * v[0] + t[1] * v[1];
+/* The floor's unit tangents (2-D: t = (-ny, nx) / |n|; 3-D: two completing a right-handed
+ * basis with n) and the sliding velocity along them, vt; returns how many there are. */
+static int floor_tangents(const jyPartInstance *self, const double *v, double t[2][3],
+                          double vt[2]) {
+  const double *n = self->params + P_NX;
+  int dim = jy_part_dim(self->params);
+  if (dim == 2) {
+    double len = hypot(n[0], n[1]);
+    t[0][0] = -n[1] / len;
+    t[0][1] = n[0] / len;
+  } else {
+    double u[3];
+    jy_spatial_basis(n, u, t[0], t[1]);
+  }
+  for (int k = 0; k < dim - 1; k++) {
+    vt[k] = 0;
+    for (int i = 0; i < dim; i++) vt[k] += t[k][i] * v[i];
+  }
+  return dim - 1;
+}
+
+/* The normal force's size, |lambda| |n| (N). */
+static double normal_force(const jyPartInstance *self, const double *row_forces) {
+  const double *n = self->params + P_NX;
+  return fabs(row_forces[0]) * sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+}
+
+/* The size of the stick rows' force, |F_t| (N). */
+static double stick_force(const jyPartInstance *self, const double *row_forces) {
+  return self->nrows > 2 ? hypot(row_forces[1], row_forces[2]) : fabs(row_forces[1]);
 }
 
 /* mu_s |N| - |F_t| (N): how far the static friction is from its limit. */
 static double stick_margin(const jyPartInstance *self, const double *row_forces) {
-  const double *p = self->params, *n = p + 1;
+  const double *p = self->params;
   double mu_s = p[F_MU_S] < 0 ? p[F_MU] : p[F_MU_S];
-  return mu_s * fabs(row_forces[0]) * hypot(n[0], n[1]) - fabs(row_forces[1]);
+  return mu_s * normal_force(self, row_forces) - stick_force(self, row_forces);
+}
+
+/* The tangential speed below which a 3-D slide counts as stopped: BOUNCE_RESOLVED times
+ * the run's resolution of a velocity near rest (its velocity atol, 10 atol, and rtol of the
+ * speed), so that the integrator's noise in the two tangential components cannot keep a
+ * slide that has ended going (0 outside a simulation). */
+#define BOUNCE_RESOLVED 10.0
+static double stop_speed(const jyPartState *state) {
+  double speed = 0;
+  for (int i = 0; i < 3; i++) speed += state->v[i] * state->v[i];
+  return BOUNCE_RESOLVED * (10 * state->atol + state->rtol * sqrt(speed));
+}
+
+static int is_slide3(int mode) { return mode >= MODE_SLIDE_AT; }
+
+/* The 3-D slide mode along the tangential vector w (coefficients of the tangents). */
+static int slide_mode(const double w[2]) {
+  double turns = atan2(w[1], w[0]) / TURN;
+  long bin = lround(turns * SLIDE_BINS);
+  return MODE_SLIDE_AT + (int)(((bin % SLIDE_BINS) + SLIDE_BINS) % SLIDE_BINS);
+}
+
+/* The direction a 3-D slide mode remembers. */
+static void slide_reference(int mode, double ref[2]) {
+  double angle = TURN * (double)(mode - MODE_SLIDE_AT) / SLIDE_BINS;
+  ref[0] = cos(angle);
+  ref[1] = sin(angle);
+}
+
+/* The direction of sliding in the tangent plane (3-D), as coefficients of the tangents:
+ * along the sliding velocity, or below the stop speed (a slip starting from rest, a slide
+ * about to stop) the direction the mode remembers, which the stop is located along. */
+static void slide_direction(const jyPartInstance *self, const jyPartState *state, double t[2][3],
+                            double dir[2]) {
+  double vt[2];
+  floor_tangents(self, state->v, t, vt);
+  double sv = hypot(vt[0], vt[1]);
+  if (sv > stop_speed(state) && sv > 0) {
+    dir[0] = vt[0] / sv;
+    dir[1] = vt[1] / sv;
+  } else {
+    slide_reference(state->mode, dir);
+  }
 }
 
 /* The sliding floor's Coulomb force -mu |N| along the sliding direction (from rest: against
  * the tangential acceleration), only while it slides. */
 static int nonideal_law(const jyPartInstance *self, const jyPartState *state,
                         const double *row_forces, const double *acc, double *force) {
-  if (!has_friction(self) || state->mode == MODE_OPEN) return 0;
-  double t[2], vt = floor_sliding(self, state->v, t);
-  double dir = jy_ss_direction(state->mode, vt, t[0] * acc[0] + t[1] * acc[1]);
-  if (dir == 0.0) return 0;
-  const double *n = self->params + 1;
-  double size = self->params[F_MU] * fabs(row_forces[0]) * hypot(n[0], n[1]);
-  for (int i = 0; i < 2; i++) force[i] = -size * (dir > 0 ? 1.0 : -1.0) * t[i];
+  if (!has_friction(self) || state->mode == MODE_OPEN || state->mode == MODE_BELOW ||
+      state->mode == MODE_STICK)
+    return 0;
+  double size = self->params[F_MU] * normal_force(self, row_forces), t[2][3], dir[2];
+  if (jy_part_dim(self->params) == 2) {
+    double vt[2];
+    floor_tangents(self, state->v, t, vt);
+    double d = jy_ss_direction(state->mode, vt[0], t[0][0] * acc[0] + t[0][1] * acc[1]);
+    for (int i = 0; i < 2; i++) force[i] = -size * (d > 0 ? 1.0 : d < 0 ? -1.0 : 0.0) * t[0][i];
+    return 0;
+  }
+  if (!is_slide3(state->mode)) return 0;
+  slide_direction(self, state, t, dir);
+  for (int i = 0; i < 3; i++) force[i] = -size * (dir[0] * t[0][i] + dir[1] * t[1][i]);
   return 0;
 }
 
@@ -158,26 +344,74 @@ static int check_restitution(const double *p, int nparams, char *error, size_t e
   return 0;
 }
 
+/* The normal is not zero; each bound leaves a positive extent, and bounds an axis the plane
+ * extends along. */
+static int check_plane(const double *p, const double *bounds, char *error, size_t error_len) {
+  static const char axes[] = "xyz";
+  int dim = jy_part_dim(p), zero = 1;
+  for (int i = 0; i < dim; i++) zero &= p[P_NX + i] == 0.0;
+  if (zero)
+    return jy_part_fail(error, error_len, "the normal (nx, ny%s) is zero: set a non-zero component",
+                        dim > 2 ? ", nz" : "");
+  for (int i = 0; i < 3; i++) {
+    double lo = bounds[2 * i], hi = bounds[2 * i + 1];
+    if (!isfinite(lo) && !isfinite(hi) && lo < hi) continue;
+    if (i >= dim)
+      return jy_part_fail(error, error_len,
+                          "%c_min and %c_max bound a 3-D surface; this one is "
+                          "2-D (dim = 2)",
+                          axes[i], axes[i]);
+    if (!(hi > lo))
+      return jy_part_fail(error, error_len,
+                          "%c_max = %g is not above %c_min = %g: a bounded surface needs a "
+                          "positive extent along %c",
+                          axes[i], hi, axes[i], lo, axes[i]);
+    int along = 0;
+    for (int j = 0; j < dim; j++) along |= j != i && p[P_NX + j] != 0.0;
+    if (!along)
+      return jy_part_fail(error, error_len,
+                          "%c_min/%c_max bound the surface along %c, but its normal is along %c: "
+                          "it does not extend along %c; bound it along the other axes",
+                          axes[i], axes[i], axes[i], axes[i], axes[i]);
+  }
+  return 0;
+}
+
 static const jyPartHybrid hybrid;
 
 static int floor_shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                        size_t error_len) {
-  int dim = jy_part_dim(p), zero = 1;
+  int dim = jy_part_dim(p);
   if (dim < 2)
     return jy_part_fail(error, error_len, "a floor needs dim = 2 or 3 (a line or a plane)");
-  for (int i = 0; i < dim; i++) zero &= p[1 + i] == 0.0;
-  if (zero)
-    return jy_part_fail(error, error_len, "the normal (nx, ny%s) is zero: set a non-zero component",
-                        dim > 2 ? ", nz" : "");
+  if (check_plane(p, p + F_BOUNDS, error, error_len)) return 1;
   if (check_restitution(p, type->nparams, error, error_len)) return 1;
-  if (p[F_MU] > 0 && dim != 2)
-    return jy_part_fail(error, error_len,
-                        "friction on a floor (mu = %g) is modelled in 2-D only (dim = 2)", p[F_MU]);
   if (jy_ss_check_coefficients(p[F_MU], p[F_MU_S], error, error_len)) return 1;
   s->ncoords = dim;
   for (int i = 0; i < dim; i++) s->coord_names[i] = jy_names_xyz[i];
   s->nterminals = 1;
   s->terminals[0] = (jyTerminalSpec){"pos", dim, 1, 0};
+  s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE; /* massless */
+  return 0;
+}
+
+static int surface_shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
+                         size_t error_len) {
+  static const char *const point_names[3] = {"px", "py", "pz"};
+  static const char *const frame2d_names[3] = {"x", "y", "theta"};
+  int dim = jy_part_dim(p);
+  if (dim < 2)
+    return jy_part_fail(error, error_len, "a surface needs dim = 2 or 3 (on a body2d or body3d)");
+  if (check_plane(p, p + S_BOUNDS, error, error_len)) return 1;
+  if (check_restitution(p, type->nparams, error, error_len)) return 1;
+  int nf = surface_frame_dim(dim);
+  s->ncoords = nf + dim;
+  for (int i = 0; i < nf; i++) s->coord_names[i] = dim == 2 ? frame2d_names[i] : jy_names_frame[i];
+  for (int i = 0; i < dim; i++) s->coord_names[nf + i] = point_names[i];
+  if (dim == 3) s->coord_defaults[JY_FRAME_Q] = 1.0;
+  s->nterminals = 2;
+  s->terminals[0] = (jyTerminalSpec){"body", nf, 1, 0};
+  s->terminals[1] = (jyTerminalSpec){"pos", dim, 1, nf};
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE; /* massless */
   return 0;
 }
@@ -190,41 +424,57 @@ static int distance_shape(const jyPartType *type, const double *p, jyPartShape *
   return 0;
 }
 
-/* What both shapes share: the row, the outputs, the modes. */
+/* What the shapes share: the row, the outputs, the modes. */
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
-  int rc = type->params == floor_params ? floor_shape(type, p, s, error, error_len)
-                                        : distance_shape(type, p, s, error, error_len);
+  int floor = type->params == floor_params, surface = type->params == surface_params;
+  int rc = floor ? floor_shape(type, p, s, error, error_len)
+    : surface    ? surface_shape(type, p, s, error, error_len)
+                 : distance_shape(type, p, s, error, error_len);
   if (rc) return rc;
   int rope = type->params == rope_params;
   s->nrows = 1;
-  s->row_names[0] = type->params == floor_params ? "contact" : rope ? "length" : "distance";
+  s->row_names[0] = floor || surface ? "contact" : rope ? "length" : "distance";
   s->row_kinds[0] = JY_ROW_POSITION;
   s->noutputs = 2;
   s->output_names[0] = "gap";
   s->output_names[1] = rope ? "tension" : "normal_force";
   s->hybrid = &hybrid;
   s->nguards = 1;
-  if (type->params == floor_params) {
-    if (!(p[F_MU] > 0))
-      s->flags |= JY_PART_NO_LAW;
-    else {
-      s->nrows = 2;
-      s->row_names[1] = "stick";
-      s->row_kinds[1] = JY_ROW_VELOCITY;
-      s->noutputs = 3;
-      s->output_names[2] = "friction_force";
-      s->nguards = 2;
+  if (floor && !(p[F_MU] > 0)) s->flags |= JY_PART_NO_LAW;
+  if (floor && p[F_MU] > 0) {
+    static const char *const stick_names[2] = {"stick1", "stick2"};
+    int dim = jy_part_dim(p);
+    s->nrows = dim;
+    for (int k = 1; k < dim; k++) {
+      s->row_names[k] = dim == 2 ? "stick" : stick_names[k - 1];
+      s->row_kinds[k] = JY_ROW_VELOCITY;
     }
+    s->noutputs = 3;
+    s->output_names[2] = "friction_force";
+    s->nguards = 2;
+  }
+  if (floor || surface) {
+    const double *b = p + (floor ? F_BOUNDS : S_BOUNDS);
+    for (int i = 0; i < NBOUNDS; i++)
+      if (isfinite(b[i])) {
+        s->nguards++; /* the edge guard */
+        break;
+      }
   }
   return 0;
 }
 
 static int terminal(const jyPartInstance *self, const jyPartState *state, int k, double *value,
                     double *jac, double *vel_bias, double *acc_bias) {
-  if (!is_floor(self)) return jy_ends_terminal(self, state, k, value, jac, vel_bias, acc_bias);
-  if (k != 0) return jy_part_fail(state->error, state->error_len, "no terminal %d", k);
-  jy_point_terminal(self->ncoords, 0, self->ncoords, state->q, value, jac);
+  if (!is_plane(self)) return jy_ends_terminal(self, state, k, value, jac, vel_bias, acc_bias);
+  int dim = jy_part_dim(self->params), nf = is_floor(self) ? 0 : surface_frame_dim(dim);
+  if (k == 0 && nf > 0)
+    jy_point_terminal(nf, 0, self->ncoords, state->q, value, jac);
+  else if (k == (nf > 0))
+    jy_point_terminal(dim, nf, self->ncoords, state->q, value, jac);
+  else
+    return jy_part_fail(state->error, state->error_len, "no terminal %d", k);
   return 0;
 }
 
@@ -240,14 +490,19 @@ static int constraints(const jyPartInstance *self, const jyPartState *state, dou
   rhs[0] = g.rhs;
   if (residual) residual[0] = g.phi;
   if (rate) rate[0] = g.rate;
-  if (has_friction(self)) { /* the stick row t . v = 0: A = t, b = 0 (a straight floor) */
-    double t[2], vt = floor_sliding(self, state->v, t);
-    A[1] = t[0];
-    A[1 + nr] = t[1];
-    if (residual) residual[1] = vt;
+  if (has_friction(self)) { /* the stick rows t . v = 0: A = t, b = 0 (a flat floor) */
+    double t[2][3], vt[2];
+    int m = floor_tangents(self, state->v, t, vt);
+    for (int k = 0; k < m; k++) {
+      for (int j = 0; j < self->ncoords; j++) A[(1 + k) + j * nr] = t[k][j];
+      rhs[1 + k] = 0;
+      if (residual) residual[1 + k] = vt[k];
+    }
   }
   return 0;
 }
+
+static int is_closed(int mode) { return mode != MODE_OPEN && mode != MODE_BELOW; }
 
 /* The gap (m, >= 0 on the allowed side) and the force the row applies (>= 0 while it holds:
  * a floor or contact pushing, a rope pulling). */
@@ -258,32 +513,23 @@ static int outputs(const jyPartInstance *self, const jyPartState *state, const d
   out[0] = g.sign * g.phi / g.scale;
   out[1] = g.sign * row_forces[0] * g.scale;
   if (has_friction(self))
-    out[2] = state->mode == MODE_STICK ? fabs(row_forces[1])
-      : state->mode != MODE_OPEN       ? self->params[F_MU] * fabs(row_forces[0]) * g.scale
+    out[2] = state->mode == MODE_STICK ? stick_force(self, row_forces)
+      : is_closed(state->mode)         ? self->params[F_MU] * normal_force(self, row_forces)
                                        : 0.0;
   return 0;
 }
 
 /* The mode a contact closes into: with friction, sliding the way it moves (or sticking). */
 static int closed_mode(const jyPartInstance *self, const jyPartState *state) {
-  double t[2];
-  return has_friction(self) ? jy_ss_mode_of_velocity(floor_sliding(self, state->v, t))
-                            : MODE_CLOSED;
+  if (!has_friction(self)) return MODE_CLOSED;
+  double t[2][3], vt[2];
+  if (floor_tangents(self, state->v, t, vt) == 1) return jy_ss_mode_of_velocity(vt[0]);
+  return hypot(vt[0], vt[1]) > stop_speed(state) ? slide_mode(vt) : MODE_STICK;
 }
 
 static unsigned long long active_rows(const jyPartInstance *self, int mode) {
-  (void)self;
-  return mode == MODE_STICK ? 3ULL : mode == MODE_OPEN ? 0ULL : 1ULL;
-}
-
-/* Closed when touching (within 1e-9 of the scale of phi) and not separating. */
-static int initial_mode(const jyPartInstance *self, const jyPartState *state, int *mode) {
-  Gap g;
-  measure(self, state, &g);
-  double ref = is_floor(self) ? fabs(self->params[4]) + g.scale : self->params[1];
-  *mode =
-    g.sign * g.phi <= 1e-9 * ref && g.sign * g.rate <= 0 ? closed_mode(self, state) : MODE_OPEN;
-  return 0;
+  if (mode == MODE_STICK) return (1ULL << self->nrows) - 1;
+  return is_closed(mode) ? 1ULL : 0ULL;
 }
 
 /* Dead bands of the guards. A guard that stays exactly zero (two pendulum balls hanging
@@ -293,55 +539,113 @@ static int initial_mode(const jyPartInstance *self, const jyPartState *state, in
  * the constraint's length scale), and releases when it pulls by more than FORCE_BAND. */
 #define GAP_BAND 1e-12
 #define FORCE_BAND 1e-10 /* N (N m for an angle): far below any force a model reports */
-/* A bounce must rise this many resolutions of the gap to be integrated as one. */
-#define BOUNCE_RESOLVED 10.0
 /* At an event instant, in dead bands: an open contact further past its surface than this
  * is an error (a parameter or a jump put the body there: closing it would teleport the
  * body out by the projection); a closed one whose surface moved away by more than this
  * opens (a lowered floor: the body falls rather than being pulled down with it). */
 #define PAST_ALLOWED 1000.0
 #define OPENED_BANDS 20.0
+/* A point below a bounded plane comes back to its free side this many bands above it: well
+ * clear of a second plane at the same place facing the other way (a table's underside). */
+#define BELOW_BANDS 4.0
 
 /* How far the run resolves phi at this state: atol + rtol |q_j| on each coordinate the row
  * reads, through its gradient (0 outside a simulation). */
 static double gap_resolution(const jyPartInstance *self, const jyPartState *state, const Gap *g) {
-  int dim = jy_part_dim(self->params), n = is_floor(self) ? dim : 2 * dim;
   double r = 0;
-  for (int i = 0; i < n; i++) r += fabs(g->A[i]) * (state->atol + state->rtol * fabs(state->q[i]));
+  for (int i = 0; i < self->ncoords; i++)
+    r += fabs(g->A[i]) * (state->atol + state->rtol * fabs(state->q[i]));
   return r;
+}
+
+/* The length scale of phi: |d| + |n| for a plane, the length for a distance. */
+static double length_scale(const jyPartInstance *self, const Gap *g) {
+  return is_plane(self) ? fabs(self->params[P_D]) + g->scale : self->params[1];
 }
 
 /* The gap guard's dead band: GAP_BAND of the length scale, or half the run's resolution of
  * the gap when that is larger (the integrator's own noise must not make crossings). */
 static double gap_band(const jyPartInstance *self, const jyPartState *state, const Gap *g) {
-  double ref = is_floor(self) ? fabs(self->params[4]) + g->scale : self->params[1];
-  return fmax(GAP_BAND * ref, 0.5 * gap_resolution(self, state, g));
+  return fmax(GAP_BAND * length_scale(self, g), 0.5 * gap_resolution(self, state, g));
+}
+
+/* Closed when touching (within 1e-9 of the scale of phi), not separating and on the
+ * surface; on a bounded plane, below it when past its plane beside it, or far past it. */
+static int initial_mode(const jyPartInstance *self, const jyPartState *state, int *mode) {
+  Gap g;
+  measure(self, state, &g);
+  double side = g.sign * g.phi, band = gap_band(self, state, &g);
+  if (has_bounds(self) && side < -band && (g.edge < 0 || side < -PAST_ALLOWED * band))
+    *mode = MODE_BELOW;
+  else if (side <= 1e-9 * length_scale(self, &g) && g.sign * g.rate <= 0 && g.edge >= 0)
+    *mode = closed_mode(self, state);
+  else
+    *mode = MODE_OPEN;
+  return 0;
 }
 
 /* The slowest bounce (separation speed, m/s) the run integrates as one: v_close, or the
  * speed that rises BOUNCE_RESOLVED resolutions against the acceleration into the contact. */
 static double slowest_bounce(const jyPartInstance *self, const jyPartState *state, const Gap *g) {
   if (!state->acc) return v_close(self);
-  int dim = jy_part_dim(self->params), n = is_floor(self) ? dim : 2 * dim;
   double phi_acc = -g->rhs; /* phi'' = A acc - rhs */
-  for (int i = 0; i < n; i++) phi_acc += g->A[i] * state->acc[i];
+  for (int i = 0; i < self->ncoords; i++) phi_acc += g->A[i] * state->acc[i];
   double inward = -g->sign * phi_acc / g->scale; /* m/s^2 toward the contact */
   double height = BOUNCE_RESOLVED * gap_resolution(self, state, g) / g->scale;
   return inward > 0 ? fmax(v_close(self), sqrt(2 * inward * height)) : v_close(self);
 }
 
+/* Guards: 0 the gap (open), the row force (closed) or the way back up (below); 1 the
+ * friction (sliding velocity, or the static margin); last, on a bounded plane, the foot's
+ * margin inside the bounds while closed. */
 static int guards(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
                   const double *acc, double *out) {
   (void)acc;
   Gap g;
   measure(self, state, &g);
-  out[0] = state->mode != MODE_OPEN ? g.sign * row_forces[0] + FORCE_BAND
-                                    : g.sign * g.phi + gap_band(self, state, &g);
+  double band = gap_band(self, state, &g), side = g.sign * g.phi;
+  out[0] = state->mode == MODE_BELOW ? side - BELOW_BANDS * band
+    : is_closed(state->mode)         ? g.sign * row_forces[0] + FORCE_BAND
+                                     : side + band;
+  int k = 1;
   if (has_friction(self)) {
-    double t[2];
-    out[1] = state->mode == MODE_OPEN
-      ? 1.0 /* nothing slides */
-      : jy_ss_guard(state->mode, floor_sliding(self, state->v, t), stick_margin(self, row_forces));
+    double t[2][3], vt[2];
+    int m = floor_tangents(self, state->v, t, vt);
+    if (!is_closed(state->mode))
+      out[k] = 1.0; /* nothing slides */
+    else if (m == 1)
+      out[k] = jy_ss_guard(state->mode, vt[0], stick_margin(self, row_forces));
+    else if (state->mode == MODE_STICK) /* 3-D, past the force band: admissible agrees */
+      out[k] = stick_margin(self, row_forces) + FORCE_BAND;
+    else { /* 3-D: the sliding velocity along the direction the slide remembers */
+      double ref[2];
+      slide_reference(state->mode, ref);
+      out[k] = vt[0] * ref[0] + vt[1] * ref[1];
+    }
+    k++;
+  }
+  if (has_bounds(self)) out[k] = is_closed(state->mode) ? g.edge + band : 1.0;
+  return 0;
+}
+
+static int friction_transition(const jyPartInstance *self, const jyPartState *state,
+                               const double *row_forces, int direction, int *mode,
+                               double *restitution_out) {
+  if (!is_closed(state->mode)) return 0;
+  if (self->nrows == 2) {
+    jy_ss_transition(state->mode, direction, row_forces[1], mode, &restitution_out[1]);
+    return 0;
+  }
+  if (direction > 0) return 0; /* a slide speeding up, a stick getting further from slipping */
+  double t[2][3], vt[2];
+  floor_tangents(self, state->v, t, vt);
+  if (state->mode == MODE_STICK) { /* static friction spent: slips against the force held */
+    *mode = slide_mode((double[2]){-row_forces[1], -row_forces[2]});
+  } else if (hypot(vt[0], vt[1]) > stop_speed(state)) {
+    *mode = slide_mode(vt); /* turned by a right angle: slides on along its new direction */
+  } else {
+    *mode = MODE_STICK; /* the slide stopped: what is left of its speed is taken out */
+    restitution_out[1] = restitution_out[2] = 0.0;
   }
   return 0;
 }
@@ -349,19 +653,27 @@ static int guards(const jyPartInstance *self, const jyPartState *state, const do
 static int transition(const jyPartInstance *self, const jyPartState *state,
                       const double *row_forces, int guard, int direction, int *mode,
                       double *restitution_out) {
-  (void)row_forces;
-  if (guard == 1) { /* friction: the sliding velocity through zero, or static friction spent */
-    if (state->mode != MODE_OPEN)
-      jy_ss_transition(state->mode, direction, row_forces[1], mode, &restitution_out[1]);
+  if (guard > 0 && guard == 1 && has_friction(self))
+    return friction_transition(self, state, row_forces, direction, mode, restitution_out);
+  if (guard > 0) { /* the edge: the foot left the bounds, and the point goes off the plane */
+    if (is_closed(state->mode) && direction < 0) *mode = MODE_OPEN;
+    return 0;
+  }
+  if (state->mode == MODE_BELOW) { /* back up past the plane: free again */
+    if (direction > 0) *mode = MODE_OPEN;
     return 0;
   }
   if (direction > 0) return 0; /* a gap opening or a force growing: nothing happens */
-  if (state->mode != MODE_OPEN) {
+  if (is_closed(state->mode)) {
     *mode = MODE_OPEN; /* it would pull: released */
     return 0;
   }
   Gap g;
   measure(self, state, &g);
+  if (g.edge < 0) { /* past the plane beside the bounded surface: on its far side */
+    *mode = MODE_BELOW;
+    return 0;
+  }
   double e = restitution(self), approach = -g.sign * g.rate / g.scale;
   if (!(approach > 0)) return 0; /* separating: the crossing is the integrator's rounding */
   if (e * approach >= slowest_bounce(self, state, &g) && e > 0) {
@@ -373,12 +685,42 @@ static int transition(const jyPartInstance *self, const jyPartState *state,
   return 0;
 }
 
+/* Stick and slide hold? 3-D: a stick slips (against the force it holds) once the static
+ * friction is spent by more than the force band its guard crosses at; a slide found at an
+ * event instant below the stop speed and not accelerating along its direction (its body held
+ * by another contact that stuck, or friction winning) sticks. */
+static void stick_admissible(const jyPartInstance *self, const jyPartState *state,
+                             const double *row_forces, const double *acc, int *mode) {
+  if (self->nrows == 2) {
+    jy_ss_admissible(state->mode, stick_margin(self, row_forces), row_forces[1], mode);
+    return;
+  }
+  if (state->mode == MODE_STICK) {
+    if (stick_margin(self, row_forces) < -0.5 * FORCE_BAND)
+      *mode = slide_mode((double[2]){-row_forces[1], -row_forces[2]});
+    return;
+  }
+  double t[2][3], vt[2], ref[2], along = 0;
+  floor_tangents(self, state->v, t, vt);
+  slide_reference(state->mode, ref);
+  for (int i = 0; i < 3 && acc; i++) along += (ref[0] * t[0][i] + ref[1] * t[1][i]) * acc[i];
+  if (acc && hypot(vt[0], vt[1]) < stop_speed(state) && along <= 0) *mode = MODE_STICK;
+}
+
 static int admissible(const jyPartInstance *self, const jyPartState *state,
                       const double *row_forces, const double *acc, int *mode) {
-  (void)acc;
   Gap g;
   measure(self, state, &g);
   double band = gap_band(self, state, &g), side = g.sign * g.phi;
+  double past = 2 * band + BOUNCE_RESOLVED * gap_resolution(self, state, &g);
+  if (state->mode == MODE_BELOW) { /* the plane moved below the point: free again */
+    if (side > BELOW_BANDS * band) *mode = MODE_OPEN;
+    return 0;
+  }
+  if (g.edge < 0) { /* beside a bounded plane: nothing holds it; past the plane, below it */
+    *mode = side < -past ? MODE_BELOW : MODE_OPEN;
+    return 0;
+  }
   if (-side > PAST_ALLOWED * band) {
     snprintf(state->error, state->error_len,
              "the ends are %.3g m past the contact surface, more than the %.3g m a run "
@@ -390,32 +732,41 @@ static int admissible(const jyPartInstance *self, const jyPartState *state,
   /* An open contact found past its band (by more than the interpolant's own error) and not
    * on its way out: a crossing the integrator did not see (a restart, a projection). One
    * that separates (just bounced off, located a little past the band) comes out itself. */
-  if (state->mode == MODE_OPEN &&
-      side + 2 * band + BOUNCE_RESOLVED * gap_resolution(self, state, &g) < 0 &&
-      g.sign * g.rate <= 0)
+  if (state->mode == MODE_OPEN && side + past < 0 && g.sign * g.rate <= 0)
     *mode = closed_mode(self, state);
-  else if (state->mode != MODE_OPEN && side > OPENED_BANDS * band)
+  else if (is_closed(state->mode) && side > OPENED_BANDS * band)
     *mode = MODE_OPEN; /* the surface moved away (a parameter changed): the body falls */
-  else if (state->mode != MODE_OPEN && g.sign * row_forces[0] < -FORCE_BAND)
+  else if (is_closed(state->mode) && g.sign * row_forces[0] < -FORCE_BAND)
     *mode = MODE_OPEN;
   else if (has_friction(self))
-    jy_ss_admissible(state->mode, stick_margin(self, row_forces), row_forces[1], mode);
+    stick_admissible(self, state, row_forces, acc, mode);
   return 0;
 }
 
 static const char *mode_name(const jyPartInstance *self, int mode) {
   if (is_rope(self)) return mode == MODE_CLOSED ? "taut" : "slack";
   if (mode == MODE_STICK) return "stick";
+  if (mode == MODE_BELOW) return "below";
   return mode == MODE_OPEN ? "free" : has_friction(self) ? "slide" : "contact";
 }
 
 /* A contact's two ends may pass right through each other within one step, |b - a| - D
  * positive at both of its ends: the step is kept to what moves them, at their relative
- * speed, by the gap and a tenth of D (a crossing then shows at the step's end). A floor's
- * and a rope's gaps have one sign on each side: no limit. */
+ * speed, by the gap and a tenth of D (a crossing then shows at the step's end). A point
+ * below a bounded plane and rising may likewise come up past it and fall back within one
+ * step (a ball thrown up past a table's edge, landing on it): kept to its distance to the
+ * plane and a tenth of the length scale at its speed. An unbounded plane's and a rope's
+ * gaps have one sign on each side: no limit. */
 #define PASS_FRACTION 0.1
 static double max_step(const jyPartInstance *self, const jyPartState *state) {
-  if (is_floor(self) || is_rope(self) || state->mode != MODE_OPEN) return 0;
+  if (is_plane(self)) {
+    if (state->mode != MODE_BELOW) return 0;
+    Gap g;
+    measure(self, state, &g);
+    double rising = g.rate / g.scale, below = -g.phi / g.scale;
+    return rising > 0 ? (fmax(below, 0.0) + PASS_FRACTION * length_scale(self, &g)) / rising : 0;
+  }
+  if (is_rope(self) || state->mode != MODE_OPEN) return 0;
   int dim = jy_part_dim(self->params);
   jyEnds e;
   jy_ends_eval(&e, dim, state->q, state->v);
@@ -439,7 +790,8 @@ static const jyPartHybrid hybrid = {
 static const jyPartType floor_type = {
   .version = JY_PART_PROTOCOL_VERSION,
   .name = "floor",
-  .doc = "a point pos kept where n . pos >= d, bouncing with restitution e",
+  .doc = "a point pos kept where n . pos >= d (a line or plane, or a bounded segment or "
+         "rectangle of it), bouncing with restitution e, with Coulomb friction mu",
   .params = floor_params,
   .nparams = (int)(sizeof floor_params / sizeof floor_params[0]),
   .shape = shape,
@@ -447,6 +799,19 @@ static const jyPartType floor_type = {
   .constraints = constraints,
   .outputs = outputs,
   .nonideal_law = nonideal_law,
+};
+
+static const jyPartType surface_type = {
+  .version = JY_PART_PROTOCOL_VERSION,
+  .name = "surface",
+  .doc = "a line (2-D) or plane (3-D), or a bounded segment or rectangle of it, fixed in the "
+         "body whose frame is glued to body: the point pos kept on its free side",
+  .params = surface_params,
+  .nparams = (int)(sizeof surface_params / sizeof surface_params[0]),
+  .shape = shape,
+  .terminal = terminal,
+  .constraints = constraints,
+  .outputs = outputs,
 };
 
 static const jyPartType rope_type = {
@@ -474,8 +839,10 @@ static const jyPartType contact_type = {
 };
 
 static int is_floor(const jyPartInstance *self) { return self->type->params == floor_params; }
+static int is_surface(const jyPartInstance *self) { return self->type->params == surface_params; }
 static int is_rope(const jyPartInstance *self) { return self->type->params == rope_params; }
 
 const jyPartType *jy_part_floor(void) { return &floor_type; }
+const jyPartType *jy_part_surface(void) { return &surface_type; }
 const jyPartType *jy_part_rope(void) { return &rope_type; }
 const jyPartType *jy_part_contact(void) { return &contact_type; }

@@ -137,6 +137,8 @@ static const char *domain_name(jyParamDomain d) {
     return "nonnegative";
   case JY_PARAM_DIMENSION:
     return "dimension";
+  case JY_PARAM_BOUND:
+    return "bound";
   default:
     return "real";
   }

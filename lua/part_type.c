@@ -267,7 +267,7 @@ static void check_params_not_terminals(lua_State *L, const LpType *lt) {
 
 static void parse_params(lua_State *L, LpType *lt) {
   static const char *const keys[] = {"name", "default", "unit", "doc", "domain"};
-  static const char *const domains[] = {"real", "positive", "nonnegative", "dimension"};
+  static const char *const domains[] = {"real", "positive", "nonnegative", "dimension", "bound"};
   if (lua_getfield(L, 1, "params") == LUA_TNIL) {
     lua_pop(L, 1);
     return;
@@ -305,12 +305,12 @@ static void parse_params(lua_State *L, LpType *lt) {
     jyParamDomain d = JY_PARAM_REAL;
     if (dom) {
       int which = -1;
-      for (int k = 0; k < 4; k++)
+      for (int k = 0; k < (int)(sizeof domains / sizeof domains[0]); k++)
         if (strcmp(dom, domains[k]) == 0) which = k;
       if (which < 0)
         luaL_error(L,
                    "part type '%s': parameter '%s' has domain '%s' (valid: real, positive, "
-                   "nonnegative, dimension)",
+                   "nonnegative, dimension, bound)",
                    lt->name, name, dom);
       d = (jyParamDomain)which;
     }

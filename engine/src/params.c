@@ -23,6 +23,7 @@ void jy_suggest(char *out, size_t len, const char *name, const char *const *cand
 }
 
 int jy_param_in_domain(jyParamDomain domain, double value) {
+  if (domain == JY_PARAM_BOUND) return value == value;
   if (!isfinite(value)) return 0;
   switch (domain) {
   case JY_PARAM_POSITIVE:
@@ -32,6 +33,7 @@ int jy_param_in_domain(jyParamDomain domain, double value) {
   case JY_PARAM_DIMENSION:
     return value == 1 || value == 2 || value == 3;
   case JY_PARAM_REAL:
+  case JY_PARAM_BOUND:
     return 1;
   }
   return 0; /* a domain this joinery does not know accepts nothing */
@@ -47,6 +49,8 @@ static const char *domain_text(jyParamDomain domain) {
     return "must be 1, 2 or 3";
   case JY_PARAM_REAL:
     return "must be a finite number";
+  case JY_PARAM_BOUND:
+    return "must be a number or +-infinity (math.huge: no bound)";
   }
   return "has a domain this joinery does not know";
 }

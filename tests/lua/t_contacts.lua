@@ -16,10 +16,10 @@ local tap = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "tap
 local joinery = require "joinery"
 
 local g = 9.81
--- rtol, atol pairs; nil: the defaults (rtol 1e-11, atol 1e-13)
-local ladder = { { 1e-4, 1e-6 }, { 1e-6, 1e-8 }, { 1e-8, 1e-10 }, { nil, nil } }
-local methods = { "bdf", "adams", "erk" }
-local DEFAULT_RTOL, DEFAULT_ATOL = 1e-11, 1e-13
+local L = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "ladder.lua")
+local ladder, methods, DEFAULT_RTOL, DEFAULT_ATOL = L.ladder, L.methods, L.DEFAULT_RTOL, L.DEFAULT_ATOL
+local SIDES, RESTITUTIONS, HEIGHTS, EXAMPLES, DT_OUTS, DROPS = 2, 3, 2, 8, 2, 2
+tap.plan(#methods * #ladder * (SIDES * RESTITUTIONS * HEIGHTS + EXAMPLES * DT_OUTS + DROPS) + 2)
 
 -- Row times in order: non-decreasing, equal at most in pairs. Returns the first bad index.
 local function out_of_order(t)
@@ -93,7 +93,16 @@ end
 
 -- ---- 2. rows in time order, every gap on the free side --------------------------------------
 local examples = { "bouncing_ball", "incline_stick", "newtons_cradle", "rope_pendulum",
-  "stick_slip", "stick_slip_lua" }
+  "stick_slip", "stick_slip_lua", "staircase", "sliding_box" }
+-- A bounded floor's gap is the distance to its plane, negative beside it or under it (its
+-- mode `below`): the staircase's treads hold the ball only where it is over them.
+local over_surface = {
+  staircase = function(res, ch, i)
+    local k = tonumber(ch:match("^tread(%d+)%.gap$"))
+    local x = res["ball.x"][i]
+    return not k or (x >= 0.5 * k and x <= 0.5 * (k + 1))
+  end,
+}
 for _, ex in ipairs(examples) do
   for _, method in ipairs(methods) do
     for _, tol in ipairs(ladder) do
@@ -115,7 +124,8 @@ for _, ex in ipairs(examples) do
           for _, ch in ipairs(res.channels) do
             if ch:match("%.gap$") then
               for i, gap in ipairs(res[ch]) do
-                if gap < worst then worst, where = gap, ch .. " at t = " .. res.t[i] end
+                local counts = not over_surface[ex] or over_surface[ex](res, ch, i)
+                if counts and gap < worst then worst, where = gap, ch .. " at t = " .. res.t[i] end
               end
             end
           end

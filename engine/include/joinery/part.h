@@ -78,7 +78,8 @@ typedef enum jyParamDomain {
   JY_PARAM_REAL,        /* any finite number */
   JY_PARAM_POSITIVE,    /* finite, > 0 */
   JY_PARAM_NONNEGATIVE, /* finite, >= 0 */
-  JY_PARAM_DIMENSION    /* 1, 2 or 3 */
+  JY_PARAM_DIMENSION,   /* 1, 2 or 3 */
+  JY_PARAM_BOUND        /* any number or +-infinity (no bound), not NaN */
 } jyParamDomain;
 
 /* One entry of a part type's parameter schema. */
@@ -281,7 +282,7 @@ typedef struct jyPartType {
  * zero crossings the integrator locates (like a user event's); at a crossing `transition`
  * picks the new mode and may ask for an impact on some rows, which changes the velocities
  * by the impulsive Udwadia-Kalaba equation: the M-closest velocity with each such row's
- * rate -e times what it was, the other active rows' rates unchanged. In the new mode the
+ * rate -e times what it was, the other active rows held (rate 0). In the new mode the
  * engine solves again and asks `admissible` whether the mode holds with its own forces,
  * and switches again until every part's mode holds (docs/events.md). All functions return
  * 0 on success, non-zero with a message in state->error. */
