@@ -258,18 +258,26 @@ typedef struct jySolverDef {
   double assembly_tol;    /* position residual the initial assembly must reach, m (1e-12) */
   /* Redundant constraints: the rows that depend on the others at the initial state (by
    * rank_rcond) are left out of every solve. After each solve the rows left out must still
-   * hold, |A_i q'' - b_i| / |A_i| at most dependent_tol relative to the rows' scale (1e-6);
-   * when one does not, the dependent rows are decided again at that state, where a pivot
-   * up to dependent_rcond still counts as dependent (1e-6: off the manifold by d, a
-   * dependent row looks independent by about d). */
+   * hold, max |A_i q'' - b_i| relative to row i's scale at most dependent_tol (1e-4); when
+   * one does not, the dependent rows are decided again at that state (except on a model
+   * solved sparse with over 2000 coordinates, which keeps them as compiled), where a
+   * pivot up to dependent_rcond still counts as dependent (1e-3: off the manifold by d, a
+   * dependent row looks independent by about d). dependent_rcond >= rank_rcond. */
   double dependent_tol;
   double dependent_rcond;
   /* Glue elimination (1): a glue whose one side is a massless block of its part's own
    * coordinates (the ends of a spring, damper or rod; a guide's point) is removed, and
    * that block follows the other terminal. Fewer coordinates and rows, same motion. */
   int eliminate_glue;
-  /* Models with at least this many coordinates and a diagonal positive mass matrix use the
-   * sparse solve (CHOLMOD on A M^-1 A^T) instead of the dense one (60; 0: never). */
+  /* The sparse solves (60; 0: never, every solve dense). Any other value lets the
+   * acceleration be solved sparse at every size: by CHOLMOD on A M^-1 A^T when M is diagonal
+   * and positive (below this many coordinates only when the parts say M can be diagonal),
+   * else by the sparse KKT solve for any M, the dense solve remaining the fallback where
+   * they cannot answer (rank lost, a singular configuration). From this many coordinates
+   * on, the compile also finds the initial state and the dependent rows through sparse
+   * factorizations, and the evaluator forms its dense M and A only when a fallback needs
+   * them; above 2000 coordinates it forms no dense M and has no dense fallback.
+   * docs/numerics.md, "The sparse solves". */
   int sparse_min_coords;
   /* The tree recursion (1): a model that glue elimination leaves without rows, its links a
    * tree (a chain of pendulums, masses joined by springs), is solved by the articulated
@@ -323,11 +331,15 @@ JY_API const jyMovedValue *jy_model_moved(const jyModel *model, int i);
 /* Output channels, in CSV column order: "t", every coordinate of every part "part.coord"
  * in the order the parts were added (those glue elimination substituted away too, as
  * the terminal they follow moves them: the columns do not depend on how the model was
- * compiled), every velocity "der(part.coord)", then "energy", "kinetic", "potential", "residual.pos",
- * "residual.vel", "power.ideal" and "power.nonideal" (power of the ideal and non-ideal
- * constraint forces, W), the glue forces "force.<glue>[.x|.y|.z]", each part's row forces
- * "force.<part>.<row>" and powers "power.<part>.ideal|nonideal", the parts' own outputs
- * "<part>.<output>", and last the user channels (jy_system_add_channel). */
+ * compiled), every velocity "der(part.coord)", then "energy", "kinetic", "potential",
+ * "residual.pos", "residual.vel", "power.ideal" and "power.nonideal" (power of the ideal and
+ * non-ideal constraint forces, W); the glue forces in glue order, "force.<glue>" for a 1-D
+ * glue, "force.<glue>.x|.y|.z" up to 3-D, ".1" ... ".7" beyond; for each part in order its
+ * row forces "force.<part>.<row>" and, when it has rows or non-ideal forces, its powers
+ * "power.<part>.ideal|nonideal"; then every part's own outputs "<part>.<output>"; then
+ * "impulse.<part>" for each part with modes (the sum of its rows' impulses at its last
+ * impact, in the first row after it, else 0); and last the user channels
+ * (jy_system_add_channel). */
 JY_API int jy_model_num_channels(const jyModel *model);
 JY_API const char *jy_model_channel_name(const jyModel *model, int i);
 JY_API int jy_model_find_channel(const jyModel *model, const char *name);
@@ -388,7 +400,8 @@ typedef enum jyNewtonSolver { JY_NEWTON_AUTO, JY_NEWTON_DENSE, JY_NEWTON_KRYLOV 
 typedef struct jySimDef {
   jyMethod method; /* JY_METHOD_BDF */
   double rtol;     /* 1e-11 */
-  double atol;     /* 1e-13, on coordinates and velocities */
+  double atol;     /* 1e-13, on the coordinates (and N–P's multipliers); the velocities
+                      get atol_velocity. Parts with modes size their bands by it too. */
   double t_start;  /* 0 */
   double t_end;    /* 10 s */
   double dt_out;   /* 0.01 s */
