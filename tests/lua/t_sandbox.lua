@@ -2,7 +2,7 @@
 -- function refused by name with how to allow it, and nothing done; --trust allows them;
 -- bytecode refused (a patched .luac is an error, not a crash); reading a data file next to
 -- the model and writing joinery run's --out file work; every example runs in the sandbox.
--- This test runs with --trust (tests/tap-exec); the commands it spawns run without it.
+-- This test runs with --trust (tests/meson.build); the commands it spawns run without it.
 local tap = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
 
 local cmd = tap.command()
