@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what is missing, checks the C sources' formatting, builds joinery twice (plain,
-# and with AddressSanitizer + UndefinedBehaviorSanitizer), and runs the whole suite through prove in both, the
-# threads test under ThreadSanitizer (a third build of that one target), then the
-# plain suite again under the Haswell and Prescott OpenBLAS kernels, and last the two
-# fuzzers of tests/fuzz for a minute each; each prove's closing line says whether
-# everything passed.
+# and with AddressSanitizer + UndefinedBehaviorSanitizer), and runs the whole suite (every
+# test registered in tests/meson.build, through meson test) in both, the threads test under
+# ThreadSanitizer (a third build of that one target), then the plain suite again under the
+# Haswell and Prescott OpenBLAS kernels, and last the two fuzzers of tests/fuzz for a minute
+# each. Each meson test prints a line per test, the log of every test that failed, and a
+# closing count of what passed and failed (the logs: DIR/meson-logs/testlog.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash .ci/install-deps
@@ -23,17 +24,18 @@ configure build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=detect_leaks=1
 export OPENBLAS_NUM_THREADS=1
-suite() { # build dir: the whole suite through prove
-  local dir=$1
-  JOINERY="$PWD/$dir/lua/joinery" BUILD_DIR="$PWD/$dir" \
-    JOINERY_PLUGIN_DIR="$PWD/$dir/examples/plugin" JOINERY_TEST_PLUGIN_DIR="$PWD/$dir/tests/plugins" \
-    prove --exec tests/tap-exec $(find "$dir/tests" -maxdepth 1 -type f -name 't_*' -perm -u+x | sort) tests/lua/t_*.lua tests/lua/t_*.sh
+suite() { # build dir, meson test options...: the whole suite (tests/meson.build sets each
+  # test's environment: the build's joinery command and plugins)
+  local dir=$1; shift
+  meson test -C "$dir" --print-errorlogs "$@" ||
+    { echo "(each test's whole output, its diagnostics included: $dir/meson-logs/testlog.txt)"; return 1; }
 }
 status=0
-for dir in build build-asan; do
-  echo "== tests in $dir"
-  suite "$dir" || status=1
-done
+echo "== tests in build"
+suite build || status=1
+# The sanitizers slow some tests several times over: four times the timeouts there.
+echo "== tests in build-asan"
+suite build-asan --timeout-multiplier 4 || status=1
 # The thread contract (joinery.h) under ThreadSanitizer: only t_threads is built there, the
 # rest of the suite being single-threaded. OPENBLAS_NUM_THREADS=1 (above): OpenBLAS's own
 # worker threads are not instrumented, so TSan would see their memory pool race.
@@ -41,7 +43,7 @@ echo "== t_threads in build-tsan (ThreadSanitizer)"
 if [ -d build-tsan ]; then meson setup --reconfigure build-tsan -Db_sanitize=thread -Dbuildtype=debug >/dev/null
 else meson setup build-tsan -Db_sanitize=thread -Dbuildtype=debug >/dev/null; fi
 meson compile -C build-tsan t_threads >/dev/null
-TSAN_OPTIONS=halt_on_error=1 prove --exec tests/tap-exec build-tsan/tests/t_threads || status=1
+TSAN_OPTIONS=halt_on_error=1 suite build-tsan --no-rebuild engine/t_threads.c || status=1
 # The plain suite again under other OpenBLAS kernels: their rounding differs, so a bound
 # without margin over the method's error fails here rather than on a user's machine.
 # Haswell needs AVX2; Prescott (SSE3) runs on any x86-64.

@@ -154,9 +154,9 @@ static double maxabs(const double *a, int n) {
 
 /* ---- the conformance suite over every registered type ------------------------------- */
 
-/* Built-ins whose Q is exactly Lagrange's equations of their energy. Until each carries
- * JY_PART_CONSERVATIVE in its shape flags, the suite is told so here (and says which
- * still lack the flag). */
+/* Built-ins whose Q is exactly Lagrange's equations of their energy: each must carry
+ * JY_PART_CONSERVATIVE in its shape flags, which has the suite check Q against the energy
+ * (a type that lost the flag would lose that check silently). */
 static const char *const conservative[] = {"ground",   "mass", "spring", "spring_mass",
                                            "pendulum", "rod",  "guide"};
 
@@ -193,10 +193,11 @@ static void conform_type(const jyEnv *env, const jyPartType *type) {
   def.seed = SEED;
   if (listed_conservative(type->name)) {
     Part p;
-    if (part_named(&p, env, type->name, END) == 0 && !(p.shape.flags & JY_PART_CONSERVATIVE))
-      diag("TODO %s: should set JY_PART_CONSERVATIVE in its shape flags; assumed here", type->name);
+    ok(part_named(&p, env, type->name, END) == 0 && (p.shape.flags & JY_PART_CONSERVATIVE),
+       "%s: Q is Lagrange's equations of its energy, and its shape flags say so "
+       "(JY_PART_CONSERVATIVE)",
+       type->name);
     part_free(&p);
-    def.conservative = 1;
   }
   jyConformanceReport *r = malloc(sizeof *r);
   if (!ok(r != NULL, "%s: memory for the report", type->name)) return;
@@ -528,9 +529,8 @@ static void catches(const jyEnv *env, const char *base, Mutation how, jyCheck wa
     return;
   }
   mutant_make(&m, type, how);
-  jyConformanceDef def = jy_default_conformance_def();
+  jyConformanceDef def = jy_default_conformance_def(); /* conservative as the base's flags say */
   def.seed = SEED;
-  def.conservative = listed_conservative(base) || (strncmp(base, "test_", 5) == 0) ? 1 : -1;
   jyConformanceReport *r = malloc(sizeof *r);
   if (!r) return;
   jyStatus st = jy_check_part_type_def(env, &m.type, NULL, 0, &def, r);

@@ -2,6 +2,7 @@
 -- with a message that names the part, terminal, parameter or channel involved.
 local tap = dofile("tests/lua/tap.lua")
 local joinery = require "joinery"
+tap.plan(78)
 
 local sys = joinery.system { gravity = { 0, -9.81 } }
 local b = sys:add("body2d", "b", { m = 1, J = 0.1 })

@@ -37,6 +37,7 @@ local cases = {
   { "weld3d", { rax = 0.1, ray = 0.2, raz = -0.3, rbx = -0.4, rby = 0.1, rbz = 0.2,
                 q0 = qr[1], q1 = qr[2], q2 = qr[3], q3 = qr[4] } },
 }
+tap.plan(#cases + 16) -- each case, then the mechanisms below
 for _, c in ipairs(cases) do
   local r = joinery.check_part(c[1], c[2], { seed = 11, states = 8, random_params = false })
   tap.ok(r.passed and r.instances == 1 and r.checks.lagrange.failed == 0

@@ -2,6 +2,7 @@
 -- parameter or coordinate, and what to do.
 local tap = dofile("tests/lua/tap.lua")
 local joinery = require "joinery"
+tap.plan(69)
 
 local function sys3() return joinery.system { gravity = { 0, 0, -9.81 } } end
 

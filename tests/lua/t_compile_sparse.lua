@@ -35,6 +35,9 @@ local cases = {
 for _, file in ipairs(examples) do
   cases[#cases + 1] = { file, function() return dofile(file) end }
 end
+-- each case; the long chain (4 checks); the 1000 pendulums through 3 solvers; the doubled
+-- rod (a report and an error with 4 parts)
+tap.plan(#cases + 4 + 3 + 1 + 5)
 
 
 local function moved_names(model)

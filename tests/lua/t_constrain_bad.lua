@@ -3,6 +3,7 @@
 -- its function with the line where it is defined, and the time for a run-time failure.
 local tap = dofile("tests/lua/tap.lua")
 local joinery = require "joinery"
+tap.plan(95)
 local M = joinery.math
 local SRC = "t_constrain_bad.lua"
 

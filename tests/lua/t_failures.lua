@@ -8,6 +8,7 @@
 -- it stops long before max_steps.
 local tap = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
 local joinery = require "joinery"
+tap.plan(24)
 
 local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 

@@ -24,12 +24,14 @@ local function set(sys, t_end, dt_out)
 end
 
 -- 1. Conformance.
-for _, c in ipairs {
+local cases = {
   { "rotational_spring3d", { k = 2.5 }, true },
   { "rotational_spring3d", { k = 2.5, c = 0.7 }, false },
   { "torque3d", { fx = 1, fy = -2, fz = 0.5 }, true },
   { "torque3d", { tx = 1, ty = -2, tz = 0.5, fx = 1, fy = 2, fz = 3 }, false },
-} do
+}
+tap.plan(#cases + 13) -- each case, then the motions below
+for _, c in ipairs(cases) do
   local r = joinery.check_part(c[1], c[2], { seed = 11, states = 8, random_params = false })
   local lag = c[3] and r.checks.lagrange.count > 0 and r.checks.lagrange.failed == 0
   tap.ok(r.passed and r.instances == 1 and (lag or not c[3]),

@@ -17,7 +17,9 @@ local function huge_spring_chain()
   return sys
 end
 
-for _, method in ipairs { "adams", "erk" } do
+local methods = { "adams", "erk" }
+tap.plan(#methods * 6)
+for _, method in ipairs(methods) do
   local ok, err = pcall(function()
     return huge_spring_chain():simulate { t_end = 0.05, dt_out = 0.01, method = method }
   end)

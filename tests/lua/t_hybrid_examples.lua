@@ -8,6 +8,10 @@
 -- a comment says otherwise.
 local tap = dofile("tests/lua/tap.lua")
 local joinery = require "joinery"
+-- Per section: stick_slip 8, bouncing_ball 7, rope_pendulum 8, incline_stick 2 a case and
+-- 1 more for the one that stays, newtons_cradle 5, dt_out 3 methods x 2 examples,
+-- one_instant 4, bad 13.
+tap.plan(8 + 7 + 8 + (2 * 2 + 1) + 5 + 3 * 2 + 4 + 13)
 
 local tight = { rtol = 1e-10, atol = 1e-12 }
 local function run(path, arg, opts)

@@ -2,6 +2,8 @@
 -- located at the script line and carrying the engine's message.
 local tap = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
 local joinery = require "joinery"
+-- 5 channels looked up by name, 144 single checks
+tap.plan(5 + 144)
 
 local function find(list, x)
   for i, v in ipairs(list) do if v == x then return i end end
@@ -183,7 +185,18 @@ local unwritable = "/nonexistent-dir/x.csv"
 tap.raises(function() sys:simulate { t_end = 0.1, out = unwritable } end,
   { unwritable }, "an unwritable output file")
 
+-- Nothing but the script's variables holds its systems, models and sims: once those are
+-- dropped, garbage collection frees them all (their __gc run).
+local weak = setmetatable({ sys = sys, model = model, m2 = m2, sim = sim, other = other, bad = bad,
+  closed_sys = closed_sys }, { __mode = "v" })
+sys, model, m2, sim, other, bad, closed_sys = nil, nil, nil, nil, nil, nil, nil -- luacheck: ignore
+ground, bob, rod, g3, og, g1, g2 = nil, nil, nil, nil, nil, nil, nil
+res, res2, res3 = nil, nil, nil -- each result holds its model (res.model)
 collectgarbage()
 collectgarbage()
-tap.ok(true, "garbage collection of everything above")
+local kept = {}
+for name in pairs(weak) do kept[#kept + 1] = name end
+table.sort(kept)
+tap.ok(#kept == 0, "garbage collection frees every system, model and sim above (kept: "
+  .. (#kept > 0 and table.concat(kept, ", ") or "none") .. ")")
 tap.done()

@@ -156,3 +156,4 @@ ok, err = run_bad(function(q) return q.y end, function() return "open", { gap = 
 tap.diag("  " .. err)
 tap.ok(not ok, "a restitution of 1.5: the run fails")
 tap.has(err, "[0, 1]", "  the message says the range")
+tap.done()

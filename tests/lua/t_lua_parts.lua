@@ -5,6 +5,8 @@
 local tap = dofile("tests/lua/tap.lua")
 local joinery = require "joinery"
 local M = joinery.math
+-- both pendulum angles, 32 single checks
+tap.plan(2 + 32)
 
 -- 1. examples/spring_chain_lua.lua against examples/spring_chain.lua, 10 s.
 do

@@ -4,6 +4,7 @@ local tap = dofile("tests/lua/tap.lua")
 local joinery = require "joinery"
 local M = joinery.math
 local SRC = "t_lua_parts_bad.lua"
+tap.plan(64)
 
 local function line_of(f) return debug.getinfo(f, "S").linedefined end
 local function has_all(err, parts, name)

@@ -5,6 +5,9 @@
 -- "number where a terminal belongs" message of defect 9).
 local tap = dofile("tests/lua/tap.lua")
 local joinery = require "joinery"
+-- 4 mistakes through three doors, 4 reserved names (an error with 3 parts each), 73 single
+-- checks
+tap.plan(4 + 4 * 4 + 73)
 
 -- 1. eval_part checks domains: dim = 7 crashed the process (exit 139) before the door, and
 --    m = -1 was evaluated. Run in a child so that a crash fails this test, not the file.

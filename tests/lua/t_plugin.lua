@@ -5,6 +5,8 @@
 -- another protocol version.
 local tap = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
 local joinery = require "joinery"
+-- 2 doors refusing an oversized shape (an error with 4 parts each), 49 single checks
+tap.plan(2 * 5 + 49)
 
 local dir = os.getenv("JOINERY_PLUGIN_DIR") or "build/examples/plugin"
 local bad_dir = os.getenv("JOINERY_TEST_PLUGIN_DIR") or "build/tests/plugins"

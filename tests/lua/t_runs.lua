@@ -15,6 +15,10 @@
 --     large"; /dev/full: "No space left on device").
 local tap = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
 local joinery = require "joinery"
+-- 3 calls from inside a step (2 checks each), 2 single checks, 3 too many rows, 4 for two
+-- runs at once, 2 signals (3 checks each), 7 single checks (peak memory and /dev/full skip
+-- where the system has none)
+tap.plan(3 * 2 + 2 + 3 + 4 + 2 * 3 + 7)
 
 local cmd = tap.command()
 local quote, sh, run = cmd.quote, cmd.sh, cmd.run

@@ -2,7 +2,7 @@
 -- function refused by name with how to allow it, and nothing done; --trust allows them;
 -- bytecode refused (a patched .luac is an error, not a crash); reading a data file next to
 -- the model and writing joinery run's --out file work; every example runs in the sandbox.
--- This test runs with --trust (tests/tap-exec); the commands it spawns run without it.
+-- This test runs with --trust (tests/meson.build); the commands it spawns run without it.
 local tap = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
 
 local cmd = tap.command()
@@ -50,6 +50,23 @@ local refusals = {
   { "attempt to call a nil value (field 'getregistry')", "debug.getregistry()" },
   { "attempt to call a nil value (field 'setupvalue')", "debug.setupvalue(io.open, 1, nil)" },
 }
+-- every example, each run in the sandbox below
+local examples = {}
+local ls = io.popen("ls " .. quote(root .. "/examples") .. "/*.lua")
+for path in ls:lines() do examples[#examples + 1] = path end
+ls:close()
+
+-- Each refusal: 3 checks, one more for how to allow it (not for a function that is not
+-- there) and one more when it would leave a file behind; the bytecode 13 (or 13 skips);
+-- each example (plugin_model also refused without --trust); 4 outputs over an input (4
+-- checks each); 15 single checks.
+local planned = 13 + 4 * 4 + 15
+for _, r in ipairs(refusals) do
+  planned = planned + 3 + (r[1]:find("nil value") and 0 or 1) + (r[3] and 1 or 0)
+end
+for _, path in ipairs(examples) do planned = planned + (path:find("/plugin_model.lua$") and 2 or 1) end
+tap.plan(planned)
+
 for i, r in ipairs(refusals) do
   local script = write("refuse" .. i .. ".lua", r[2] .. "\nprint('ran')\n")
   local code, out, err = joinery(quote(script))
@@ -144,8 +161,7 @@ else
 end
 
 -- ---- every example runs in the sandbox (plugin_model needs --trust: it loads native code)
-local examples = io.popen("ls " .. quote(root .. "/examples") .. "/*.lua")
-for path in examples:lines() do
+for _, path in ipairs(examples) do
   local name = path:match("([^/]+)%.lua$")
   local args = string.format("run %s --t-end 0.01 --dt-out 0.01 --out %s", quote(path),
     quote(tmp .. "/" .. name .. ".csv"))
@@ -160,7 +176,6 @@ for path in examples:lines() do
     .. ".lua runs" .. (name == "plugin_model" and " with --trust" or " in the sandbox"))
   if code ~= 0 then tap.diag(err) end
 end
-examples:close()
 
 
 -- ---- no frame leaks an original -----------------------------------------------------------

@@ -94,6 +94,7 @@ local cases = {
     return sys
   end, 6 },
 }
+tap.plan(#cases * 3 + 5) -- each case, then the single checks below
 
 for _, c in ipairs(cases) do
   local label, build, n = c[1], c[2], c[3]
