@@ -1,5 +1,6 @@
 /* components/unilateral.c — one-sided constraints, parts with modes (part.h jyPartHybrid):
  *   floor    a point kept on one side of a line (2-D) or plane (3-D), n . p >= d;
+ *   surface  the same line or plane fixed in a body (body axes: n . R^T (p - x) >= d);
  *   rope     two points at most L apart, |b - a| <= L;
  *   contact  two points at least D apart, |b - a| >= D.
  * Each has one position row phi = 0 (floor: n . p - d; rope and contact: |b - a| - L or D),
@@ -19,10 +20,16 @@
  * projection, an action), and not on its way out, closes: it never goes on on the wrong
  * side.
  *
- * A 2-D floor with Coulomb friction (mu > 0) slides while closed (the law -mu |N| along the
- * sliding direction) and sticks as a 2-D guide does (components/guide.c): a second row, the
- * velocity row t . v = 0, active in the mode `stick`, and a second guard (the sliding
- * velocity while sliding, mu_s |N| - |F_t| while sticking, 1 while open). */
+ * A floor or surface bounded to a segment or rectangle (x_min .. z_max) is one face: a third
+ * guard, the foot's margin inside the bounds, opens a closed contact that slides off; a
+ * crossing beside the bounds is no impact but the mode `below`, left when the point comes
+ * back up past the plane.
+ *
+ * A floor with Coulomb friction (mu > 0) slides while closed (the law -mu |N| along the
+ * sliding direction) and sticks as a 2-D guide does (components/guide.c): stick rows, the
+ * velocity rows t . v = 0 (one tangent in 2-D, two in 3-D), active in the mode `stick`, and a
+ * second guard (the sliding velocity while sliding, along the direction a 3-D slide
+ * remembers; mu_s |N| - |F_t| while sticking; 1 while open). */
 #include <math.h>
 #include <stdio.h>
 

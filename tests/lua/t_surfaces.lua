@@ -4,7 +4,8 @@
 --      the exact parabolas give, on the tread the parabolas give; past a tread's edge it
 --      goes below its level without touching it.
 --   2. A table (a bounded top and its underside, a second floor facing down): a ball thrown
---      up under it bounces off the underside; one thrown past its edge lands on the top.
+--      up under it bounces off the underside; one thrown past its edge lands on the top. A
+--      shelf shortened by an action under a resting block: the block falls.
 --   3. A point sliding on a rough 3-D plane in any direction comes to rest at the closed-form
 --      time v0 / (mu g) and distance v0^2 / (2 mu g), and sticks; a box on four corners does
 --      the same; on an incline steeper than mu_s it slips from rest down the slope at
@@ -19,9 +20,9 @@ local joinery = require "joinery"
 local g = 9.81
 local L = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "ladder.lua")
 local ladder, methods, DEFAULT_RTOL, DEFAULT_ATOL = L.ladder, L.methods, L.DEFAULT_RTOL, L.DEFAULT_ATOL
-local STAIRS, TABLE, SLIDES, BOX, INCLINES, PLATES = 2, 2, 3, 1, 2, 2
+local STAIRS, TABLE, SHELF, SLIDES, BOX, INCLINES, PLATES = 2, 2, 1, 3, 1, 2, 2
 local BAD = 6 + 14 -- six refusals, each also naming 14 parts of its message in all
-tap.plan(#methods * #ladder * (STAIRS + TABLE + SLIDES + BOX + INCLINES + PLATES) + BAD)
+tap.plan(#methods * #ladder * (STAIRS + TABLE + SHELF + SLIDES + BOX + INCLINES + PLATES) + BAD)
 
 local tol_name = L.name
 
@@ -149,6 +150,38 @@ for _, case in ipairs {
         tap.diag(string.format("  at %s (closed form %.12g, allowed %.3g)", tostring(got), want,
           allowed))
       end
+    end
+  end
+end
+
+-- A block resting on a bounded floor whose edge an action moves in past it (x_max from 1
+-- to 0.2 at t = 0.3, the block at x = 0.5): the contact opens and the block falls freely,
+-- y = -g/2 (t - 0.3)^2 (a bounded floor's parameters respect the modes as d does).
+for _, method in ipairs(methods) do
+  for _, tol in ipairs(ladder) do
+    local rtol, atol = tol[1] or DEFAULT_RTOL, tol[2] or DEFAULT_ATOL
+    local sys = joinery.system { gravity = { 0, -g } }
+    local block = sys:add("mass", "block", { dim = 2, m = 2, init = { x = 0.5, y = 0 } })
+    sys:add("floor", "shelf", { dim = 2, nx = 0, ny = 1, d = 0, e = 0, x_min = 0, x_max = 1,
+      pos = block.pos })
+    sys:event { name = "shorten", direction = "up", when = function(st) return st.t - 0.3 end,
+      action = function(st) st:set_param("shelf", "x_max", 0.2) end }
+    local ok, res = run(sys, { t_end = 0.5, dt_out = 0.05, method = method, rtol = tol[1],
+      atol = tol[2] })
+    local name = string.format("a shelf shortened under a resting block, %s, rtol %s", method,
+      tol_name(tol))
+    if not ok then
+      tap.ok(false, name)
+      tap.diag(res)
+    else
+      local n = #res.t
+      local want = -g / 2 * 0.2 ^ 2
+      local opened = first_event(res, "shelf.free")
+      local allowed = 100 * (rtol * 0.2 + atol)
+      tap.ok(opened and math.abs(opened - 0.3) <= 1e-12 and math.abs(res["block.y"][n] - want)
+        <= allowed, name .. ": opens at the action and falls freely")
+      tap.diag(string.format("  opened at %s; y(0.5) = %.12g (closed form %.12g, allowed %.3g)",
+        tostring(opened), res["block.y"][n], want, allowed))
     end
   end
 end
