@@ -503,7 +503,7 @@ typedef enum jyNewtonSolver { JY_NEWTON_SOLVERS(JY_CHOICE_ENUM_) } jyNewtonSolve
   X(t_end, double, JY_DOMAIN_FINITE, 10, "finite and after t_start", "T", "end time, s")          \
   X(dt_out, double, JY_DOMAIN_POSITIVE, 0.01, "> 0", "DT",                                        \
     "output interval, s; the rows are interpolated and never change the integration")             \
-  X(max_step, double, JY_DOMAIN_AT_LEAST_0, 0, ">= 0", "H", "largest step, s (0: no limit)")      \
+  X(max_step, double, JY_DOMAIN_AT_LEAST_0, 0, ">= 0", "H", "largest step, s; 0: no limit")       \
   X(max_steps, long, JY_DOMAIN_COUNT_POSITIVE, 100000, "> 0", "N",                                \
     "internal steps allowed between two outputs")                                                 \
   X(baumgarte_rate, double, JY_DOMAIN_NONNEGATIVE, 5, ">= 0 (0 turns stabilization off)", "W",    \
@@ -512,7 +512,7 @@ typedef enum jyNewtonSolver { JY_NEWTON_SOLVERS(JY_CHOICE_ENUM_) } jyNewtonSolve
     "equations of motion")                                                                        \
   C(drift, jyDrift, JY_DRIFTS, JY_DRIFT_PROJECTION, "drift control", "D", "drift control")        \
   X(atol_velocity, double, JY_DOMAIN_NONNEGATIVE, 0, "> 0 (or 0: 10 atol)", "A",                  \
-    "absolute tolerance on the velocities (0: 10 atol)")                                          \
+    "absolute tolerance on the velocities; 0: 10 atol")                                           \
   C(newton, jyNewtonSolver, JY_NEWTON_SOLVERS, JY_NEWTON_AUTO, "newton solver", "S",              \
     "Newton's linear solver (BDF only)")
 
