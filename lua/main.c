@@ -62,52 +62,35 @@ static const char usage_head[] =
   "                                       simulate the system SCRIPT returns, write a CSV\n"
   "       joinery types                   list the part types\n"
   "       joinery doc TYPE                describe a part type\n"
+  "       joinery settings                every setting as a markdown table\n"
   "       joinery --help | --version\n"
   "       --traceback (before SCRIPT or run, or among run's options): a script's error\n"
   "                                       with its Lua stack traceback (default: file:line)\n"
   "\n"
   "options of run (override the script's sys:settings):\n";
 
-/* joinery run's flags, in the order the usage lists them: --t-end sets the run setting t_end
- * (lua/settings.c names them; '-' for '_'), and a choice setting's help is its choices. */
-typedef struct RunFlag {
-  jylSettingId setting;
-  const char *arg;  /* the value's name in the usage */
-  const char *help; /* NULL: the setting's choices */
-} RunFlag;
-
-static const RunFlag run_flags[] = {
-  {JYL_SET_OUT, "FILE.csv", "output file (default: the script's name with .csv, here)"},
-  {JYL_SET_T_END, "T", "end time, s"},
-  {JYL_SET_DT_OUT, "DT", "output interval, s"},
-  {JYL_SET_RTOL, "R", "relative tolerance"},
-  {JYL_SET_ATOL, "A", "absolute tolerance"},
-  {JYL_SET_METHOD, "M", NULL},
-  {JYL_SET_FORMULATION, "F", NULL},
-  {JYL_SET_DRIFT, "D", NULL},
-  {JYL_SET_NEWTON, "S", NULL},
-};
-#define NUM_RUN_FLAGS ((int)(sizeof run_flags / sizeof run_flags[0]))
+/* joinery run's flags are the settings (lua/settings.c, from joinery.h's lists), in the order
+ * jyl_setting_at gives them: --t-end sets the setting t_end ('-' for '_'). */
+enum { MAX_FLAGS = 64, HELP_COLUMN = 26, HELP_WIDTH = 96 };
 
 /* The flag of a setting: "--t-end" for t_end. */
-static void flag_name(char *buf, size_t len, jylSettingId id) {
-  snprintf(buf, len, "--%s", jyl_settings[id].name);
+static void flag_name(char *buf, size_t len, const jySettingInfo *s) {
+  snprintf(buf, len, "--%s", s->name);
   for (char *c = buf; *c; c++)
     if (*c == '_') *c = '-';
 }
 
 /* Writes a choice setting's names, the default first, into buf: "bdf, adams or erk", or with
  * with_usage "bdf (default: stiff, singular configurations), adams or erk". */
-static void format_choices(char *buf, size_t len, jylSettingId id, int with_usage) {
-  const jylSetting *s = &jyl_settings[id];
-  int def = jyl_default_choice(id);
+static void format_choices(char *buf, size_t len, const jySettingInfo *s, int with_usage) {
+  int def = jyl_default_choice(s);
   if (def < 0) def = 0;
   size_t used = 0;
   buf[0] = '\0';
   for (int k = 0; k < s->nchoices; k++) {
-    /* k = 0 is the default; the others follow in the table's order */
+    /* k = 0 is the default; the others follow in the list's order */
     int i = k == 0 ? def : (k <= def ? k - 1 : k);
-    const jylChoice *c = &s->choices[i];
+    const jyChoiceInfo *c = &s->choices[i];
     const char *sep = k == 0 ? "" : k == s->nchoices - 1 ? " or " : ", ";
     char note[128] = "";
     if (with_usage && k == 0)
@@ -120,23 +103,81 @@ static void format_choices(char *buf, size_t len, jylSettingId id, int with_usag
   }
 }
 
+/* A setting's help: its doc and default, or a choice's names with the default first. */
+static void format_help(char *buf, size_t len, const jylSetting *s) {
+  char def[64];
+  jyl_format_default(def, sizeof def, s->info);
+  if (s->info->domain == JY_DOMAIN_CHOICE)
+    format_choices(buf, len, s->info, 1);
+  else if (s->kind == JYL_SETTING_OUT)
+    snprintf(buf, len, "%s", s->info->doc);
+  else
+    snprintf(buf, len, "%s (default %s)", s->info->doc, def);
+}
+
+/* Prints text in the help column (from HELP_COLUMN, wrapped at HELP_WIDTH), starting on this
+ * line when the cursor, at `column`, leaves room, else on the next. */
+static void print_wrapped(FILE *f, const char *text, int column) {
+  if (column >= HELP_COLUMN) {
+    fputc('\n', f);
+    column = 0;
+  }
+  while (*text) {
+    fprintf(f, "%*s", HELP_COLUMN - column, "");
+    size_t n = strlen(text), room = (size_t)(HELP_WIDTH - HELP_COLUMN);
+    if (n > room) { /* break at the last space that fits */
+      n = room;
+      while (n > 0 && text[n] != ' ') n--;
+      if (n == 0) n = strcspn(text, " ");
+    }
+    fprintf(f, "%.*s\n", (int)n, text);
+    text += n;
+    while (*text == ' ') text++;
+    column = 0;
+  }
+}
+
 static void print_usage(FILE *f) {
   fputs(usage_head, f);
-  for (int k = 0; k < NUM_RUN_FLAGS; k++) {
-    char flag[64], help[256];
-    flag_name(flag, sizeof flag, run_flags[k].setting);
+  jylSetting s;
+  for (int i = 0; jyl_setting_at(i, &s); i++) {
+    if (s.kind == JYL_SETTING_SOLVER && s.index == 0)
+      fputs("solver settings (options of run too; docs/numerics.md):\n", f);
+    char flag[64], help[512];
+    flag_name(flag, sizeof flag, s.info);
     size_t n = strlen(flag);
-    snprintf(flag + n, sizeof flag - n, " %s", run_flags[k].arg);
-    if (run_flags[k].help)
-      snprintf(help, sizeof help, "%s", run_flags[k].help);
-    else
-      format_choices(help, sizeof help, run_flags[k].setting, 1);
-    fprintf(f, "  %-18s%s\n", flag, help);
+    snprintf(flag + n, sizeof flag - n, " %s", s.info->arg);
+    format_help(help, sizeof help, &s);
+    fprintf(f, "  %s", flag);
+    print_wrapped(f, help, 2 + (int)strlen(flag));
   }
-  fputs("  --trust           give the script the full Lua library: programs, native code, any\n"
-        "                    file (without it, scripts run in a sandbox: see the README,\n"
-        "                    \"Running models you did not write\")\n",
-        f);
+  fputs("  --trust", f);
+  print_wrapped(f,
+                "give the script the full Lua library: programs, native code, any file (without "
+                "it, scripts run in a sandbox: see the README, \"Running models you did not "
+                "write\")",
+                (int)strlen("  --trust"));
+}
+
+/* `joinery settings`: every flag as a markdown table, the one in docs/cli.md. */
+static int cmd_settings(void) {
+  printf("| flag | setting | default | meaning |\n|---|---|---|---|\n");
+  jylSetting s;
+  for (int i = 0; jyl_setting_at(i, &s); i++) {
+    char flag[64], def[64], help[512];
+    flag_name(flag, sizeof flag, s.info);
+    jyl_format_default(def, sizeof def, s.info);
+    if (s.info->domain == JY_DOMAIN_CHOICE) {
+      char choices[256];
+      format_choices(choices, sizeof choices, s.info, 1);
+      snprintf(help, sizeof help, "%s: %s", s.info->doc, choices);
+    } else {
+      snprintf(help, sizeof help, "%s", s.info->doc);
+    }
+    printf("| `%s %s` | `%s` | %s%s%s | %s |\n", flag, s.info->arg, s.info->name, *def ? "`" : "",
+           def, *def ? "`" : "", help);
+  }
+  return 0;
 }
 
 typedef struct Cli {
@@ -172,12 +213,13 @@ usage_error(const char *fmt, ...) {
  * into near[64]; NULL when none is near enough. */
 static const char *nearest_option(const char *a, size_t len, int with_run, char *near) {
   static const char *const global[] = {"--help", "--version", "--traceback", "--trust"};
-  char names[NUM_RUN_FLAGS][64], typed[64];
-  const char *candidates[NUM_RUN_FLAGS + 4];
+  char names[MAX_FLAGS][64], typed[64];
+  const char *candidates[MAX_FLAGS + 4];
   int n = 0;
   for (int k = 0; k < 4; k++) candidates[n++] = global[k];
-  for (int k = 0; with_run && k < NUM_RUN_FLAGS; k++) {
-    flag_name(names[k], sizeof names[k], run_flags[k].setting);
+  jylSetting s;
+  for (int k = 0; with_run && k < MAX_FLAGS && jyl_setting_at(k, &s); k++) {
+    flag_name(names[k], sizeof names[k], s.info);
     candidates[n++] = names[k];
   }
   snprintf(typed, sizeof typed, "%.*s", (int)(len < sizeof typed ? len : sizeof typed - 1), a);
@@ -367,9 +409,14 @@ static void warn_moved(lua_State *L, int idx) {
 
 /* Protected: 1 = system, 2 = settings table (with out). Prints as it goes. */
 static int simulate_system(lua_State *L) {
-  lua_getfield(L, 1, "compile");
-  lua_pushvalue(L, 1);
-  lua_call(L, 1, 1); /* 3: model */
+  /* The flags over the script's sys:settings: solver settings for the compile, run settings
+   * and out for the run (the model takes a copy of the system's run settings). */
+  jySimDef def = jyl_check_system(L, 1)->def;
+  jySolverDef solver = jyl_check_system(L, 1)->solver;
+  const char *out = NULL;
+  jyl_read_settings(L, 2, &def, &solver, &out);
+  lua_settop(L, 2);
+  jyl_compile_system(L, 1, &solver); /* 3: model */
   lua_getfield(L, 3, "num_coords");
   lua_pushvalue(L, 3);
   lua_call(L, 1, 1);
@@ -399,9 +446,6 @@ static int simulate_system(lua_State *L) {
   warn_moved(L, 3);
 
   /* Streamed: the rows go to the file, the result keeps only those print_summary shows. */
-  jySimDef def = jyl_check_model(L, 3)->def;
-  const char *out = NULL;
-  jyl_read_settings(L, 2, &def, NULL, &out);
   jylRunOpts opts = {out, 1, NULL}; /* stopped by the flag dispatch set (jyl_set_stop_flag) */
   lua_settop(L, 3);
   jyl_run_simulation(L, 3, &def, &opts); /* leaves the sim and the row buffer below */
@@ -430,14 +474,14 @@ typedef struct RunArgs {
   int first_arg, nargs; /* the script's arguments, after "--" */
 } RunArgs;
 
-/* The flag spelt a[0..len), or NULL. */
-static const RunFlag *find_flag(const char *a, size_t len) {
-  for (int k = 0; k < NUM_RUN_FLAGS; k++) {
+/* The setting whose flag is spelt a[0..len), into *s; 0 when there is none. */
+static int find_flag(const char *a, size_t len, jylSetting *s) {
+  for (int k = 0; jyl_setting_at(k, s); k++) {
     char name[64];
-    flag_name(name, sizeof name, run_flags[k].setting);
-    if (strlen(name) == len && strncmp(a, name, len) == 0) return &run_flags[k];
+    flag_name(name, sizeof name, s->info);
+    if (strlen(name) == len && strncmp(a, name, len) == 0) return 1;
   }
-  return NULL;
+  return 0;
 }
 
 /* Reads the flag at argv[*i] (--flag value or --flag=value) into the settings table at
@@ -445,10 +489,12 @@ static const RunFlag *find_flag(const char *a, size_t len) {
 static int read_flag(lua_State *L, Cli *cli, int *i, int settings) {
   const char *a = cli->argv[*i];
   const char *eq = strchr(a, '=');
-  const RunFlag *flag = find_flag(a, eq ? (size_t)(eq - a) : strlen(a));
-  if (!flag) return unknown_option(a, eq ? (size_t)(eq - a) : strlen(a), 1);
+  jylSetting flag;
+  if (!find_flag(a, eq ? (size_t)(eq - a) : strlen(a), &flag))
+    return unknown_option(a, eq ? (size_t)(eq - a) : strlen(a), 1);
+  const jySettingInfo *spec = flag.info;
   char name[64];
-  flag_name(name, sizeof name, flag->setting);
+  flag_name(name, sizeof name, spec);
   const char *value = NULL;
   if (eq)
     value = eq + 1;
@@ -456,20 +502,28 @@ static int read_flag(lua_State *L, Cli *cli, int *i, int settings) {
     value = cli->argv[++*i];
   if (!value || !*value || (!eq && strncmp(value, "--", 2) == 0))
     return usage_error("option %s needs a value", name);
-  const jylSetting *spec = &jyl_settings[flag->setting];
-  if (spec->kind == JYL_SETTING_NUMBER) {
+  if (flag.kind == JYL_SETTING_OUT) {
+    lua_pushstring(L, value);
+  } else if (spec->domain == JY_DOMAIN_CHOICE) {
+    if (!jyl_find_choice(spec, value)) {
+      char choices[256];
+      format_choices(choices, sizeof choices, spec, 0);
+      return usage_error("option %s expects %s, got '%s'", name, choices, value);
+    }
+    lua_pushstring(L, value);
+  } else if (spec->domain == JY_DOMAIN_FLAG) {
+    if (strcmp(value, "true") != 0 && strcmp(value, "false") != 0)
+      return usage_error("option %s expects true or false, got '%s'", name, value);
+    lua_pushboolean(L, strcmp(value, "true") == 0);
+  } else {
     char *end = NULL;
     double x = strtod(value, &end);
     if (end == value || *end != '\0' || !isfinite(x))
       return usage_error("option %s expects a number, got '%s'", name, value);
-    lua_pushnumber(L, x);
-  } else {
-    if (spec->kind == JYL_SETTING_CHOICE && !jyl_find_choice(spec, value)) {
-      char choices[256];
-      format_choices(choices, sizeof choices, flag->setting, 0);
-      return usage_error("option %s expects %s, got '%s'", name, choices, value);
-    }
-    lua_pushstring(L, value);
+    if (jyl_setting_is_integer(spec) && x == floor(x) && fabs(x) < 9e15)
+      lua_pushinteger(L, (lua_Integer)x); /* read by the table's checks as a whole number */
+    else
+      lua_pushnumber(L, x);
   }
   lua_setfield(L, settings, spec->name);
   return -1;
@@ -711,6 +765,10 @@ static int dispatch(lua_State *L, Cli *cli) {
   if (strcmp(cmd, "types") == 0) {
     if (cli->argc != at + 1) return usage_error("types takes no arguments");
     return cmd_types(L);
+  }
+  if (strcmp(cmd, "settings") == 0) {
+    if (cli->argc != at + 1) return usage_error("settings takes no arguments");
+    return cmd_settings();
   }
   if (strcmp(cmd, "doc") == 0) {
     if (cli->argc != at + 2) return usage_error("doc needs one part type name");

@@ -1,65 +1,45 @@
 /* lua/settings.h — the run settings (jySimDef) and solver settings (jySolverDef) as the
- * script and the command line name them: every name, kind and choice written once, in
- * lua/settings.c. sys:settings, sys:compile, sys:simulate, model:simulate and model:sim read
- * them through jyl_read_settings / jyl_read_solver; `joinery run` (lua/main.c) builds its
- * flags, its usage text and its checks of a flag's value from the same table. */
+ * script and the command line name them. Every name, kind, default, range and choice comes
+ * from the engine's lists (joinery.h, JY_RUN_SETTINGS and JY_SOLVER_SETTINGS, through
+ * jy_sim_setting / jy_solver_setting); this file adds only the run's output file, "out".
+ * sys:settings, sys:compile, sys:simulate, model:simulate and model:sim read them through
+ * jyl_read_settings / jyl_read_solver; `joinery run` (lua/main.c) builds its flags, its usage
+ * text, its checks of a flag's value and `joinery settings` from the same schema. */
 #ifndef JOINERY_LUA_SETTINGS_H
 #define JOINERY_LUA_SETTINGS_H
+
+#include <stddef.h>
 
 #include <lua.h>
 
 #include "joinery/joinery.h"
 
-/* The run settings, in the order messages list them. */
-typedef enum jylSettingId {
-  JYL_SET_T_START,
-  JYL_SET_T_END,
-  JYL_SET_DT_OUT,
-  JYL_SET_RTOL,
-  JYL_SET_ATOL,
-  JYL_SET_ATOL_VELOCITY,
-  JYL_SET_MAX_STEP,
-  JYL_SET_MAX_STEPS,
-  JYL_SET_BAUMGARTE_RATE,
-  JYL_SET_METHOD,
-  JYL_SET_FORMULATION,
-  JYL_SET_DRIFT,
-  JYL_SET_NEWTON,
-  JYL_SET_OUT, /* last: only where a run writes a file (sys:simulate, model:simulate) */
-  JYL_NUM_SETTINGS
-} jylSettingId;
-
 typedef enum jylSettingKind {
-  JYL_SETTING_NUMBER,  /* a finite number */
-  JYL_SETTING_INTEGER, /* a whole number */
-  JYL_SETTING_CHOICE,  /* one of the names in choices */
-  JYL_SETTING_PATH     /* a file name */
+  JYL_SETTING_OUT,    /* the file a run writes (sys:simulate, model:simulate, joinery run) */
+  JYL_SETTING_RUN,    /* a run setting: jy_sim_setting(index) */
+  JYL_SETTING_SOLVER, /* a solver setting: jy_solver_setting(index) */
 } jylSettingKind;
 
-/* One value of a choice setting. */
-typedef struct jylChoice {
-  const char *name;  /* "bdf" */
-  int value;         /* the engine's enum value (jyMethod, jyFormulation, jyDrift,
-                      jyNewtonSolver) */
-  const char *usage; /* what `joinery --help` adds in parentheses, or NULL */
-} jylChoice;
-
 typedef struct jylSetting {
-  /* The key in sys:settings{...}; joinery run's flag is "--" + name with '-' for '_'. */
-  const char *name;
   jylSettingKind kind;
-  const char *what;         /* a choice setting's noun in "unknown <what> 'x'" ("drift control") */
-  const jylChoice *choices; /* in the engine's enum order */
-  int nchoices;
+  int index;                 /* in its list */
+  const jySettingInfo *info; /* name, domain, default, ARG, doc (out has one of its own) */
 } jylSetting;
 
-/* The run settings, indexed by jylSettingId. */
-extern const jylSetting jyl_settings[JYL_NUM_SETTINGS];
+/* Setting i of all a run reads, in the order --help lists them: out, the run settings, the
+ * solver settings. Returns 0 when i is past the last. */
+int jyl_setting_at(int i, jylSetting *s);
+/* The setting named name (the Lua key), or 0. */
+int jyl_find_setting(const char *name, jylSetting *s);
 
 /* The choice of setting s named name, or NULL. */
-const jylChoice *jyl_find_choice(const jylSetting *s, const char *name);
-/* The index in s->choices of the value jy_default_sim_def() gives, or -1. */
-int jyl_default_choice(jylSettingId id);
+const jyChoiceInfo *jyl_find_choice(const jySettingInfo *s, const char *name);
+/* The index in s->choices of the default value, or -1. */
+int jyl_default_choice(const jySettingInfo *s);
+/* Whether s takes a whole number (a count) or true/false (a flag). */
+int jyl_setting_is_integer(const jySettingInfo *s);
+/* s's default as a script writes it: "1e-11", "bdf", "true" ("" for out). */
+void jyl_format_default(char *buf, size_t len, const jySettingInfo *s);
 
 /* Applies the settings table at idx to *d, and its solver keys to *solver (NULL where the
  * model is compiled already: a solver key is then an error); *out receives "out" when

@@ -7,24 +7,7 @@
 #include <string.h>
 
 #include "compile.h"
-
-jySolverDef jy_default_solver_def(void) {
-  return (jySolverDef){
-    .rank_rcond = 1e-10,
-    .augment_scale = 1.0,
-    /* b may be off range(A) by rounding, by the drift of redundant rows and, near a
-       * singular configuration, by the drift along the directions A is losing; measured up
-       * to 1e-6 relative there (the 40-four-bar chain). 1e-4 is above all of these and far
-       * below a genuine conflict, which is of order 1. */
-    .consistency_tol = 1e-4,
-    .assembly_tol = 1e-12,
-    .dependent_tol = 1e-4,
-    .dependent_rcond = 1e-3,
-    .eliminate_glue = 1,
-    .tree_recursion = 1,
-    .sparse_min_coords = 60,
-  };
-}
+#include "settings.h"
 
 void jy_model_destroy(jyModel *model) {
   if (!model) return;
@@ -112,37 +95,6 @@ jyStatus jy_compile_report(jyModel *md, const char *fmt, ...) {
   md->report[old + add + 1] = '\0';
   md->report_len = old + add + 1;
   return JY_OK;
-}
-
-/* Names the first solver setting out of its range, or returns 0. */
-static int bad_solver_def(const jySolverDef *d, char *error) {
-  const struct {
-    const char *name;
-    double value;
-    int relative;
-  } f[] = {{"rank_rcond", d->rank_rcond, 1},           {"augment_scale", d->augment_scale, 0},
-           {"consistency_tol", d->consistency_tol, 0}, {"assembly_tol", d->assembly_tol, 0},
-           {"dependent_tol", d->dependent_tol, 0},     {"dependent_rcond", d->dependent_rcond, 1}};
-  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-    if (!(f[i].value > 0 && isfinite(f[i].value)) || (f[i].relative && !(f[i].value < 1))) {
-      jy_set_error(error, "solver setting %s = %g must be %s", f[i].name, f[i].value,
-                   f[i].relative ? "between 0 and 1 (a relative cut)" : "a positive number");
-      return 1;
-    }
-  if (d->dependent_rcond < d->rank_rcond) {
-    jy_set_error(error,
-                 "solver setting dependent_rcond = %g must be at least rank_rcond = %g "
-                 "(a dependent row must not count as independent where the rank cut says it "
-                 "is dependent)",
-                 d->dependent_rcond, d->rank_rcond);
-    return 1;
-  }
-  if (d->sparse_min_coords < 0) {
-    jy_set_error(error, "solver setting sparse_min_coords = %d must be >= 0 (0: never)",
-                 d->sparse_min_coords);
-    return 1;
-  }
-  return 0;
 }
 
 /* The system's events, names copied (the model outlives the system). */
@@ -237,7 +189,7 @@ static jyStatus settle_initial_state(jyModel *md, jySystem *sys, const char **st
 jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) {
   if (!sys || !out) return JY_ERR_INVALID;
   *out = NULL;
-  if (def && bad_solver_def(def, sys->error)) return JY_ERR_INVALID;
+  if (def && jy_solver_def_bad(def, sys->error)) return JY_ERR_INVALID;
   jyModel *md = jy_calloc(&sys->env->alloc, 1, sizeof *md);
   if (!md) return JY_ERR_NOMEM;
   md->alloc = sys->env->alloc;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "int_diagnose.h"
+#include "settings.h"
 #include "sim.h"
 #include "sim_events.h"
 
@@ -17,32 +18,13 @@
 #define JY_SUN_COMM NULL
 #endif
 
-jySimDef jy_default_sim_def(void) {
-  return (jySimDef){
-    .method = JY_METHOD_BDF,
-    .rtol = 1e-11,
-    .atol = 1e-13,
-    .t_start = 0,
-    .t_end = 10,
-    .dt_out = 0.01,
-    .max_step = 0,
-    .max_steps = 100000,
-    .baumgarte_rate = 5,
-    .formulation = JY_FORMULATION_UK,
-    .drift = JY_DRIFT_PROJECTION,
-    .newton = JY_NEWTON_AUTO,
-  };
-}
-
+/* Each method's stepper, from JY_METHODS. */
 static const jyStepperOps *stepper_of(jyMethod method) {
-  switch (method) {
-  case JY_METHOD_ADAMS:
-    return &jy_stepper_cvode_adams;
-  case JY_METHOD_BDF:
-    return &jy_stepper_cvode_bdf;
-  case JY_METHOD_ERK:
-    return &jy_stepper_arkode_erk;
-  }
+#define STEPPER_(id, name, stepper, usage) \
+  case id:                                 \
+    return &jy_stepper_##stepper;
+  switch (method) { JY_METHODS(STEPPER_) }
+#undef STEPPER_
   return NULL;
 }
 
@@ -315,38 +297,8 @@ int jy_sim_check_step(jySim *sim, double t, N_Vector y) {
   return 0;
 }
 
-static jyStatus invalid(jySim *sim, const char *fmt, double value) {
-  jy_set_error(sim->error, fmt, value);
-  return JY_ERR_INVALID;
-}
-
 static jyStatus check_def(jySim *sim, const jySimDef *d) {
-  if (!stepper_of(d->method))
-    return invalid(sim, "method %g is none of bdf, adams, erk", (double)d->method);
-  if (!(d->rtol > 0 && isfinite(d->rtol))) return invalid(sim, "rtol = %g must be > 0", d->rtol);
-  if (!(d->atol > 0 && isfinite(d->atol))) return invalid(sim, "atol = %g must be > 0", d->atol);
-  if (!(d->atol_velocity >= 0 && isfinite(d->atol_velocity)))
-    return invalid(sim, "atol_velocity = %g must be > 0 (or 0: 10 atol)", d->atol_velocity);
-  if (!isfinite(d->t_start)) return invalid(sim, "t_start = %g must be finite", d->t_start);
-  if (!(d->t_end > d->t_start && isfinite(d->t_end)))
-    return invalid(sim, "t_end = %g must be finite and after t_start", d->t_end);
-  if (!(d->dt_out > 0 && isfinite(d->dt_out)))
-    return invalid(sim, "dt_out = %g must be > 0", d->dt_out);
-  if (!(d->max_step >= 0)) return invalid(sim, "max_step = %g must be >= 0", d->max_step);
-  if (d->max_steps <= 0) return invalid(sim, "max_steps = %g must be > 0", (double)d->max_steps);
-  if (d->drift != JY_DRIFT_BAUMGARTE && d->drift != JY_DRIFT_PROJECTION &&
-      d->drift != JY_DRIFT_NONE)
-    return invalid(sim, "drift control %g is none of baumgarte, projection, none",
-                   (double)d->drift);
-  if (d->newton != JY_NEWTON_AUTO && d->newton != JY_NEWTON_DENSE && d->newton != JY_NEWTON_KRYLOV)
-    return invalid(sim, "newton solver %g is none of auto, dense, krylov", (double)d->newton);
-  if (d->formulation != JY_FORMULATION_UK && d->formulation != JY_FORMULATION_NP)
-    return invalid(sim, "formulation %g is neither udwadia-kalaba nor natsiavas-paraskevopoulos",
-                   (double)d->formulation);
-  if (!(d->baumgarte_rate >= 0 && isfinite(d->baumgarte_rate)))
-    return invalid(sim, "baumgarte_rate = %g must be >= 0 (0 turns stabilization off)",
-                   d->baumgarte_rate);
-  return JY_OK;
+  return jy_sim_def_bad(d, sim->error) ? JY_ERR_INVALID : JY_OK;
 }
 
 /* The integrated state from sim->q, v (and lambda, lambda'). */

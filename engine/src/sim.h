@@ -36,9 +36,10 @@ typedef struct jyStepperOps {
   void (*destroy)(jySim *sim);
 } jyStepperOps;
 
-extern const jyStepperOps jy_stepper_cvode_bdf;
-extern const jyStepperOps jy_stepper_cvode_adams;
-extern const jyStepperOps jy_stepper_arkode_erk;
+/* jy_stepper_cvode_adams, ...: each method's stepper, named in JY_METHODS. */
+#define JY_STEPPER_DECL_(id, name, stepper, usage) extern const jyStepperOps jy_stepper_##stepper;
+JY_METHODS(JY_STEPPER_DECL_)
+#undef JY_STEPPER_DECL_
 
 struct jySim {
   const jyModel *model;

@@ -249,40 +249,104 @@ JY_API const char *jy_event_error(const jyEventCall *call);
 
 /* ---- model (compiled, immutable) ---------------------------------------------------- */
 
-/* Solver settings that belong to the model: how the acceleration is computed. */
+/* ---- settings: one list per kind --------------------------------------------------------
+ * Every run setting (jySimDef) and solver setting (jySolverDef) is one line of a list below,
+ * X(name, C type, domain, default, "must be ...", "ARG", "doc"); the list generates the
+ * struct's field, its default (jy_default_sim_def, jy_default_solver_def), the range check
+ * and its message ("<name> = <value> must be <must be>"), and the schema (jySettingInfo)
+ * through which the Lua binding reads the keys of sys:settings{...}, `joinery run` reads its
+ * flags (--name VALUE, '-' for '_'; ARG is the value's name in --help) and `joinery settings`
+ * prints the table of docs/cli.md. A choice setting's values are a list of their own,
+ * X(JY_ID, "name", stepper or _, "help note" or NULL), which generates the enum, the names and
+ * the check. Adding a setting is one line here plus its use. */
+
+/* What values a setting admits. Integer domains admit whole numbers up to the field's type's
+ * largest value; a flag any int (0: off). */
+typedef enum jyDomain {
+  JY_DOMAIN_FINITE,         /* any finite number */
+  JY_DOMAIN_POSITIVE,       /* finite, > 0 */
+  JY_DOMAIN_NONNEGATIVE,    /* finite, >= 0 */
+  JY_DOMAIN_AT_LEAST_0,     /* >= 0, infinity too */
+  JY_DOMAIN_RELATIVE,       /* in (0, 1): a relative cut */
+  JY_DOMAIN_COUNT,          /* a whole number >= 0 */
+  JY_DOMAIN_COUNT_POSITIVE, /* a whole number >= 1 */
+  JY_DOMAIN_FLAG,           /* true (1) or false (0) */
+  JY_DOMAIN_CHOICE          /* one of the values of the setting's choice list */
+} jyDomain;
+
+/* One value of a choice setting (jyMethod, jyFormulation, jyDrift, jyNewtonSolver). */
+typedef struct jyChoiceInfo {
+  const char *name;  /* "bdf" */
+  int value;         /* the enum's value */
+  const char *usage; /* a note `joinery --help` adds in parentheses, or NULL */
+} jyChoiceInfo;
+
+/* One setting, as its list writes it. */
+typedef struct jySettingInfo {
+  const char *name; /* "t_end": the field, the Lua key; the flag is --t-end */
+  jyDomain domain;
+  double default_value;        /* a choice's enum value, a flag's 0 or 1 */
+  double max;                  /* the largest value the field's C type holds */
+  const char *must_be;         /* the range in words, as messages say it: "> 0" */
+  const char *arg;             /* the value's name in `joinery --help`: "T" */
+  const char *doc;             /* one line: "end time, s" */
+  const char *what;            /* a choice setting's noun ("drift control"), else NULL */
+  const jyChoiceInfo *choices; /* a choice setting's values in enum order, else NULL */
+  int nchoices;
+} jySettingInfo;
+
+/* Solver settings that belong to the model: how the acceleration is computed.
+ * Redundant constraints: the rows that depend on the others at the initial state (by
+ * rank_rcond) are left out of every solve. After each solve the rows left out must still
+ * hold, max |A_i q'' - b_i| relative to row i's scale at most dependent_tol; when one does
+ * not, the dependent rows are decided again at that state (except on a model solved sparse
+ * with over 2000 coordinates, which keeps them as compiled), where a pivot up to
+ * dependent_rcond still counts as dependent (off the manifold by d, a dependent row looks
+ * independent by about d). dependent_rcond >= rank_rcond.
+ * Glue elimination: a glue whose one side is a massless block of its part's own coordinates
+ * (the ends of a spring, damper or rod; a guide's point) is removed, and that block follows
+ * the other terminal. Fewer coordinates and rows, same motion.
+ * The sparse solves (sparse_min_coords; 0: never, every solve dense). Any other value lets
+ * the acceleration be solved sparse at every size: by CHOLMOD on A M^-1 A^T when M is
+ * diagonal and positive (below this many coordinates only when the parts say M can be
+ * diagonal), else by the sparse KKT solve for any M, the dense solve remaining the fallback
+ * where they cannot answer (rank lost, a singular configuration). From this many coordinates
+ * on, the compile also finds the initial state and the dependent rows through sparse
+ * factorizations, and the evaluator forms its dense M and A only when a fallback needs them;
+ * above 2000 coordinates it forms no dense M and has no dense fallback. docs/numerics.md,
+ * "The sparse solves".
+ * The tree recursion: a model that glue elimination leaves without rows, its links a tree (a
+ * chain of pendulums, masses joined by springs), is solved by the articulated recursion over
+ * the links, O(1) a part, instead of forming M. 0: M is formed (a check).
+ * consistency_tol: b may be off range(A) by rounding, by the drift of redundant rows and,
+ * near a singular configuration, by the drift along the directions A is losing; measured up
+ * to 1e-6 relative there (the 40-four-bar chain). 1e-4 is above all of these and far below a
+ * genuine conflict, which is of order 1. */
+#define JY_SOLVER_SETTINGS(X)                                                                   \
+  X(rank_rcond, double, JY_DOMAIN_RELATIVE, 1e-10, "between 0 and 1 (a relative cut)", "R",     \
+    "relative singular-value cut for rank decisions")                                           \
+  X(augment_scale, double, JY_DOMAIN_POSITIVE, 1, "a positive number", "S",                     \
+    "s in M + s*alpha A^T A, alpha from M's diagonal: the auxiliary mass of a singular M")      \
+  X(consistency_tol, double, JY_DOMAIN_POSITIVE, 1e-4, "a positive number", "TOL",              \
+    "relative residual of A q'' = b above which the constraints contradict each other")         \
+  X(assembly_tol, double, JY_DOMAIN_POSITIVE, 1e-12, "a positive number", "TOL",                \
+    "position residual the initial assembly must reach, m")                                     \
+  X(dependent_tol, double, JY_DOMAIN_POSITIVE, 1e-4, "a positive number", "TOL",                \
+    "how far a redundant row left out of the solve may stop holding before the dependent "      \
+    "rows are decided again")                                                                   \
+  X(dependent_rcond, double, JY_DOMAIN_RELATIVE, 1e-3, "between 0 and 1 (a relative cut)", "R", \
+    "the pivot cut under which a row still counts as dependent then (at least rank_rcond)")     \
+  X(eliminate_glue, int, JY_DOMAIN_FLAG, 1, "true or false", "B",                               \
+    "substitute massless glued blocks by what they are glued to")                               \
+  X(sparse_min_coords, int, JY_DOMAIN_COUNT, 60, ">= 0 (0: never)", "N",                        \
+    "0: every solve dense; otherwise the acceleration is solved sparse at any size, and from "  \
+    "this many coordinates the compile is sparse too")                                          \
+  X(tree_recursion, int, JY_DOMAIN_FLAG, 1, "true or false", "B",                               \
+    "solve a rowless tree of links by the articulated recursion, O(1) a part")
+
+#define JY_SETTING_FIELD_(name, type, ...) type name;
 typedef struct jySolverDef {
-  double rank_rcond;      /* relative singular-value cut for rank decisions (1e-10) */
-  double augment_scale;   /* s in M + s*alpha A^T A, alpha from M's diagonal (1) */
-  double consistency_tol; /* relative residual of A q'' = b above which b is inconsistent
-                              (1e-4) */
-  double assembly_tol;    /* position residual the initial assembly must reach, m (1e-12) */
-  /* Redundant constraints: the rows that depend on the others at the initial state (by
-   * rank_rcond) are left out of every solve. After each solve the rows left out must still
-   * hold, max |A_i q'' - b_i| relative to row i's scale at most dependent_tol (1e-4); when
-   * one does not, the dependent rows are decided again at that state (except on a model
-   * solved sparse with over 2000 coordinates, which keeps them as compiled), where a
-   * pivot up to dependent_rcond still counts as dependent (1e-3: off the manifold by d, a
-   * dependent row looks independent by about d). dependent_rcond >= rank_rcond. */
-  double dependent_tol;
-  double dependent_rcond;
-  /* Glue elimination (1): a glue whose one side is a massless block of its part's own
-   * coordinates (the ends of a spring, damper or rod; a guide's point) is removed, and
-   * that block follows the other terminal. Fewer coordinates and rows, same motion. */
-  int eliminate_glue;
-  /* The sparse solves (60; 0: never, every solve dense). Any other value lets the
-   * acceleration be solved sparse at every size: by CHOLMOD on A M^-1 A^T when M is diagonal
-   * and positive (below this many coordinates only when the parts say M can be diagonal),
-   * else by the sparse KKT solve for any M, the dense solve remaining the fallback where
-   * they cannot answer (rank lost, a singular configuration). From this many coordinates
-   * on, the compile also finds the initial state and the dependent rows through sparse
-   * factorizations, and the evaluator forms its dense M and A only when a fallback needs
-   * them; above 2000 coordinates it forms no dense M and has no dense fallback.
-   * docs/numerics.md, "The sparse solves". */
-  int sparse_min_coords;
-  /* The tree recursion (1): a model that glue elimination leaves without rows, its links a
-   * tree (a chain of pendulums, masses joined by springs), is solved by the articulated
-   * recursion over the links, O(1) a part, instead of forming M. 0: M is formed (a check). */
-  int tree_recursion;
+  JY_SOLVER_SETTINGS(JY_SETTING_FIELD_)
 } jySolverDef;
 
 JY_API jySolverDef jy_default_solver_def(void);
@@ -365,66 +429,111 @@ JY_API const char *jy_eval_error(const jyEval *eval);
 
 /* ---- simulation -------------------------------------------------------------------- */
 
-typedef enum jyFormulation {
-  JY_FORMULATION_UK, /* Udwadia–Kalaba: state [q, v], q'' from the explicit equation */
-  JY_FORMULATION_NP  /* Natsiavas–Paraskevopoulos: state [q, lambda, v, lambda'] */
-} jyFormulation;
-
-/* How the simulation keeps the constraints from drifting (docs/numerics.md compares them). */
-typedef enum jyDrift {
-  JY_DRIFT_BAUMGARTE,  /* phi'' + 2 w phi' + w^2 phi = 0 at w = baumgarte_rate */
-  JY_DRIFT_PROJECTION, /* least kinetic-energy projection onto the position and velocity
-                          manifolds: inside every step with BDF (CVODE's projection), after
-                          every step with ERK, a checked restart with Adams; the reported
-                          state is always projected */
-  JY_DRIFT_NONE
-} jyDrift;
+/* The choice lists: X(JY_ID, "name", stepper, "help note" or NULL), in enum order. A method's
+ * stepper is its jyStepperOps in the engine (jy_stepper_<stepper>, engine/src/int_*.c). */
+#define JY_CHOICE_ENUM_(id, ...) id,
 
 /* Every method steps freely and reports from its interpolant: the output interval never
  * changes the integration. Only BDF keeps to its branch through singular configurations;
- * the others stop there with JY_ERR_BRANCH rather than switch (docs/numerics.md). */
-typedef enum jyMethod {
-  JY_METHOD_ADAMS, /* CVODE Adams-Moulton with fixed-point iteration: non-stiff */
-  JY_METHOD_BDF,   /* CVODE BDF with Newton (linear solver: jyNewtonSolver) */
-  JY_METHOD_ERK    /* ARKODE explicit Runge–Kutta (Verner 8(7)): non-stiff */
-} jyMethod;
+ * the others stop there with JY_ERR_BRANCH rather than switch (docs/numerics.md).
+ * ADAMS: CVODE Adams-Moulton with fixed-point iteration: non-stiff.
+ * BDF: CVODE BDF with Newton (linear solver: jyNewtonSolver).
+ * ERK: ARKODE explicit Runge–Kutta (Verner 8(7)): non-stiff. */
+#define JY_METHODS(X)                                                  \
+  X(JY_METHOD_ADAMS, "adams", cvode_adams, NULL)                       \
+  X(JY_METHOD_BDF, "bdf", cvode_bdf, "stiff, singular configurations") \
+  X(JY_METHOD_ERK, "erk", arkode_erk, NULL)
+typedef enum jyMethod { JY_METHODS(JY_CHOICE_ENUM_) } jyMethod;
+
+/* UK: Udwadia–Kalaba: state [q, v], q'' from the explicit equation.
+ * NP: Natsiavas–Paraskevopoulos: state [q, lambda, v, lambda'] (docs/formulations.md). */
+#define JY_FORMULATIONS(X)                        \
+  X(JY_FORMULATION_UK, "udwadia-kalaba", _, NULL) \
+  X(JY_FORMULATION_NP, "natsiavas-paraskevopoulos", _, NULL)
+typedef enum jyFormulation { JY_FORMULATIONS(JY_CHOICE_ENUM_) } jyFormulation;
+
+/* How the simulation keeps the constraints from drifting (docs/numerics.md compares them).
+ * BAUMGARTE: phi'' + 2 w phi' + w^2 phi = 0 at w = baumgarte_rate.
+ * PROJECTION: least kinetic-energy projection onto the position and velocity manifolds:
+ * inside every step with BDF (CVODE's projection), after every step with ERK, a checked
+ * restart with Adams; the reported state is always projected. */
+#define JY_DRIFTS(X)                            \
+  X(JY_DRIFT_BAUMGARTE, "baumgarte", _, NULL)   \
+  X(JY_DRIFT_PROJECTION, "projection", _, NULL) \
+  X(JY_DRIFT_NONE, "none", _, NULL)
+typedef enum jyDrift { JY_DRIFTS(JY_CHOICE_ENUM_) } jyDrift;
 
 /* BDF's Newton linear solver. Dense: a difference-quotient Jacobian of the whole state
  * (2n right-hand sides and an O(n^3) LU per Jacobian, (2n)^2 doubles of memory). Krylov:
  * GMRES with difference-quotient Jacobian-vector products (a few right-hand sides per
  * Newton iteration, O(n) memory). Auto: dense up to JY_NEWTON_DENSE_MAX_STATES states,
  * Krylov above (docs/numerics.md has the measurement behind the threshold). */
-typedef enum jyNewtonSolver { JY_NEWTON_AUTO, JY_NEWTON_DENSE, JY_NEWTON_KRYLOV } jyNewtonSolver;
 #define JY_NEWTON_DENSE_MAX_STATES 80
+#define JY_STRINGIFY_(x) #x
+#define JY_STRINGIFY(x) JY_STRINGIFY_(x)
+#define JY_NEWTON_SOLVERS(X)                                                         \
+  X(JY_NEWTON_AUTO, "auto", _,                                                       \
+    "dense up to " JY_STRINGIFY(JY_NEWTON_DENSE_MAX_STATES) " states, krylov above") \
+  X(JY_NEWTON_DENSE, "dense", _, NULL)                                               \
+  X(JY_NEWTON_KRYLOV, "krylov", _, NULL)
+typedef enum jyNewtonSolver { JY_NEWTON_SOLVERS(JY_CHOICE_ENUM_) } jyNewtonSolver;
+
+/* The run settings: X(name, C type, domain, default, "must be ...", "ARG", "doc") for a
+ * number, C(name, C type, choice list, default, "what", "ARG", "doc") for a choice.
+ * atol: on the coordinates (and N–P's multipliers); the velocities get atol_velocity. Parts
+ * with modes size their bands by it too.
+ * max_steps: internal steps between two outputs (fewer when far too short).
+ * baumgarte_rate: Baumgarte stabilization (drift = baumgarte, and Adams with projection
+ * between its checked restarts): the acceleration-level constraints become
+ * phi'' + 2 w phi' + w^2 phi = 0 (position rows) and psi' + w psi = 0 (velocity rows),
+ * critically damped at rate w = baumgarte_rate, 1/s (0: off). On the constraint manifold
+ * nothing changes.
+ * drift: projection is the only control that keeps position and velocity residuals at the
+ * tolerance level (docs/numerics.md has the measurement behind this default).
+ * atol_velocity (0: 10 atol): at a singular configuration a velocity the constraints no
+ * longer determine (a coupler's rotation as a four-bar chain lies flat) is known only to
+ * the rounding the solve amplifies there; at 1e-13 BDF stalls on it under some BLAS kernels,
+ * at 1e-12 it goes through (docs/numerics.md).
+ * t_end must also come after t_start. */
+#define JY_RUN_SETTINGS(X, C)                                                                     \
+  C(method, jyMethod, JY_METHODS, JY_METHOD_BDF, "method", "M", "integration method")             \
+  X(rtol, double, JY_DOMAIN_POSITIVE, 1e-11, "> 0", "R", "relative tolerance")                    \
+  X(atol, double, JY_DOMAIN_POSITIVE, 1e-13, "> 0", "A", "absolute tolerance on the coordinates") \
+  X(t_start, double, JY_DOMAIN_FINITE, 0, "finite", "T0", "start time, s")                        \
+  X(t_end, double, JY_DOMAIN_FINITE, 10, "finite and after t_start", "T", "end time, s")          \
+  X(dt_out, double, JY_DOMAIN_POSITIVE, 0.01, "> 0", "DT",                                        \
+    "output interval, s; the rows are interpolated and never change the integration")             \
+  X(max_step, double, JY_DOMAIN_AT_LEAST_0, 0, ">= 0", "H", "largest step, s; 0: no limit")       \
+  X(max_steps, long, JY_DOMAIN_COUNT_POSITIVE, 100000, "> 0", "N",                                \
+    "internal steps allowed between two outputs")                                                 \
+  X(baumgarte_rate, double, JY_DOMAIN_NONNEGATIVE, 5, ">= 0 (0 turns stabilization off)", "W",    \
+    "rate w of Baumgarte stabilization, 1/s")                                                     \
+  C(formulation, jyFormulation, JY_FORMULATIONS, JY_FORMULATION_UK, "formulation", "F",           \
+    "equations of motion")                                                                        \
+  C(drift, jyDrift, JY_DRIFTS, JY_DRIFT_PROJECTION, "drift control", "D", "drift control")        \
+  X(atol_velocity, double, JY_DOMAIN_NONNEGATIVE, 0, "> 0 (or 0: 10 atol)", "A",                  \
+    "absolute tolerance on the velocities; 0: 10 atol")                                           \
+  C(newton, jyNewtonSolver, JY_NEWTON_SOLVERS, JY_NEWTON_AUTO, "newton solver", "S",              \
+    "Newton's linear solver (BDF only)")
 
 typedef struct jySimDef {
-  jyMethod method; /* JY_METHOD_BDF */
-  double rtol;     /* 1e-11 */
-  double atol;     /* 1e-13, on the coordinates (and N–P's multipliers); the velocities
-                      get atol_velocity. Parts with modes size their bands by it too. */
-  double t_start;  /* 0 */
-  double t_end;    /* 10 s */
-  double dt_out;   /* 0.01 s */
-  double max_step; /* 0: no limit */
-  long max_steps;  /* 100000 internal steps between two outputs (fewer when far too short) */
-  /* Baumgarte stabilization (drift = baumgarte, and Adams with projection between its checked
-   * restarts): the acceleration-level constraints become phi'' + 2 w phi' + w^2 phi = 0
-   * (position rows) and psi' + w psi = 0 (velocity rows), critically damped at rate
-   * w = baumgarte_rate, 1/s (5; 0: off). On the constraint manifold nothing changes. */
-  double baumgarte_rate;
-  jyFormulation formulation; /* JY_FORMULATION_UK */
-  /* JY_DRIFT_PROJECTION: the only control that keeps position and velocity residuals at
-   * the tolerance level (docs/numerics.md has the measurement behind this default). */
-  jyDrift drift;
-  /* Absolute tolerance on the velocities (0: 10 atol). At a singular configuration a
-   * velocity the constraints no longer determine (a coupler's rotation as a four-bar chain
-   * lies flat) is known only to the rounding the solve amplifies there; at 1e-13 BDF stalls
-   * on it under some BLAS kernels, at 1e-12 it goes through (docs/numerics.md). */
-  double atol_velocity;
-  jyNewtonSolver newton; /* JY_NEWTON_AUTO; BDF only */
+  JY_RUN_SETTINGS(JY_SETTING_FIELD_, JY_SETTING_FIELD_)
 } jySimDef;
 
 JY_API jySimDef jy_default_sim_def(void);
+
+/* The schema of the run settings (in JY_RUN_SETTINGS' order) and of the solver settings
+ * (JY_SOLVER_SETTINGS'): setting i, or NULL when i is past the last. */
+JY_API const jySettingInfo *jy_sim_setting(int i);
+JY_API const jySettingInfo *jy_solver_setting(int i);
+/* Setting i's value in *d as a double (a choice's enum value, a flag's 0 or 1), and setting
+ * it (no check: jy_setting_admits first; jy_sim_create and jy_model_compile check again). */
+JY_API double jy_sim_def_get(const jySimDef *d, int i);
+JY_API void jy_sim_def_set(jySimDef *d, int i, double value);
+JY_API double jy_solver_def_get(const jySolverDef *d, int i);
+JY_API void jy_solver_def_set(jySolverDef *d, int i, double value);
+/* Whether setting s admits value (its domain, its choices, its C type's range). */
+JY_API int jy_setting_admits(const jySettingInfo *s, double value);
 
 typedef struct jySim jySim;
 
