@@ -17,8 +17,10 @@
  * minutes and gigabytes at 10,000). */
 #define JY_DENSE_FALLBACK_MAX_COORDS 2000
 
-/* printf into a fixed error buffer (truncating). */
+/* printf into a fixed error buffer (truncating). names.c, with jy_suggest. */
 void jy_set_error(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Writes " (did you mean 'x'?)" for the nearest candidate within reach, else the list. */
+void jy_suggest(char *out, size_t len, const char *name, const char *const *candidates, int count);
 
 /* Writes x as printf's "%.17g" does (the same characters; io_number.c), with its NUL, into
  * out[JY_NUMBER_LEN]; returns the length. */
@@ -29,7 +31,7 @@ int jy_format_double(char *out, double x);
 int jy_protocol_supported(unsigned version);
 
 /* A part type's shape for these parameters, read as the type's protocol version defines it
- * (fields added after that version zero). Returns what type->shape returns. */
+ * (fields added after that version zero). Returns what type->shape returns. part_shapes.c. */
 int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *shape, char *error,
                   size_t error_len);
 
@@ -39,8 +41,6 @@ int jy_param_index(const jyPartType *type, const char *name); /* -1: no such par
 /* Whether the type's parameter names can all be set: named, listed once, not init/vel/guess,
  * not a terminal's name at the default parameters. 0, or -1 with the reason in error. */
 int jy_param_names_check(const jyPartType *type, char *error, size_t len);
-/* Writes " (did you mean 'x'?)" for the nearest candidate within reach, else the list. */
-void jy_suggest(char *out, size_t len, const char *name, const char *const *candidates, int count);
 
 struct jyEnv {
   jyAllocator alloc;
