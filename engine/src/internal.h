@@ -403,9 +403,6 @@ jyStatus jy_tree_load_part(jyEval *e, const jyModelPart *p, const double *q, con
 /* Whether every one of count values is finite. */
 int jy_all_finite(const double *x, size_t count);
 
-/* Zero-fills part's scratch (every part's when part < 0). */
-void jy_eval_clear_scratch(jyEval *e, int part);
-
 /* The instance a part's functions see through this evaluator (its parameter overrides). */
 static inline const jyPartInstance *jy_eval_inst(const jyEval *e, const jyModelPart *p) {
   return e->insts ? &e->insts[p - e->model->parts] : &p->inst;
