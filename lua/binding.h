@@ -80,10 +80,10 @@ void jyl_open_event(lua_State *L);
 struct jyEnv;
 void jyl_open_plugin(lua_State *L, int env_index, struct jyEnv **env_slot);
 
-/* lua/module.c: the jyEnv of the environment userdata at idx (upvalue 1 of the module's
+/* lua/helpers.c: the jyEnv of the environment userdata at idx (upvalue 1 of the module's
  * functions, a system's user value 1); NULL when idx holds no environment. */
 struct jyEnv *jyl_env_of(lua_State *L, int idx);
-/* lua/system.c: the jySystem of the System at idx (raises a Lua error if it is none). */
+/* lua/helpers.c: the jySystem of the System at idx (raises a Lua error if it is none). */
 struct jySystem *jyl_system_of(lua_State *L, int idx);
 
 #endif

@@ -1,6 +1,6 @@
-/* lua/binding_private.h — what the files of the binding share: lua/module.c (the module, its
- * environment and small helpers), system.c (System, Part, Terminal), model.c (Model),
- * simulation.c (Sim and runs) and settings.c. The userdata blocks behind the metatables of
+/* lua/binding_private.h — what the files of the binding share: lua/helpers.c (small helpers,
+ * the checks of the userdata), module.c (the module, its environment), system.c (System,
+ * Part, Terminal), model.c (Model), simulation.c (Sim and runs) and settings.c. The userdata blocks behind the metatables of
  * lua/binding.h are defined here; the other Lua-side files see only binding.h.
  *
  * References between objects are user values, never registry references, so unreachable
@@ -81,19 +81,9 @@ jyEnv *jyl_upvalue_env(lua_State *L);
  * table of methods; nothing when it exists already in this state. */
 void jyl_new_class(lua_State *L, const char *name, const luaL_Reg *meta, const luaL_Reg *methods);
 
-/* ---- lua/system.c ------------------------------------------------------------------------ */
-
-/* joinery.system([{gravity = {...}}]); upvalue 1 = env userdata */
-int jyl_system_new(lua_State *L);
+/* The userdata one file hands another. */
 LSystem *jyl_check_system(lua_State *L, int idx);
-/* The metatables of System, Part, Terminal and the scratch system of sys:add. */
-void jyl_open_system(lua_State *L);
-
-/* ---- lua/model.c ------------------------------------------------------------------------- */
-
 LModel *jyl_check_model(lua_State *L, int idx);
-/* Compiles the system at sys_idx with the solver settings; pushes the model. */
-LModel *jyl_compile_system(lua_State *L, int sys_idx, const jySolverDef *solver);
 /* Frees the model's engine objects (its last sim is gone, or it never had one). */
 void jyl_model_release(LModel *m);
 /* Pushes the array of the n names fn gives; returns 1. */
@@ -101,6 +91,18 @@ typedef const char *(*jylNameFn)(const jyModel *, int);
 int jyl_push_names(lua_State *L, const jyModel *model, int n, jylNameFn fn);
 /* Pushes {channel name = value} of the channel values in x. */
 void jyl_push_channel_table(lua_State *L, const jyModel *model, const double *x);
+
+/* ---- lua/system.c ------------------------------------------------------------------------ */
+
+/* joinery.system([{gravity = {...}}]); upvalue 1 = env userdata */
+int jyl_system_new(lua_State *L);
+/* The metatables of System, Part, Terminal and the scratch system of sys:add. */
+void jyl_open_system(lua_State *L);
+
+/* ---- lua/model.c ------------------------------------------------------------------------- */
+
+/* Compiles the system at sys_idx with the solver settings; pushes the model. */
+LModel *jyl_compile_system(lua_State *L, int sys_idx, const jySolverDef *solver);
 void jyl_open_model(lua_State *L);
 
 /* ---- lua/simulation.c -------------------------------------------------------------------- */

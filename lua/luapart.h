@@ -111,6 +111,9 @@ typedef struct LpType {
   /* Modes (lua/part_modes.c): names, the rows active in each (bit r: row r), the guards'
    * count and the functions; nmodes 0 for a part without modes. */
   int nmodes, nguards;
+  /* &jyl_lp_hybrid with modes (set by part_type.c, above both part_calls.c, whose shape
+   * function hands it out, and part_modes.c, which defines it), else NULL */
+  const jyPartHybrid *hybrid;
   char **mode_names;
   unsigned long long *mode_rows;
   LpFn guards, transition, admissible, initial_mode;

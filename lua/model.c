@@ -23,19 +23,6 @@
 #include "joinery/joinery.h"
 #include "settings.h"
 
-void jyl_model_release(LModel *m) {
-  jy_eval_destroy(m->eval);
-  m->eval = NULL;
-  jy_model_destroy(m->model);
-  m->model = NULL;
-}
-
-LModel *jyl_check_model(lua_State *L, int idx) {
-  LModel *m = (LModel *)luaL_checkudata(L, idx, JYL_MODEL);
-  if (!m->model || m->closed) luaL_error(L, "the model is closed");
-  return m;
-}
-
 /* __gc and __close; model:close() */
 static int model_gc(lua_State *L) {
   LModel *m = (LModel *)luaL_checkudata(L, 1, JYL_MODEL);
@@ -76,15 +63,6 @@ static jyEval *model_eval(lua_State *L, LModel *m) {
     if (!m->eval) luaL_error(L, "out of memory creating an evaluator");
   }
   return m->eval;
-}
-
-int jyl_push_names(lua_State *L, const jyModel *model, int n, jylNameFn fn) {
-  lua_createtable(L, n, 0);
-  for (int i = 0; i < n; i++) {
-    lua_pushstring(L, fn(model, i));
-    lua_rawseti(L, -2, i + 1);
-  }
-  return 1;
 }
 
 static int model_coords(lua_State *L) {
@@ -160,15 +138,6 @@ static int model_report(lua_State *L) {
   const char *r = jy_model_report(jyl_check_model(L, 1)->model);
   lua_pushstring(L, r ? r : "");
   return 1;
-}
-
-void jyl_push_channel_table(lua_State *L, const jyModel *model, const double *x) {
-  int nch = jy_model_num_channels(model);
-  lua_createtable(L, 0, nch);
-  for (int i = 0; i < nch; i++) {
-    lua_pushnumber(L, x[i]);
-    lua_setfield(L, -2, jy_model_channel_name(model, i));
-  }
 }
 
 /* model:acceleration(q, v[, t]) */

@@ -1,8 +1,8 @@
 /* lua/module.c — the Lua 5.4 module "joinery": a thin binding of joinery/joinery.h. This file
  * opens the module (its environment, the module functions, every other file's part of the
- * API) and holds the helpers the binding's files share; the objects live in lua/system.c
- * (System, Part, Terminal), lua/model.c (Model), lua/simulation.c (Sim, runs) and their
- * settings in lua/settings.c.
+ * API), on top of the others; the helpers they share are in lua/helpers.c, the objects in
+ * lua/system.c (System, Part, Terminal), lua/model.c (Model), lua/simulation.c (Sim, runs)
+ * and their settings in lua/settings.c.
  *
  * Lua API
  * -------
@@ -36,71 +36,6 @@
 #define JOINERY_VERSION "0.1.0"
 #endif
 
-/* ---- helpers --------------------------------------------------------------------------- */
-
-const char *jyl_msg_or(const char *msg, jyStatus status) {
-  return msg && *msg ? msg : jy_status_text(status);
-}
-
-void jyl_push_list(lua_State *L, const char *const *names, int n) {
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  for (int i = 0; i < n; i++) {
-    if (i) luaL_addstring(&b, ", ");
-    luaL_addstring(&b, names[i]);
-  }
-  luaL_pushresult(&b);
-}
-
-int jyl_unknown_name(lua_State *L, const char *what, const char *name, const char *const *names,
-                     int n) {
-  const char *near = jy_nearest_name(name, names, n);
-  jyl_push_list(L, names, n);
-  if (near)
-    return luaL_error(L, "unknown %s '%s'; did you mean '%s'? (valid: %s)", what, name, near,
-                      lua_tostring(L, -1));
-  return luaL_error(L, "unknown %s '%s' (valid: %s)", what, name, lua_tostring(L, -1));
-}
-
-void jyl_push_array(lua_State *L, const double *x, int n) {
-  lua_createtable(L, n, 0);
-  for (int i = 0; i < n; i++) {
-    lua_pushnumber(L, x[i]);
-    lua_rawseti(L, -2, i + 1);
-  }
-}
-
-void jyl_read_vector(lua_State *L, int idx, int n, double *out, const char *what) {
-  luaL_checktype(L, idx, LUA_TTABLE);
-  lua_Integer len = luaL_len(L, idx);
-  if (len != n)
-    luaL_argerror(L, idx, lua_pushfstring(L, "%s must have %d entries, got %d", what, n, (int)len));
-  for (int i = 0; i < n; i++) {
-    if (lua_geti(L, idx, i + 1) != LUA_TNUMBER)
-      luaL_argerror(L, idx, lua_pushfstring(L, "%s[%d] is not a number", what, i + 1));
-    out[i] = lua_tonumber(L, -1);
-    lua_pop(L, 1);
-  }
-}
-
-double *jyl_scratch(lua_State *L, size_t n) {
-  return (double *)lua_newuserdatauv(L, n * sizeof(double), 0);
-}
-
-void jyl_new_class(lua_State *L, const char *name, const luaL_Reg *meta, const luaL_Reg *methods) {
-  if (!luaL_newmetatable(L, name)) { /* opened before in this state */
-    lua_pop(L, 1);
-    return;
-  }
-  luaL_setfuncs(L, meta, 0);
-  if (methods) {
-    lua_newtable(L);
-    luaL_setfuncs(L, methods, 0);
-    lua_setfield(L, -2, "__index");
-  }
-  lua_pop(L, 1);
-}
-
 /* ---- environment ----------------------------------------------------------------------- */
 
 static int env_gc(lua_State *L) {
@@ -108,11 +43,6 @@ static int env_gc(lua_State *L) {
   jy_env_destroy(e->env);
   e->env = NULL;
   return 0;
-}
-
-jyEnv *jyl_upvalue_env(lua_State *L) {
-  LEnv *e = (LEnv *)lua_touserdata(L, lua_upvalueindex(1));
-  return e->env;
 }
 
 /* ---- joinery.types and joinery.describe ------------------------------------------------ */
@@ -267,11 +197,4 @@ int luaopen_joinery(lua_State *L) {
   jyl_open_event(L);               /* lua/event.c: sys:event */
   jyl_open_prelude(L, -1); /* lua/prelude.c: sys:constrain, sys:load, body:point, sys:pin ... */
   return 1;
-}
-
-/* The jyEnv of the environment userdata at idx (upvalue 1 of the module's functions, a
- * system's user value 1), for the other files of the binding. */
-jyEnv *jyl_env_of(lua_State *L, int idx) {
-  LEnv *e = (LEnv *)luaL_testudata(L, idx, JYL_ENV);
-  return e ? e->env : NULL;
 }

@@ -947,7 +947,7 @@ static int lp_shape(const jyPartType *type, const double *params, jyPartShape *s
   shape->angle_outputs = lt->angle_outputs;
   shape->instance_size = lt->data_doubles * sizeof(double);
   if (lt->nmodes > 0) {
-    shape->hybrid = &jyl_lp_hybrid;
+    shape->hybrid = lt->hybrid;
     shape->nguards = lt->nguards;
   }
   return 0;

@@ -923,6 +923,7 @@ static int l_part_type(lua_State *L) {
   make_input_jets(lt);
   if (!lua_checkstack(lt->T, 32)) return luaL_error(L, "out of memory registering a part type");
   jyl_lp_bind_calls(lt);
+  lt->hybrid = lt->nmodes > 0 ? &jyl_lp_hybrid : NULL;
   jyStatus st = jy_env_register(env, &lt->type);
   if (st != JY_OK) {
     const char *why = jy_env_error(env);

@@ -52,14 +52,6 @@
 
 /* ---- system ---------------------------------------------------------------------------- */
 
-LSystem *jyl_check_system(lua_State *L, int idx) {
-  LSystem *s = (LSystem *)luaL_checkudata(L, idx, JYL_SYSTEM);
-  if (!s->sys) luaL_error(L, "the system is closed");
-  return s;
-}
-
-jySystem *jyl_system_of(lua_State *L, int idx) { return jyl_check_system(L, idx)->sys; }
-
 static int sys_gc(lua_State *L) {
   LSystem *s = (LSystem *)luaL_checkudata(L, 1, JYL_SYSTEM);
   jy_system_destroy(s->sys);

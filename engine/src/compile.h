@@ -42,7 +42,8 @@ int jy_compile_sparse_step(jyCompileSparse *s, jyEval *e, const int *rows, int n
  * rows (m) and cols (n) are scratch. */
 int jy_compile_sparse_no_dependent_rows(jyCompileSparse *s, jyEval *e, int *rows, int *cols);
 
-/* Grows the model's report by one formatted line (bounded; allocation is fine here).
+/* Grows the model's report by one formatted line (compile_report.c, below every stage;
+ * bounded; allocation is fine here).
  * JY_ERR_NOMEM when the line could not be kept: a report must not lose lines silently. */
 jyStatus jy_compile_report(jyModel *md, const char *fmt, ...)
   __attribute__((format(printf, 2, 3), warn_unused_result));

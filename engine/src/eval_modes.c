@@ -73,6 +73,15 @@ jyStatus jy_eval_initial_modes(jyEval *e, const double *q, const double *v, doub
   return jy_eval_set_modes(e, e->modes);
 }
 
+/* Zero-fills part's scratch (every part's when part < 0). */
+static void clear_scratch(jyEval *e, int part) {
+  const jyModel *md = e->model;
+  if (!e->scratch) return;
+  int from = part < 0 ? 0 : part, to = part < 0 ? md->nparts : part + 1;
+  for (int i = from; i < to; i++)
+    memset(e->scratch + e->scratch_at[i], 0, md->parts[i].shape->scratch_size);
+}
+
 /* The evaluator's own instances (copies of the model's), made on the first override. */
 static int insts_ready(jyEval *e) {
   const jyModel *m = e->model;
@@ -142,7 +151,7 @@ jyStatus jy_eval_set_param(jyEval *e, int part, int param, double value) {
   jyPartInstance *inst = &e->insts[part];
   e->matrices_valid = 0; /* the part's M and A change with it */
   e->mass_kept = 0;
-  jy_eval_clear_scratch(e, part); /* kept values may have been computed from the old one */
+  clear_scratch(e, part); /* kept values may have been computed from the old one */
   double *params = (double *)inst->params, old = params[param];
   params[param] = value;
   jyPartShape shape;

@@ -11,17 +11,6 @@
 
 enum { MAX_SUGGESTED = 256 }; /* candidates a "did you mean" looks at */
 
-void jy_suggest(char *out, size_t len, const char *name, const char *const *candidates, int count) {
-  const char *near = jy_nearest_name(name, candidates, count);
-  if (near) {
-    snprintf(out, len, " (did you mean '%s'?)", near);
-    return;
-  }
-  size_t used = (size_t)snprintf(out, len, count ? "; valid: " : "; there are none");
-  for (int i = 0; i < count && used < len; i++)
-    used += (size_t)snprintf(out + used, len - used, "%s%s", i ? ", " : "", candidates[i]);
-}
-
 int jy_param_in_domain(jyParamDomain domain, double value) {
   if (domain == JY_PARAM_BOUND) return value == value;
   if (!isfinite(value)) return 0;

@@ -1,7 +1,8 @@
 /* A pool of distinct part shapes: the system and the model each hold every distinct shape
  * once, its names owned, and their parts point into it. Parts of one type with the same
  * parameters almost always have the same shape, so a chain of 10,000 links keeps two shapes
- * (about 2.5 KB each), not 20,000. */
+ * (about 2.5 KB each), not 20,000. And a type's shape as its protocol version defines it
+ * (jy_part_shape), which the parameter door and the builder both read. */
 #include <stdint.h>
 #include <string.h>
 
@@ -196,4 +197,16 @@ void jy_shape_pool_free(jyShapePool *pool, const jyAllocator *a) {
   jy_free(a, pool->hashes);
   jy_free(a, pool->slots);
   *pool = (jyShapePool){0};
+}
+
+int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *shape, char *error,
+                  size_t error_len) {
+  int rc = type->shape(type, params, shape, error, error_len);
+  if (type->version < 2) shape->angle_outputs = 0; /* protocol 1 has no angle outputs */
+  if (type->version < 3) {                         /* nor modes before protocol 3 */
+    shape->hybrid = NULL;
+    shape->nguards = 0;
+  }
+  if (type->version < 4) shape->scratch_size = 0; /* nor scratch before protocol 4 */
+  return rc;
 }

@@ -1,5 +1,5 @@
-/* The simulation object: settings, state, the right-hand side and projection shared by the
- * stepping strategies, output rows and counters. Udwadia–Kalaba: y = [q; v],
+/* The simulation object: settings, state, the choice of stepper and the run through events,
+ * output rows and counters (what the steppers call back into is in sim_step.c). Udwadia–Kalaba: y = [q; v],
  * y' = [v; q''(q, v, t)]. Natsiavas–Paraskevopoulos: y = [q; lambda; v; lambda'],
  * y' = [v; lambda'; q''; lambda''] (dyn_np.c). */
 #include <float.h>
@@ -28,61 +28,6 @@ static const jyStepperOps *stepper_of(jyMethod method) {
   return NULL;
 }
 
-/* What the right-hand side tells the integrator about a status (message from `why`). */
-static int rhs_outcome(jySim *sim, jyStatus st, const char *why) {
-  if (st == JY_OK) return 0;
-  if (st == JY_ERR_PART || st == JY_ERR_NOMEM || st == JY_ERR_INVALID) {
-    sim->failure = st;
-    jy_set_error(sim->error, "%s", why);
-    return -1;
-  }
-  /* A trial state off the solution may be singular or inconsistent; let the integrator
-   * retry with a smaller step and keep the reason in case it gives up. */
-  jy_set_error(sim->rhs_message, "%s", why);
-  sim->rhs_status = st;
-  return 1;
-}
-
-/* CVODE and ARKODE size their first step from norms of the state and its rate: a state of
- * size ~1e300 overflows them, and they ask for the right-hand side at t = NaN. That is said
- * here in the model's terms, rather than as a part "returning a value that is not finite
- * at t = nan" a call later. */
-static int time_not_finite(jySim *sim, double t) {
-  int n = sim->model->n, big = 0; /* the largest coordinate or rate at the last output */
-  for (int j = 1; j < n; j++)
-    if (fmax(fabs(sim->q[j]), fabs(sim->v[j])) > fmax(fabs(sim->q[big]), fabs(sim->v[big])))
-      big = j;
-  sim->failure = JY_ERR_INTEGRATOR;
-  jy_set_error(sim->error,
-               "the integrator's step size overflowed (it asked for t = %g after t = %.9g): the "
-               "state is too large for its error norms (%s = %g, its rate %g); rescale the "
-               "model or its initial values",
-               t, sim->t, n > 0 ? jy_model_coord_name(sim->model, big) : "(no coordinates)",
-               n > 0 ? sim->q[big] : 0.0, n > 0 ? sim->v[big] : 0.0);
-  return -1;
-}
-
-int jy_sim_rhs(double t, N_Vector y, N_Vector ydot, void *ud) {
-  jySim *sim = ud;
-  /* Failures are sticky: the fixed-point solver of SUNDIALS 6 treats -1 as recoverable. */
-  if (sim->failure != JY_OK) return -1;
-  int n = sim->model->n, nq = sim->nq;
-  const double *yv = N_VGetArrayPointer(y);
-  if (!isfinite(t)) return time_not_finite(sim, t);
-  double *dy = N_VGetArrayPointer(ydot);
-  memcpy(dy, yv + nq, sizeof(double) * (size_t)nq);
-  if (!sim->np)
-    return rhs_outcome(sim, jy_eval_acceleration(sim->eval, yv, yv + n, t, dy + n),
-                       jy_eval_error(sim->eval));
-  jyStatus st =
-    jy_np_accelerations(sim->np, yv, yv + n, yv + nq, yv + nq + n, t, dy + nq, dy + nq + n);
-  return rhs_outcome(sim, st, jy_np_error(sim->np));
-}
-
-N_Vector jy_sim_new_vector(const jySim *sim) {
-  return N_VNew_Serial(N_VGetLength(sim->y), sim->ctx);
-}
-
 /* The absolute tolerance of each state component: atol on the coordinates (and N–P's
  * multipliers), atol_velocity (default 10 atol) on their rates. */
 static jyStatus setup_tolerances(jySim *sim) {
@@ -92,209 +37,6 @@ static jyStatus setup_tolerances(jySim *sim) {
   double vel = sim->def.atol_velocity > 0 ? sim->def.atol_velocity : 10 * sim->def.atol;
   for (int j = 0; j < 2 * sim->nq; j++) a[j] = j < sim->nq ? sim->def.atol : vel;
   return JY_OK;
-}
-
-/* Kinetic energy 1/2 x^T M x with the last assembled M (the sparse store or dense). */
-static double kinetic(const jyEval *e, const double *x) { return jy_eval_kinetic(e, x); }
-
-/* A velocity projection that takes away a large part of the kinetic energy is not a
- * correction of the integration error but a jump onto another branch of motion: at a
- * singular configuration (the constraint Jacobian losing rank) the branches cross, and a
- * step that ends near the crossing can be projected onto the wrong one. Measured on the
- * single four-bar: corrections within tolerance remove at most 1e-14 of T (rtol 1e-11)
- * to 1e-8 (rtol 1e-6); a branch switch removes all of it. So a jump is flagged when the
- * correction removes more than 1e-3 of T (and of the largest T reported) and is far
- * outside the error weights. The
- * velocity before is v_before; sim->proj_v holds the projected one. */
-static int branch_jump(jySim *sim, double t, const double *v_before, const double *v_weights) {
-  int n = sim->model->n, worst_j = 0;
-  double *dv = sim->proj_dv, worst = 0;
-  for (int j = 0; j < n; j++) {
-    dv[j] = sim->proj_v[j] - v_before[j];
-    if (fabs(dv[j]) * v_weights[j] > worst) worst = fabs(dv[j]) * v_weights[j], worst_j = j;
-  }
-  if (worst < 100) return 0;
-  double removed = kinetic(sim->eval, dv), after = kinetic(sim->eval, sim->proj_v);
-  /* Relative to the largest kinetic energy reported so far as well: near a turning point T
-   * is small and a correction of tolerance size is a large part of it. */
-  if (!(removed > 1e-3 * fmax(after + removed, sim->kinetic_scale))) {
-    sim->kinetic_scale = fmax(sim->kinetic_scale, after);
-    return 0;
-  }
-  jy_set_error(sim->rhs_message,
-               "at t = %.9g the velocity projection would remove %.3g%% of the kinetic "
-               "energy (%s from %.6g to %.6g): the mechanism is at a singular configuration, "
-               "where its constraint Jacobian loses rank and branches of motion cross, and "
-               "the step would switch branch",
-               t, 100 * removed / (after + removed), sim->model->coord_names[worst_j],
-               v_before[worst_j], sim->proj_v[worst_j]);
-  return 1;
-}
-
-int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, double eps,
-                   N_Vector err, unsigned flags) {
-  if (sim->failure != JY_OK) return -1;
-  int n = sim->model->n, iterations = 0;
-  double *yv = N_VGetArrayPointer(y);
-  memcpy(sim->proj_q, yv, sizeof(double) * (size_t)n);
-  memcpy(sim->proj_v, yv + n, sizeof(double) * (size_t)n);
-  unsigned how = ((flags & JY_PROJECT_ASSEMBLED) ? JY_PROJ_ASSEMBLED : 0u) |
-    ((flags & JY_PROJECT_KEEP_CLOSE) ? JY_PROJ_KEEP_CLOSE : 0u);
-  jyStatus st =
-    jy_project_state(sim->eval, t, sim->proj_q, sim->proj_v, weights, eps, how, &iterations);
-  if (st == JY_OK && err)
-    st = jy_project_error(sim->eval, N_VGetArrayPointer(err), N_VGetArrayPointer(err) + n);
-  if (st == JY_ERR_PART || st == JY_ERR_NOMEM) {
-    sim->failure = st;
-    jy_set_error(sim->error, "%s", jy_eval_error(sim->eval));
-    return -1;
-  }
-  if (st != JY_OK) { /* not converging: the integrator retries with a smaller step */
-    jy_set_error(sim->rhs_message,
-                 "projection onto the constraints did not converge at "
-                 "t = %.9g",
-                 t);
-    return 1;
-  }
-  if ((flags & JY_PROJECT_GUARD) && branch_jump(sim, t, yv + n, weights + n)) return 2;
-  memcpy(yv, sim->proj_q, sizeof(double) * (size_t)n);
-  memcpy(yv + n, sim->proj_v, sizeof(double) * (size_t)n);
-  return 0;
-}
-
-/* 1 / (rtol |y| + abstol) into sim->proj_weights. */
-static const double *own_weights(jySim *sim, N_Vector y) {
-  double *w = N_VGetArrayPointer(sim->proj_weights);
-  const double *yv = N_VGetArrayPointer(y), *abstol = N_VGetArrayPointer(sim->abstol);
-  sunindextype length = N_VGetLength(y);
-  for (sunindextype j = 0; j < length; j++) /* one pass, not CVODE's three */
-    w[j] = 1.0 / (sim->def.rtol * fabs(yv[j]) + abstol[j]);
-  return w;
-}
-
-int jy_sim_project_own_weights(jySim *sim, double t, N_Vector y, double eps, unsigned flags) {
-  return jy_sim_project(sim, t, y, own_weights(sim, y), eps, NULL, flags);
-}
-
-int jy_sim_guard_clears(jySim *sim, double t, N_Vector y) {
-  jyEval *e = sim->eval;
-  int n = sim->model->n;
-  if (sim->np || !e->store_solved || !e->matrices_valid || e->matrices_t != t) return 0;
-  const double *w = own_weights(sim, y), *yv = N_VGetArrayPointer(y);
-  /* The matrices' state within a hundred tolerances of this one: they differ from its own
-   * by ~1e-8 relative at rtol 1e-10 (the last right-hand side is the step's last
-   * corrector iterate). */
-  for (int j = 0; j < 2 * n; j++)
-    if (!(fabs(yv[j] - e->matrices_state[j]) * w[j] <= 100)) return 0;
-  if (jy_project_estimate(e, t, yv, yv + n, w, sim->proj_q, sim->proj_dv) != JY_OK) return 0;
-  double worst = 0;
-  for (int j = 0; j < n; j++) {
-    double d = fabs(sim->proj_dv[j]) * w[n + j];
-    if (!(d < INFINITY)) return 0; /* NaN too */
-    worst = fmax(worst, d);
-  }
-  if (worst <= 10) return 1;
-  /* Or it removes a thousandth of what a branch jump does (branch_jump's measure). */
-  for (int j = 0; j < n; j++) sim->proj_v[j] = yv[n + j] + sim->proj_dv[j];
-  double removed = kinetic(e, sim->proj_dv), after = kinetic(e, sim->proj_v);
-  return removed <= 1e-6 * fmax(after + removed, sim->kinetic_scale);
-}
-
-int jy_sim_stop_at_branch(jySim *sim) {
-  sim->failure = JY_ERR_BRANCH;
-  jy_set_error(sim->error,
-               "%s; the run stops rather than continue on another branch "
-               "(method bdf, the default, goes through singular configurations)",
-               sim->rhs_message);
-  return -1;
-}
-
-/* Parts with an active non-ideal law (friction) have their local velocity watched after
- * every step: Coulomb friction reverses with the sliding direction, and a body come to
- * rest against friction it cannot overcome (sticking is not modelled) makes every
- * integrator reverse that velocity at nearly every step. A run that went on would creep
- * at the average of the reversals: a wrong motion. Reversals at 4 of the last 8 steps
- * stop it; a sliding oscillation reverses once in many steps. */
-static int law_part(const jyModelPart *part) {
-  return part->inst.type->nonideal_law && !(part->shape->flags & JY_PART_NO_LAW) &&
-    !part->shape->hybrid;
-}
-
-static jyStatus setup_friction_watch(jySim *sim) {
-  const jyModel *m = sim->model;
-  size_t coords = 0;
-  for (int k = 0; k < m->nparts; k++)
-    if (law_part(&m->parts[k])) coords += (size_t)m->parts[k].inst.ncoords;
-  if (coords == 0 || sim->np) return JY_OK;
-  sim->law_velocity = jy_calloc(&m->alloc, coords, sizeof(double));
-  sim->law_reversals = jy_calloc(&m->alloc, (size_t)m->nparts, 1);
-  return sim->law_velocity && sim->law_reversals ? JY_OK : JY_ERR_NOMEM;
-}
-
-/* The steps a stop for slow progress waits for: a twentieth of max_steps, at least 100 (an
- * integrator's first steps are its smallest; CVODE grows them at most tenfold a step). The
- * margin: it stops when what is left to t_out is more than a thousand times max_steps of
- * their average, so the steps would have to grow a thousandfold at once for the run to
- * reach t_out within max_steps after all. */
-enum { SLOW_STEPS_MIN = 100, SLOW_STEPS_SHARE = 20 };
-#define SLOW_MARGIN 1000.0
-
-int jy_sim_steps_spent(jySim *sim, const char *flag, long steps, double t_from, double t_now,
-                       double t_out) {
-  long budget = sim->def.max_steps, checked = budget / SLOW_STEPS_SHARE;
-  if (checked < SLOW_STEPS_MIN) checked = SLOW_STEPS_MIN;
-  double way = t_out - t_now, step = steps > 0 ? (t_now - t_from) / (double)steps : 0;
-  if (steps >= budget) {
-    snprintf(sim->solver_message, sizeof sim->solver_message,
-             "more than max_steps = %ld steps between two outputs", budget);
-  } else if (steps < checked || !(way > 0)) {
-    return 0;
-  } else if (!(step > 0)) {
-    snprintf(sim->solver_message, sizeof sim->solver_message,
-             "%ld steps since t = %.9g have not moved t: the steps are zero at this t", steps,
-             t_from);
-  } else if (way / step > SLOW_MARGIN * (double)budget) {
-    snprintf(sim->solver_message, sizeof sim->solver_message,
-             "the %ld steps since t = %.9g average %.3g s: the next output time %.9g is %.3g "
-             "such steps away, more than max_steps = %ld allows by far",
-             steps, t_from, step, t_out, way / step, budget);
-  } else {
-    return 0;
-  }
-  snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s", flag);
-  return 1;
-}
-
-int jy_sim_check_step(jySim *sim, double t, N_Vector y) {
-  const jyModel *m = sim->model;
-  if (!sim->law_velocity) return 0;
-  const double *yv = N_VGetArrayPointer(y);
-  double *prev = sim->law_velocity;
-  for (int k = 0; k < m->nparts; k++) {
-    const jyModelPart *part = &m->parts[k];
-    if (!law_part(part)) continue;
-    int nc = part->inst.ncoords, mapped = 0;
-    const double *ql, *vl;
-    if (jy_localize(sim->eval, part, yv, yv + sim->nq, t, &ql, &vl, &mapped) != JY_OK) return 0;
-    double dot = 0;
-    for (int i = 0; i < nc; i++) dot += prev[i] * vl[i];
-    memcpy(prev, vl, sizeof(double) * (size_t)nc);
-    prev += nc;
-    unsigned char *history = &sim->law_reversals[k];
-    *history = (unsigned char)(*history << 1 | (dot < 0));
-    int count = 0;
-    for (unsigned h = *history; h; h >>= 1) count += (int)(h & 1u);
-    if (count < 4) continue;
-    sim->failure = JY_ERR_INTEGRATOR;
-    jy_set_error(sim->error,
-                 "at t = %.9g the sliding velocity of part '%s' (a friction law) reversed at "
-                 "%d of the last 8 steps: the motion has come to rest against Coulomb friction "
-                 "that it cannot overcome, and sticking is not modelled; the run stops rather "
-                 "than creep. End the run before it comes to rest (t_end)",
-                 t, part->inst.name, count);
-    return -1;
-  }
-  return 0;
 }
 
 static jyStatus check_def(jySim *sim, const jySimDef *d) {
@@ -386,46 +128,6 @@ static jyStatus setup_events(jySim *sim) {
   return JY_OK;
 }
 
-int jy_sim_guards(double t, N_Vector y, double *g, void *ud) {
-  jySim *sim = ud;
-  if (sim->failure != JY_OK) return -1;
-  const double *yv = N_VGetArrayPointer(y);
-  if (jy_hybrid_guards(sim, t, yv, g) != 0) return -1;
-  return jy_events_guards(sim, t, yv, g + sim->nguards_part) != 0 ? -1 : 0;
-}
-
-void jy_sim_root_located(jySim *sim, double t, N_Vector y) {
-  sim->root_pending = 1;
-  sim->root_t = t;
-  N_VScale(1.0, y, sim->root_y);
-}
-
-jyStatus jy_sim_count_event(jySim *sim, const char *name, double t) {
-  const jyAllocator *a = &sim->model->alloc;
-  sim->events++;
-  for (int k = 0; k < sim->nevent_kinds; k++) {
-    jyEventSummary *e = &sim->event_kinds[k];
-    if (strcmp(e->name, name) != 0) continue;
-    e->count++;
-    e->last_t = t;
-    return JY_OK;
-  }
-  if (sim->nevent_kinds == sim->event_kinds_cap) {
-    int cap = sim->event_kinds_cap ? 2 * sim->event_kinds_cap : 8;
-    jyEventSummary *grown = jy_calloc(a, (size_t)cap, sizeof *grown);
-    if (!grown) return JY_ERR_NOMEM;
-    if (sim->nevent_kinds > 0)
-      memcpy(grown, sim->event_kinds, (size_t)sim->nevent_kinds * sizeof *grown);
-    jy_free(a, sim->event_kinds);
-    sim->event_kinds = grown;
-    sim->event_kinds_cap = cap;
-  }
-  char *copy = jy_strdup(a, name);
-  if (!copy) return JY_ERR_NOMEM;
-  sim->event_kinds[sim->nevent_kinds++] = (jyEventSummary){copy, 1, t, t};
-  return JY_OK;
-}
-
 int jy_sim_num_event_kinds(const jySim *sim) { return sim ? sim->nevent_kinds : 0; }
 
 jyEventSummary jy_sim_event_summary(const jySim *sim, int k) {
@@ -475,7 +177,7 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
   pack_state(sim, N_VGetArrayPointer(sim->y));
   *status = setup_tolerances(sim);
   if (*status == JY_OK) *status = setup_drift(sim);
-  if (*status == JY_OK) *status = setup_friction_watch(sim);
+  if (*status == JY_OK) *status = jy_sim_setup_friction_watch(sim);
   if (*status == JY_OK) *status = setup_events(sim);
   if (*status == JY_OK) *status = sim->stepper->setup(sim);
   if (*status != JY_OK && !sim->error[0])
@@ -578,7 +280,7 @@ static void project_for_report(jySim *sim, double t) {
   if (r == 1) sim->projections_skipped++;
   if (r == 0) {
     const double *v = N_VGetArrayPointer(sim->y) + sim->nq;
-    sim->kinetic_scale = fmax(sim->kinetic_scale, kinetic(sim->eval, v));
+    sim->kinetic_scale = fmax(sim->kinetic_scale, jy_eval_kinetic(sim->eval, v));
   }
 }
 
@@ -765,17 +467,6 @@ jyStatus jy_sim_run(jySim *sim, jyRowSink sink, void *ud) {
   return JY_OK;
 }
 
-void jy_stats_add(jySimStats *sum, const jySimStats *more) {
-  sum->steps += more->steps;
-  sum->rhs_evals += more->rhs_evals;
-  sum->error_test_fails += more->error_test_fails;
-  sum->nonlinear_fails += more->nonlinear_fails;
-  sum->jac_evals += more->jac_evals;
-  sum->jac_rhs_evals += more->jac_rhs_evals;
-  sum->krylov_iters += more->krylov_iters;
-  sum->guard_evals += more->guard_evals;
-}
-
 jySimStats jy_sim_stats(const jySim *sim) {
   jySimStats s = {0};
   if (!sim || !sim->ready) return s;
@@ -783,11 +474,4 @@ jySimStats jy_sim_stats(const jySim *sim) {
   s.projections_skipped = sim->projections_skipped;
   s.events = sim->events;
   return s;
-}
-
-void jy_sim_record_flag(jySim *sim, const char *name, const char *integrator, int flag) {
-  if (name)
-    snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s", name);
-  else
-    snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s flag %d", integrator, flag);
 }

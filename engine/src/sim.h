@@ -98,6 +98,8 @@ struct jySim {
   void *user_events;    /* sim_events.c's state */
 };
 
+/* What the steppers call back into (sim_step.c, below them). */
+
 /* The right-hand side y' = f(t, y) for SUNDIALS (UK or N–P by sim->np): 0, 1 (recoverable:
  * the integrator retries smaller) or -1 (fatal, reason in sim->error, sticky). */
 int jy_sim_rhs(double t, N_Vector y, N_Vector ydot, void *sim);
@@ -135,6 +137,9 @@ int jy_sim_guard_clears(jySim *sim, double t, N_Vector y);
 /* Called by every stepper after each accepted step with its end state: 0, or -1 when the
  * run must stop (reason in sim->error, failure set). Watches friction coming to rest. */
 int jy_sim_check_step(jySim *sim, double t, N_Vector y);
+/* The friction watch jy_sim_check_step keeps, set up by sim.c when the simulation is created
+ * (nothing for a model without a law part, or with N–P): JY_OK or JY_ERR_NOMEM. */
+jyStatus jy_sim_setup_friction_watch(jySim *sim);
 
 /* Whether the steps toward the next output are spent (flag: the integrator's name for it,
  * "CV_TOO_MUCH_WORK"): `steps` already taken since t_from, now at t_now, toward t_out. 1

@@ -270,3 +270,29 @@ jyStatus jy_event_set_param(jyEventCall *call, const char *part, const char *par
 void jy_event_stop(jyEventCall *call) {
   if (call && call->in_action) call->stop = 1;
 }
+
+jyStatus jy_sim_count_event(jySim *sim, const char *name, double t) {
+  const jyAllocator *a = &sim->model->alloc;
+  sim->events++;
+  for (int k = 0; k < sim->nevent_kinds; k++) {
+    jyEventSummary *e = &sim->event_kinds[k];
+    if (strcmp(e->name, name) != 0) continue;
+    e->count++;
+    e->last_t = t;
+    return JY_OK;
+  }
+  if (sim->nevent_kinds == sim->event_kinds_cap) {
+    int cap = sim->event_kinds_cap ? 2 * sim->event_kinds_cap : 8;
+    jyEventSummary *grown = jy_calloc(a, (size_t)cap, sizeof *grown);
+    if (!grown) return JY_ERR_NOMEM;
+    if (sim->nevent_kinds > 0)
+      memcpy(grown, sim->event_kinds, (size_t)sim->nevent_kinds * sizeof *grown);
+    jy_free(a, sim->event_kinds);
+    sim->event_kinds = grown;
+    sim->event_kinds_cap = cap;
+  }
+  char *copy = jy_strdup(a, name);
+  if (!copy) return JY_ERR_NOMEM;
+  sim->event_kinds[sim->nevent_kinds++] = (jyEventSummary){copy, 1, t, t};
+  return JY_OK;
+}

@@ -1,7 +1,7 @@
 /* Events inside a simulation: the guard functions the integrator's root finding watches and
  * what happens when one crosses zero. Internal.
  *
- * Two groups of guards share one root function (sim.c, jy_sim_guards): first the parts' own
+ * Two groups of guards share one root function (sim_step.c, jy_sim_guards): first the parts' own
  * (sim_hybrid.c: contacts that close and open, friction that sticks and slips, with the
  * modes each part is in), then the user events (sim_events.c: jy_system_add_event). At a
  * located crossing sim.c writes the row before, calls jy_hybrid_fire then jy_events_fire,
@@ -53,11 +53,12 @@ int jy_events_guards(jySim *sim, double t, const double *y, double *g);
  * an action stops the run. JY_OK or an error in sim->error. */
 jyStatus jy_events_fire(jySim *sim, double t, double *y, const int *found, int *changed, int *stop);
 
-/* ---- shared (sim.c) ---- */
-
-/* The root function SUNDIALS calls (CVodeRootInit, ARKStepRootInit): both groups in order. */
-int jy_sim_guards(double t, N_Vector y, double *g, void *sim);
-/* Counts one firing of `name` at t in the simulation's event summary (the name is copied). */
+/* The event summary (sim_events.c, below sim_hybrid.c and sim.c): counts one firing of
+ * `name` at t (the name is copied). */
 jyStatus jy_sim_count_event(jySim *sim, const char *name, double t);
+
+/* The root function SUNDIALS calls (CVodeRootInit, ARKStepRootInit): both groups in order
+ * (sim_step.c). */
+int jy_sim_guards(double t, N_Vector y, double *g, void *sim);
 
 #endif

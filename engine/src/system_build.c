@@ -105,18 +105,6 @@ static int grow(const jyAllocator *a, void **array, int *cap, int count, size_t 
   return 0;
 }
 
-int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *shape, char *error,
-                  size_t error_len) {
-  int rc = type->shape(type, params, shape, error, error_len);
-  if (type->version < 2) shape->angle_outputs = 0; /* protocol 1 has no angle outputs */
-  if (type->version < 3) {                         /* nor modes before protocol 3 */
-    shape->hybrid = NULL;
-    shape->nguards = 0;
-  }
-  if (type->version < 4) shape->scratch_size = 0; /* nor scratch before protocol 4 */
-  return rc;
-}
-
 /* Which of the protocol's limits the shape exceeds, or NULL. */
 static const char *shape_beyond_limits(const jyPartShape *s) {
   if (s->ncoords < 0 || s->ncoords > JY_PART_MAX_COORDS) return "coordinates";
