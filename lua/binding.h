@@ -56,12 +56,12 @@ JYL_EXPORT void jyl_set_stop_flag(lua_State *L, const volatile sig_atomic_t *fla
  * and the elementary functions on them) in the table on the top of the stack. */
 void jyl_open_math(lua_State *L);
 
-/* lua/part_type.c: sets part_type and eval_part (Lua-defined part types) in the module table
+/* lua/parts/part_type.c: sets part_type and eval_part (Lua-defined part types) in the module table
  * on the top of the stack and teaches joinery.math's functions the joinery.Jet values Lua
  * parts compute with (call after jyl_open_math). env_idx: the environment userdata. */
 void jyl_open_parts(lua_State *L, int env_idx);
 
-/* lua/part_type.c: pushes joinery.part_type bound to the environment userdata at env_idx (a
+/* lua/parts/part_type.c: pushes joinery.part_type bound to the environment userdata at env_idx (a
  * system's user value 1), so that a type registered through it lands where the system looks. */
 void jyl_push_part_type(lua_State *L, int env_idx);
 

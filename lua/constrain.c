@@ -23,7 +23,7 @@
  * (glue "<name>.t<i>", its force channel is the generalized force the constraint applies
  * to that item). Glue elimination then substitutes the massless coordinates away: the
  * constraint costs its rows only. The rows' multipliers are the channels force.<name>.r1,
- * ...; phi and psi get their derivatives by the Jets of lua/jet.c, with t a Jet too
+ * ...; phi and psi get their derivatives by the Jets of lua/parts/jet.c, with t a Jet too
  * (rheonomic constraints).
  *
  * The checking and the building are Lua code (lua/prelude/constrain.lua, run once per module
@@ -38,7 +38,7 @@
 #include <lua.h>
 
 #include "joinery/part.h"
-#include "luapart.h"
+#include "parts/luapart.h"
 
 /* sys:constrain(spec); upvalue 1 = the Lua half, impl(sys, spec, on, dims, part_type, env). */
 static int sys_constrain(lua_State *L) {

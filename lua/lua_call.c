@@ -1,5 +1,5 @@
 /* lua/lua_call.c — the message handler of every protected call into Lua: the Lua parts'
- * trampolines (lua/part_calls.c), the channel functions (lua/channel.c) and the joinery
+ * trampolines (lua/parts/part_calls.c), the channel functions (lua/channel.c) and the joinery
  * command's script (lua/main.c). One handler, so that an error reads the same wherever it
  * was raised: "file:line: message", with a traceback only when asked for (joinery
  * --traceback). */

@@ -192,7 +192,7 @@ int luaopen_joinery(lua_State *L) {
   lua_setfield(L, -2, "version");
   jyl_open_math(L);
   jyl_open_plugin(L, -2, &e->env); /* lua/plugin.c: load_plugin, check_part */
-  jyl_open_parts(L, -2);           /* lua/part_type.c, eval_part.c, jet.c */
+  jyl_open_parts(L, -2);           /* lua/parts/part_type.c, eval_part.c, jet.c */
   jyl_open_channel(L);             /* lua/channel.c: sys:channel */
   jyl_open_event(L);               /* lua/event.c: sys:event */
   jyl_open_prelude(L, -1); /* lua/prelude.c: sys:constrain, sys:load, body:point, sys:pin ... */

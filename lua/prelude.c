@@ -22,7 +22,7 @@
 #include <lua.h>
 
 #include "binding.h"
-#include "luapart.h"
+#include "parts/luapart.h"
 #include "prelude_chunks.h"
 
 static int owner(lua_State *L) {

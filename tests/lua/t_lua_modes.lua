@@ -1,5 +1,5 @@
 -- Parts with modes written in Lua (joinery.part_type's modes, guards, transition,
--- admissible, initial_mode: lua/part_modes.c): the Coulomb brake of
+-- admissible, initial_mode: lua/parts/part_modes.c): the Coulomb brake of
 -- examples/stick_slip_lua.lua against the closed form of the spring block and against the
 -- built-in guide's stick-slip; a Lua floor against the built-in floor; and the definition and
 -- run-time errors, each naming the type and the script line.

@@ -1,6 +1,6 @@
-/* lua/part_type.c — joinery.part_type{...}: a part type written in Lua, parsed into an
- * LpType (lua/luapart.h) and registered in the module's environment as an ordinary
- * jyPartType whose functions are the trampolines of lua/part_calls.c; sys:add() then uses it
+/* lua/parts/part_type.c — joinery.part_type{...}: a part type written in Lua, parsed into an
+ * LpType (lua/parts/luapart.h) and registered in the module's environment as an ordinary
+ * jyPartType whose functions are the trampolines of lua/parts/part_calls.c; sys:add() then uses it
  * by name like a built-in part, with its parameters validated by the engine against the
  * schema the script gave. docs/parts.md is the user's guide; this comment is the
  * implementer's.
@@ -31,7 +31,7 @@
  *     flat = false,
  *     modes = { { name = "open", rows = {} }, { name = "closed", rows = { "gap" } } },
  *     nguards = 1, guards = ..., transition = ..., admissible = ..., initial_mode = ...,
- *                                      (a part with modes: parse_modes, lua/part_modes.c)
+ *                                      (a part with modes: parse_modes, lua/parts/part_modes.c)
  *   }                                  -> the type name
  *   (terminals, constraints and outputs may also be maps name -> spec, taken in name order.)
  *   A constraint entry gives one row, or with rows = k the k rows <name>1 .. <name>k from one
@@ -701,7 +701,7 @@ static void make_argument_tables(LpType *lt) {
   }
 }
 
-/* The input Jets of the layouts the definition uses (lua/jet.c: LAG, POS, VEL). */
+/* The input Jets of the layouts the definition uses (lua/parts/jet.c: LAG, POS, VEL). */
 static void make_input_jets(LpType *lt) {
   int n = lt->n, npos = 0, nvel = 0, nfnterm = 0;
   for (int r = 0; r < lt->nrows; r++) {
@@ -807,7 +807,7 @@ static void parse_mode(lua_State *L, LpType *lt, int e, int k) {
   lua_pop(L, 1);
 }
 
-/* The modes and their functions (lua/part_modes.c calls them):
+/* The modes and their functions (lua/parts/part_modes.c calls them):
  *   modes = { { name = "open", rows = {} }, { name = "closed", rows = { "gap" } } },
  *   nguards = 1, guards = function(q, v, t, p, f, a, mode) return { g } end,
  *   transition = function(q, v, t, p, f, guard, direction, mode) return "closed", { gap = e } end,

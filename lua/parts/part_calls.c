@@ -1,6 +1,6 @@
-/* lua/part_calls.c — the part protocol functions of a Lua part type: trampolines from the
+/* lua/parts/part_calls.c — the part protocol functions of a Lua part type: trampolines from the
  * engine into the script's functions (lp_mass, lp_force, lp_terminal, lp_constraints, ...),
- * and their cache. lua/part_type.c builds the record (LpType) they read.
+ * and their cache. lua/parts/part_type.c builds the record (LpType) they read.
  *
  * Calls into Lua. Every type owns a Lua thread of its own; its stack holds, once and for
  * all, the message handler, the script's functions, the argument tables and the input Jets,

@@ -1,4 +1,4 @@
-/* lua/eval_part.c — joinery.eval_part{...}: one evaluation of any registered part type (Lua
+/* lua/parts/eval_part.c — joinery.eval_part{...}: one evaluation of any registered part type (Lua
  * or C) at a given state, through the public part protocol alone, returned as Lua tables. It
  * is how a script (or a test) looks at what a part gives the engine.
  *

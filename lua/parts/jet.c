@@ -1,10 +1,10 @@
-/* lua/jet.c — joinery.Jet: the numbers a Lua part's functions compute with, and joinery.math
+/* lua/parts/jet.c — joinery.Jet: the numbers a Lua part's functions compute with, and joinery.math
  * on them.
  *
  * A Jet is a forward-mode number that carries, besides the value, the gradient over the
  * evaluation's variables and the second derivatives that evaluation needs, so that ONE call
  * of a Lua function gives everything (the hyper-dual recipe of the platform notes needs
- * n(n+1)/2 + 2n calls for M and Q). lua/part_calls.c seeds them in three layouts:
+ * n(n+1)/2 + 2n calls for M and Q). lua/parts/part_calls.c seeds them in three layouts:
  *   LAG (lagrangian, kinetic, potential): variables (q, v, t), N = 2n + 1, Hessian rows
  *       of the v variables: M = L_vv, Q = L_q - L_vq v - L_vt.
  *   POS (terminals, phi): variables (q, t), N = n + 1, plus the first and second

@@ -1,8 +1,8 @@
-/* lua/part_modes.c — the modes of a Lua part type (joinery/part.h, jyPartHybrid): trampolines
+/* lua/parts/part_modes.c — the modes of a Lua part type (joinery/part.h, jyPartHybrid): trampolines
  * from the engine into the script's guards, transition, admissible and initial_mode
- * functions, which lua/part_type.c parsed. The script names its modes; the engine numbers
+ * functions, which lua/parts/part_type.c parsed. The script names its modes; the engine numbers
  * them by their place in the definition's `modes` list. Calls go through the same thread,
- * message handler and argument tables as lua/part_calls.c's, so a failure reads
+ * message handler and argument tables as lua/parts/part_calls.c's, so a failure reads
  * "<function> (script:line): message". */
 #include "luapart.h"
 

@@ -1,13 +1,13 @@
-/* lua/luapart.h — what the files of the Lua part types share (private to lua/).
+/* lua/parts/luapart.h — what the files of the Lua part types share (private to lua/).
  *
  * A part type written in Lua goes through three stages, one file each:
- *   lua/part_type.c   joinery.part_type{...}: parses the definition into an LpType and
+ *   lua/parts/part_type.c   joinery.part_type{...}: parses the definition into an LpType and
  *                     registers it in the module's environment;
- *   lua/part_calls.c  the protocol functions the engine calls (lp_mass, lp_terminal, ...):
+ *   lua/parts/part_calls.c  the protocol functions the engine calls (lp_mass, lp_terminal, ...):
  *                     trampolines into the script's functions, with their cache;
- *   lua/jet.c         the joinery.Jet numbers those functions compute with, which give the
+ *   lua/parts/jet.c         the joinery.Jet numbers those functions compute with, which give the
  *                     derivatives (and joinery.math's functions on them).
- * lua/eval_part.c (joinery.eval_part) evaluates any registered type, Lua or C, through the
+ * lua/parts/eval_part.c (joinery.eval_part) evaluates any registered type, Lua or C, through the
  * public part protocol alone. docs/parts.md is the user's guide.
  */
 #ifndef JOINERY_LUA_LUAPART_H
@@ -28,7 +28,7 @@
   "a part's coordinates and rows form one dense block, whose work grows as their square " \
   "or cube, held in the part protocol's fixed tables"
 
-/* ---- Jets (lua/jet.c) ------------------------------------------------------------------ */
+/* ---- Jets (lua/parts/jet.c) ------------------------------------------------------------------ */
 
 /* A forward-mode number: the value, the gradient over the evaluation's N variables, R rows
  * of its Hessian and, when dd, the first and second derivatives along one direction. */
@@ -54,7 +54,7 @@ Jet *jyl_jet_new(lua_State *L, int N, int R, int roff, int dd);
  * module table at mod_idx, after jyl_open_math) to take Jets. */
 void jyl_open_jets(lua_State *L, int mod_idx);
 
-/* ---- Lua part type records (filled by lua/part_type.c, used by lua/part_calls.c) -------- */
+/* ---- Lua part type records (filled by lua/parts/part_type.c, used by lua/parts/part_calls.c) -------- */
 
 typedef enum { DYN_NONE, DYN_LAGRANGIAN, DYN_ENERGY, DYN_DIRECT } DynMode;
 
@@ -108,7 +108,7 @@ typedef struct LpType {
   unsigned flags;
   unsigned angle_outputs; /* jyPartShape.angle_outputs */
   int flat;               /* functions get arrays (x[1], ...) and no p (sys:constrain's types) */
-  /* Modes (lua/part_modes.c): names, the rows active in each (bit r: row r), the guards'
+  /* Modes (lua/parts/part_modes.c): names, the rows active in each (bit r: row r), the guards'
    * count and the functions; nmodes 0 for a part without modes. */
   int nmodes, nguards;
   /* &jyl_lp_hybrid with modes (set by part_type.c, above both part_calls.c, whose shape
@@ -129,7 +129,7 @@ typedef struct LpType {
   int dyn_cache;       /* offset of the dynamics cache */
 } LpType;
 
-/* ---- lua/part_calls.c ------------------------------------------------------------------ */
+/* ---- lua/parts/part_calls.c ------------------------------------------------------------------ */
 
 /* Frees the record and everything it owns (not its thread: the registry reference does). */
 void jyl_lp_free(LpType *lt);
@@ -151,16 +151,16 @@ int jyl_lp_push_plain_args(LpType *lt, const jyPartState *s);
  * error on failure. */
 int jyl_lp_pcall(LpType *lt, const LpFn *fn, int nargs, int nres, char *error, size_t len);
 
-/* ---- lua/part_modes.c ------------------------------------------------------------------ */
+/* ---- lua/parts/part_modes.c ------------------------------------------------------------------ */
 
 /* The jyPartHybrid every Lua part type with modes uses (it dispatches on the type's record). */
 extern const jyPartHybrid jyl_lp_hybrid;
 
-/* ---- lua/eval_part.c ------------------------------------------------------------------- */
+/* ---- lua/parts/eval_part.c ------------------------------------------------------------------- */
 
 /* Pushes joinery.eval_part bound to the environment userdata at env_idx. */
 void jyl_push_eval_part(lua_State *L, int env_idx);
-/* lua/part_type.c: __newindex of a read-only argument view; upvalue 1 names it ("q"). */
+/* lua/parts/part_type.c: __newindex of a read-only argument view; upvalue 1 names it ("q"). */
 int jyl_read_only_error(lua_State *L);
 
 #endif
