@@ -117,13 +117,16 @@ static const double *bounds_of(const jyPartInstance *self) {
   return self->params + (is_floor(self) ? F_BOUNDS : S_BOUNDS);
 }
 
-/* A floor or surface with a finite bound: it has the edge guard and the mode MODE_BELOW. */
-static int has_bounds(const jyPartInstance *self) {
-  if (!is_plane(self)) return 0;
-  const double *b = bounds_of(self);
+/* Some of the NBOUNDS bounds b is finite. */
+static int any_finite(const double *b) {
   for (int i = 0; i < NBOUNDS; i++)
     if (isfinite(b[i])) return 1;
   return 0;
+}
+
+/* A floor or surface with a finite bound: it has the edge guard and the mode MODE_BELOW. */
+static int has_bounds(const jyPartInstance *self) {
+  return is_plane(self) && any_finite(bounds_of(self));
 }
 
 /* phi and its rate (floor: n . p - d with n as given; surface: the same in body axes; a
@@ -181,7 +184,7 @@ static void surface_phi(const void *ctx, const jyHyper *q, jyHyper *out) {
 static void measure_plane(const jyPartInstance *self, const jyPartState *state, Gap *g) {
   int dim = jy_part_dim(self->params);
   const double *n = self->params + P_NX;
-  double nn = 0, x[3];
+  double nn = 0, x[3] = {0, 0, 0};
   for (int i = 0; i < dim; i++) nn += n[i] * n[i];
   g->sign = 1;
   g->scale = sqrt(nn);
@@ -200,10 +203,12 @@ static void measure_plane(const jyPartInstance *self, const jyPartState *state, 
     jy_spatial_eval(surface_phi, self->params, self->ncoords, 1, state->q, state->v, &g->phi, g->A,
                     &g->rate, &curv);
     g->rhs = -curv;
-    jyHyper qh[JY_FRAME_DIM + 3], local[3];
-    for (int i = 0; i < self->ncoords; i++) qh[i] = jy_hd_const(state->q[i]);
-    surface_local(dim, qh, local);
-    for (int i = 0; i < dim; i++) x[i] = local[i].v;
+    if (has_bounds(self)) { /* the point in body axes, where the bounds are */
+      jyHyper qh[JY_FRAME_DIM + 3], local[3];
+      for (int i = 0; i < self->ncoords; i++) qh[i] = jy_hd_const(state->q[i]);
+      surface_local(dim, qh, local);
+      for (int i = 0; i < dim; i++) x[i] = local[i].v;
+    }
   }
   g->edge = has_bounds(self) ? edge_margin(n, dim, g->phi, x, bounds_of(self)) : INFINITY;
 }
@@ -461,14 +466,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
     s->output_names[2] = "friction_force";
     s->nguards = 2;
   }
-  if (floor || surface) {
-    const double *b = p + (floor ? F_BOUNDS : S_BOUNDS);
-    for (int i = 0; i < NBOUNDS; i++)
-      if (isfinite(b[i])) {
-        s->nguards++; /* the edge guard */
-        break;
-      }
-  }
+  if ((floor || surface) && any_finite(p + (floor ? F_BOUNDS : S_BOUNDS)))
+    s->nguards++; /* the edge guard */
   return 0;
 }
 
@@ -660,7 +659,7 @@ static int friction_transition(const jyPartInstance *self, const jyPartState *st
 static int transition(const jyPartInstance *self, const jyPartState *state,
                       const double *row_forces, int guard, int direction, int *mode,
                       double *restitution_out) {
-  if (guard > 0 && guard == 1 && has_friction(self))
+  if (guard == 1 && has_friction(self))
     return friction_transition(self, state, row_forces, direction, mode, restitution_out);
   if (guard > 0) { /* the edge: the foot left the bounds, and the point goes off the plane */
     if (is_closed(state->mode) && direction < 0) *mode = MODE_OPEN;

@@ -303,6 +303,10 @@ jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double
    * direction from the acceleration, and where the applied force cannot overcome it (the
    * body should stick) the passes flip that direction for ever while the row forces stay
    * put; taking such a state as settled made the motion creep. */
+  /* A body held at rest has an acceleration of rounding size, whose relative changes never
+   * settle: below 1e-12 of gravity a change is rounding too. */
+  const double *gv = m->gravity;
+  double g_size = sqrt(gv[0] * gv[0] + gv[1] * gv[1] + gv[2] * gv[2]);
   for (int it = 1; it <= 100; it++) {
     memcpy(e->law_acc, acc, sizeof(double) * (size_t)n);
     memcpy(e->nonideal, e->static_nonideal, sizeof(double) * (size_t)n);
@@ -314,10 +318,6 @@ jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double
     double acc_change = jy_max_diff(acc, e->law_acc, n), acc_size = jy_max_abs(acc, n);
     memcpy(e->law_mu, e->multipliers, sizeof(double) * (size_t)m->m);
     int rows_settled = change <= 1e-12 * fmax(size, 1e-300) || change == 0;
-    /* A body held at rest has an acceleration of rounding size, whose relative changes
-     * never settle: below 1e-12 of gravity a change is rounding too. */
-    const double *gv = m->gravity;
-    double g_size = sqrt(gv[0] * gv[0] + gv[1] * gv[1] + gv[2] * gv[2]);
     int acc_settled = acc_change <= 1e-12 * fmax(fmax(acc_size, g_size), 1e-300) || acc_change == 0;
     if (it > 1 && rows_settled && acc_settled) return JY_OK;
   }
