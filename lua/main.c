@@ -408,6 +408,39 @@ static void warn_moved(lua_State *L, int idx) {
 }
 
 /* Protected: 1 = system, 2 = settings table (with out). Prints as it goes. */
+
+/* method = auto: which method ran for how much of the run, and why it changed (stats at
+ * `stats`); nothing for a fixed method. */
+static void print_methods(lua_State *L, int stats) {
+  long changes = int_field(L, stats, "to_stiff") + int_field(L, stats, "to_singular") +
+    int_field(L, stats, "to_collapse");
+  lua_getfield(L, stats, "methods");
+  int ran = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    lua_getfield(L, -1, pass == 0 ? "adams" : "bdf");
+    if (lua_istable(L, -1)) {
+      lua_getfield(L, -1, "time");
+      double time = lua_tonumber(L, -1);
+      lua_pop(L, 1);
+      printf("%s%s %.4g s (%ld steps)", ran ? ", " : "method auto: ", pass == 0 ? "adams" : "bdf",
+             time, (long)int_field(L, lua_gettop(L), "steps"));
+      ran = 1;
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  if (!ran) return;
+  if (changes == 0) {
+    printf("; no change of method\n");
+    return;
+  }
+  printf("; %ld changes to bdf (%ld where adams' step collapsed, %ld at the branch guard, %ld for "
+         "stiffness), %ld back to adams\n",
+         changes, (long)int_field(L, stats, "to_collapse"),
+         (long)int_field(L, stats, "to_singular"), (long)int_field(L, stats, "to_stiff"),
+         (long)int_field(L, stats, "to_adams"));
+}
+
 static int simulate_system(lua_State *L) {
   /* The flags over the script's sys:settings: solver settings for the compile, run settings
    * and out for the run (the model takes a copy of the system's run settings). */
@@ -457,6 +490,7 @@ static int simulate_system(lua_State *L) {
   lua_getfield(L, 4, "stats"); /* 6 */
   printf("run time %.4g s (%ld steps, %ld right-hand-side evaluations)\n", seconds,
          (long)int_field(L, 6, "steps"), (long)int_field(L, 6, "rhs_evals"));
+  print_methods(L, 6);
   print_events(L, 4, (long)int_field(L, 6, "guard_evals"));
   lua_getfield(L, 4, "channels");
   lua_getfield(L, 4, "out");

@@ -195,12 +195,31 @@ static void push_stats(lua_State *L, const jySim *sim) {
                 {"krylov_iters", st.krylov_iters},
                 {"restarts", st.restarts},
                 {"events", st.events},
-                {"guard_evals", st.guard_evals}};
-  lua_createtable(L, 0, 10);
+                {"guard_evals", st.guard_evals},
+                {"to_stiff", st.to_stiff},
+                {"to_singular", st.to_singular},
+                {"to_collapse", st.to_collapse},
+                {"to_adams", st.to_adams}};
+  lua_createtable(L, 0, 15);
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
     lua_pushinteger(L, (lua_Integer)fields[i].value);
     lua_setfield(L, -2, fields[i].name);
   }
+  /* methods = { adams = { time =, steps = }, ... }: the methods that ran */
+#define METHOD_NAME_(id, name, ...) name,
+  static const char *const method_names[] = {JY_METHODS(METHOD_NAME_)};
+#undef METHOD_NAME_
+  lua_createtable(L, 0, 2);
+  for (int k = 0; k < JY_METHOD_COUNT; k++) {
+    if (st.method_steps[k] == 0 && st.method_time[k] == 0) continue;
+    lua_createtable(L, 0, 2);
+    lua_pushnumber(L, st.method_time[k]);
+    lua_setfield(L, -2, "time");
+    lua_pushinteger(L, (lua_Integer)st.method_steps[k]);
+    lua_setfield(L, -2, "steps");
+    lua_setfield(L, -2, method_names[k]);
+  }
+  lua_setfield(L, -2, "methods");
 }
 
 /* res.events: the events that fired ({name=, count=, first=, last=} in the order they first

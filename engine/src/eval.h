@@ -75,6 +75,10 @@ jyStatus jy_assemble_laws(jyEval *e, const double *q, const double *v, double t,
  * starting afresh in the parts' own range (a simulation's, at its start or a new state). */
 void jy_eval_continue_angles(jyEval *e);
 
+/* The dependent rows back to the compile's (and the rows inactive in the present modes):
+ * for a run that goes back to an earlier state, where the rows decided since may not hold. */
+void jy_eval_restore_dependent(jyEval *e);
+
 /* Decides the dependent rows at the assembled A (strictly, as at a consistent state) into
  * e->dependent; returns how many, or -1. */
 int jy_eval_decide_dependent(jyEval *e);

@@ -87,6 +87,17 @@ jyUkOutcome jy_eval_sparse_or_dense(jyEval *e, const jyUkProblem *p, const jyUkO
   return jy_eval_solve(e, &q, opt, acc, NULL, result);
 }
 
+void jy_eval_restore_dependent(jyEval *e) {
+  const jyModel *m = e->model;
+  int count = 0;
+  for (int i = 0; i < m->m; i++) {
+    e->dependent[i] =
+      (m->dependent_rows && m->dependent_rows[i]) || (e->inactive && e->inactive[i]);
+    count += e->dependent[i];
+  }
+  e->ndependent = count;
+}
+
 int jy_eval_decide_dependent(jyEval *e) {
   const jyModel *m = e->model;
   if (jy_eval_dense_ready(e) != 0) return -1;

@@ -1,7 +1,8 @@
 /* Stepping with SUNDIALS CVODE: BDF (Newton) with the projection onto the constraints inside
- * every step, and Adams–Moulton (fixed point), which SUNDIALS 6.4 cannot project inside its
- * steps. Both step freely towards t_end and answer output times from the interpolating
- * polynomial, so the output interval never changes the integration. */
+ * every step, Adams–Moulton (fixed point), which SUNDIALS 6.4 cannot project inside its
+ * steps, and auto, which runs Adams and changes to BDF for the stretches that need it
+ * (int_auto.c decides). All step freely towards t_end and answer output times from the
+ * interpolating polynomial, so the output interval never changes the integration. */
 #include <cvode/cvode.h>
 #include <cvode/cvode_ls.h>
 #include <cvode/cvode_proj.h>
@@ -15,9 +16,18 @@
 #include <sunmatrix/sunmatrix_dense.h>
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
+#include "eval.h"
+#include "int_auto.h"
 #include "sim.h"
 #include "sim_events.h"
 #include "vec.h"
+
+/* Step ends auto keeps to go back to: BDF started at Adams' last cleared step end before a
+ * singular configuration can be too close to it to get through (the four-bar at the
+ * defaults: CV_REPTD_PROJFUNC_ERR from one step back); it goes back further on each try. */
+#define AUTO_BACK_MAX 16
+#define AUTO_BACK_FIRST 2
+#define AUTO_TRY_STEPS 300
 
 typedef struct CvodeStepper {
   void *cvode;
@@ -36,6 +46,19 @@ typedef struct CvodeStepper {
    * unlocated crossing may lie there (rows of motion that never happened, written before
    * the crossing's rows). */
   double checked_to;
+  int lmm;           /* CV_ADAMS or CV_BDF: the integrator running now */
+  jyAutoChoice *aut; /* method = auto: its choice; NULL for a fixed method */
+  /* auto: the last AUTO_BACK_MAX step ends the guard cleared (or restarts), newest at
+   * back[newest], and how many are held; good holds the last step end */
+  N_Vector back[AUTO_BACK_MAX], good;
+  double back_t[AUTO_BACK_MAX];
+  int newest, held;
+  int went_back;           /* how far a singular stretch went back (0: it did not) */
+  jyAutoMove move_pending; /* a change decided at the last step end, made before the next */
+  double good_t;           /* that step end's time (its state is in good) */
+  double kinetic_before;   /* the branch guard's kinetic energy scale when a stretch began */
+  N_Vector anchor;         /* the state at the start or the last event or set state, at anchor_t */
+  double anchor_t;
 } CvodeStepper;
 
 /* CVODE reports through this; SUNDIALS 6.4 crashes on a NULL handler, so always set one. */
@@ -160,15 +183,19 @@ static void limit_step(jySim *sim, CvodeStepper *cs, double t, N_Vector y) {
   CVodeSetStopTime(cs->cvode, stop); /* again each time: a stop time reached is cleared */
 }
 
-static jyStatus setup(jySim *sim, int lmm) {
-  CvodeStepper *cs = jy_calloc(&sim->model->alloc, 1, sizeof *cs);
-  if (!cs) return JY_ERR_NOMEM;
-  sim->stepper_data = cs;
+/* Creates CVODE with method lmm at (t, y), with what the method needs: Adams the fixed
+ * point solver (and Baumgarte to keep near the manifold, since it cannot project inside its
+ * steps: advance_adams projects and restarts where a step end leaves it), BDF its Newton
+ * linear solver and the projection inside every step. */
+static jyStatus create_integrator(jySim *sim, CvodeStepper *cs, int lmm, double t, N_Vector y) {
+  cs->lmm = lmm;
+  cs->checked_to = t;
+  cs->restart_pending = 0;
+  if (sim->project) sim->eval->baumgarte_rate = lmm == CV_ADAMS ? sim->def.baumgarte_rate : 0;
   cs->cvode = CVodeCreate(lmm, sim->ctx);
   if (!cs->cvode) return JY_ERR_NOMEM;
   if (CVodeSetErrHandlerFn(cs->cvode, on_cvode_error, sim) != CV_SUCCESS) return JY_ERR_INTEGRATOR;
-  cs->checked_to = sim->t;
-  int flag = CVodeInit(cs->cvode, jy_sim_rhs, sim->t, sim->y);
+  int flag = CVodeInit(cs->cvode, jy_sim_rhs, t, y);
   if (flag != CV_SUCCESS) return step_status(flag);
   CVodeSetUserData(cs->cvode, sim);
   CVodeSVtolerances(cs->cvode, sim->def.rtol, sim->abstol);
@@ -181,13 +208,15 @@ static jyStatus setup(jySim *sim, int lmm) {
     CVodeSetRootDirection(cs->cvode, sim->guard_directions);
     CVodeSetNoInactiveRootWarn(cs->cvode);
     cs->roots = 1;
-    limit_step(sim, cs, sim->t, sim->y);
+    limit_step(sim, cs, t, y);
   }
   if (lmm == CV_ADAMS) {
     cs->nls = SUNNonlinSol_FixedPoint(sim->y, 0, sim->ctx);
     if (!cs->nls) return JY_ERR_NOMEM;
     flag = CVodeSetNonlinearSolver(cs->cvode, cs->nls);
-    return flag == CV_SUCCESS ? JY_OK : step_status(flag);
+    if (flag != CV_SUCCESS) return step_status(flag);
+    if (sim->project && !cs->step_end) cs->step_end = jy_sim_new_vector(sim);
+    return !sim->project || cs->step_end ? JY_OK : JY_ERR_NOMEM;
   }
   jyStatus st = attach_linear_solver(sim, cs);
   if (st != JY_OK || !sim->project) return st;
@@ -195,18 +224,25 @@ static jyStatus setup(jySim *sim, int lmm) {
   return flag == CV_SUCCESS ? JY_OK : step_status(flag);
 }
 
-static jyStatus setup_bdf(jySim *sim) { return setup(sim, CV_BDF); }
-
-static jyStatus setup_adams(jySim *sim) {
-  /* Adams cannot project inside its steps: Baumgarte keeps the state near the manifold
-   * and a projection with a restart follows the steps that leave it (advance_adams). */
-  if (sim->project) sim->eval->baumgarte_rate = sim->def.baumgarte_rate;
-  jyStatus st = setup(sim, CV_ADAMS);
-  if (st != JY_OK || !sim->project) return st;
-  CvodeStepper *cs = sim->stepper_data;
-  cs->step_end = jy_sim_new_vector(sim);
-  return cs->step_end ? JY_OK : JY_ERR_NOMEM;
+static void free_integrator(CvodeStepper *cs) {
+  if (cs->cvode) CVodeFree(&cs->cvode);
+  if (cs->nls) SUNNonlinSolFree(cs->nls);
+  if (cs->ls) SUNLinSolFree(cs->ls);
+  if (cs->jac) SUNMatDestroy(cs->jac);
+  if (cs->jac_weights) N_VDestroy(cs->jac_weights);
+  if (cs->jac_column) N_VDestroy(cs->jac_column);
+  cs->nls = NULL, cs->ls = NULL, cs->jac = NULL, cs->jac_weights = cs->jac_column = NULL;
 }
+
+static jyStatus setup(jySim *sim, int lmm) {
+  CvodeStepper *cs = jy_calloc(&sim->model->alloc, 1, sizeof *cs);
+  if (!cs) return JY_ERR_NOMEM;
+  sim->stepper_data = cs;
+  return create_integrator(sim, cs, lmm, sim->t, sim->y);
+}
+
+static jyStatus setup_bdf(jySim *sim) { return setup(sim, CV_BDF); }
+static jyStatus setup_adams(jySim *sim) { return setup(sim, CV_ADAMS); }
 
 /* CVodeGetReturnFlagName mallocs its answer and writes into it unchecked: out of memory,
  * naming a failure would crash. The flags a step or an interpolation returns: */
@@ -320,6 +356,21 @@ static jySimStats counters(const CvodeStepper *cs) {
   return s;
 }
 
+static jyAutoCounters auto_counters(const CvodeStepper *cs) {
+  jySimStats now = counters(cs);
+  jy_stats_add(&now, &cs->before);
+  return (jyAutoCounters){now.steps, now.rhs_evals + now.jac_rhs_evals,
+                          now.nonlinear_fails + now.error_test_fails};
+}
+
+/* auto: y at t is a step end it may go back to. */
+static void keep_step_end(CvodeStepper *cs, double t, N_Vector y) {
+  cs->newest = (cs->newest + 1) % AUTO_BACK_MAX;
+  N_VScale(1.0, y, cs->back[cs->newest]);
+  cs->back_t[cs->newest] = t;
+  if (cs->held < AUTO_BACK_MAX) cs->held++;
+}
+
 static jyStatus restart_at(jySim *sim, CvodeStepper *cs, double t, N_Vector y) {
   jySimStats now = counters(cs);
   jy_stats_add(&cs->before, &now);
@@ -327,12 +378,23 @@ static jyStatus restart_at(jySim *sim, CvodeStepper *cs, double t, N_Vector y) {
   cs->checked_to = t;
   if (CVodeReInit(cs->cvode, t, y) != CV_SUCCESS) return JY_ERR_INTEGRATOR;
   limit_step(sim, cs, t, y);
+  if (cs->aut) { /* a restart's state is the earliest auto may go back to */
+    cs->held = 0;
+    keep_step_end(cs, t, y);
+    jyAutoCounters now = auto_counters(cs);
+    jy_auto_restarted(cs->aut, &now);
+  }
   return JY_OK;
 }
 
 static jyStatus restart(jySim *sim, double t) {
   CvodeStepper *cs = sim->stepper_data;
   cs->restart_pending = 0;
+  cs->move_pending = JY_AUTO_STAY; /* decided for a state that is gone */
+  if (cs->anchor) {                /* an event or a new state: auto never goes back past it */
+    N_VScale(1.0, sim->y, cs->anchor);
+    cs->anchor_t = t;
+  }
   return restart_at(sim, cs, t, sim->y);
 }
 
@@ -346,7 +408,8 @@ static jyStatus restart(jySim *sim, double t) {
  * is within ten tolerances (or removes under 1e-6 of T) is cleared without the full
  * projection (jy_sim_guard_clears): a branch jump is a hundred tolerances removing 1e-3 of
  * T, and near a singular configuration the estimate grows as the projection does. */
-static jyStatus hold_manifold(jySim *sim, CvodeStepper *cs, int step_flag, N_Vector y_step) {
+static jyStatus hold_manifold(jySim *sim, CvodeStepper *cs, int step_flag, N_Vector y_step,
+                              int *singular) {
   int n = sim->model->n;
   N_Vector y_end = cs->step_end;
   double t = current_time(cs), pos = 0, vel = 0, q_size = 0, v_size = 0;
@@ -373,6 +436,10 @@ static jyStatus hold_manifold(jySim *sim, CvodeStepper *cs, int step_flag, N_Vec
    * fast, and at the step end's own q a jump shows much smaller) and the step end stays. */
   int r = jy_sim_project_own_weights(
     sim, t, y_end, 1e-3, JY_PROJECT_GUARD | JY_PROJECT_ASSEMBLED | JY_PROJECT_KEEP_CLOSE);
+  if (singular && r == 2) { /* auto: BDF takes over from an earlier step end */
+    *singular = 1;
+    return JY_OK;
+  }
   if (r == 2) jy_sim_stop_at_branch(sim);
   if (r < 0 || r == 2) return sim->failure;
   if (r > 0 || within) return JY_OK; /* did not settle (a singular configuration): go on */
@@ -396,7 +463,7 @@ static jyStatus advance_adams(jySim *sim, double t_out, N_Vector y_out) {
     int flag = one_step(sim, cs, y_out, &steps, t_from, t_out, &new_step);
     if (flag < 0) return step_status(flag);
     if (!sim->project || !new_step) continue;
-    jyStatus st = hold_manifold(sim, cs, flag, y_out);
+    jyStatus st = hold_manifold(sim, cs, flag, y_out, NULL);
     if (st != JY_OK) return st;
   }
   if (crossing_before(sim, t_out)) return JY_OK;
@@ -408,6 +475,10 @@ static void stats(const jySim *sim, jySimStats *out) {
   *out = counters(cs);
   jy_stats_add(out, &cs->before);
   out->restarts = cs->restarts;
+  if (!cs->aut) return;
+  jyAutoCounters now = {out->steps, out->rhs_evals + out->jac_rhs_evals,
+                        out->nonlinear_fails + out->error_test_fails};
+  jy_auto_stats(cs->aut, current_time(cs), &now, out);
 }
 
 static jyStatus error_estimates(jySim *sim, N_Vector weights, N_Vector local_errors) {
@@ -430,18 +501,189 @@ static void position(jySim *sim, double *t, double *h) {
 static void destroy(jySim *sim) {
   CvodeStepper *cs = sim->stepper_data;
   if (!cs) return;
-  if (cs->cvode) CVodeFree(&cs->cvode);
-  if (cs->nls) SUNNonlinSolFree(cs->nls);
-  if (cs->ls) SUNLinSolFree(cs->ls);
-  if (cs->jac) SUNMatDestroy(cs->jac);
+  free_integrator(cs);
   if (cs->step_end) N_VDestroy(cs->step_end);
-  if (cs->jac_weights) N_VDestroy(cs->jac_weights);
-  if (cs->jac_column) N_VDestroy(cs->jac_column);
+  if (cs->good) N_VDestroy(cs->good);
+  if (cs->anchor) N_VDestroy(cs->anchor);
+  for (int k = 0; k < AUTO_BACK_MAX; k++)
+    if (cs->back[k]) N_VDestroy(cs->back[k]);
+  if (cs->aut) jy_auto_free(cs->aut);
+  jy_free(&sim->model->alloc, cs->aut);
   jy_free(&sim->model->alloc, cs);
   sim->stepper_data = NULL;
+}
+
+/* ---- method = auto (int_auto.h decides, this carries it out) ----------------------- */
+
+/* The integrator changes to the other method at (t, y): a new CVODE from there, the
+ * counters so far kept. No step straddles the change. */
+static jyStatus change_method(jySim *sim, CvodeStepper *cs, jyAutoMove move, double t, N_Vector y) {
+  jyAutoCounters now = auto_counters(cs);
+  jySimStats ran = counters(cs);
+  jy_stats_add(&cs->before, &ran);
+  jy_auto_changed(cs->aut, move, t, &now);
+  free_integrator(cs);
+  int lmm = move == JY_AUTO_TO_ADAMS ? CV_ADAMS : CV_BDF;
+  sim->method_now = lmm == CV_ADAMS ? JY_METHOD_ADAMS : JY_METHOD_BDF;
+  jyStatus st = create_integrator(sim, cs, lmm, t, y);
+  if (st != JY_OK) return st;
+  if (cs->held == 0 || y != cs->back[cs->newest]) keep_step_end(cs, t, y);
+  return JY_OK;
+}
+
+static jyStatus setup_auto(jySim *sim) {
+  const jyAllocator *alloc = &sim->model->alloc;
+  CvodeStepper *cs = jy_calloc(alloc, 1, sizeof *cs);
+  if (!cs) return JY_ERR_NOMEM;
+  sim->stepper_data = cs;
+  cs->aut = jy_calloc(alloc, 1, sizeof *cs->aut);
+  if (!cs->aut) return JY_ERR_NOMEM;
+  jyStatus st = jy_auto_init(sim, cs->aut, sim->t);
+  if (st != JY_OK) return st;
+  cs->good = jy_sim_new_vector(sim);
+  for (int k = 0; k < AUTO_BACK_MAX; k++)
+    if (!(cs->back[k] = jy_sim_new_vector(sim))) return JY_ERR_NOMEM;
+  cs->anchor = jy_sim_new_vector(sim);
+  if (!cs->good || !cs->anchor) return JY_ERR_NOMEM;
+  N_VScale(1.0, sim->y, cs->anchor);
+  cs->anchor_t = sim->t;
+  keep_step_end(cs, sim->t, sim->y);
+  sim->method_now = JY_METHOD_ADAMS;
+  return create_integrator(sim, cs, CV_ADAMS, sim->t, sim->y);
+}
+
+/* Adams' step just taken ends at a singular configuration (or BDF, started before it,
+ * could not get through): back `steps` kept step ends (a crossing located since is dropped:
+ * BDF locates it again), and BDF from there. The output times answered since were answered
+ * from Adams' steps the guard cleared. */
+static jyStatus go_back_to_bdf(jySim *sim, CvodeStepper *cs, int steps) {
+  if (steps > cs->held - 1) steps = cs->held - 1;
+  int k = ((cs->newest - steps) % AUTO_BACK_MAX + AUTO_BACK_MAX) % AUTO_BACK_MAX;
+  cs->newest = k;
+  cs->held -= steps;
+  cs->went_back += steps;
+  sim->kinetic_scale = cs->kinetic_before; /* not what a failed try's states made it */
+  jy_eval_restore_dependent(sim->eval);
+  jy_eval_continue_angles(sim->eval);
+  sim->root_pending = 0;
+  sim->rhs_message[0] = '\0'; /* the guard's reason: not a failure now */
+  return change_method(sim, cs, JY_AUTO_TO_BDF_SINGULAR, cs->back_t[k], cs->back[k]);
+}
+
+/* After an accepted step checked to its end: the step end is kept, and the choice moves
+ * there. */
+static jyStatus after_step(jySim *sim, CvodeStepper *cs, int step_flag, N_Vector y_step) {
+  double t = current_time(cs), h = 0;
+  if (cs->lmm == CV_ADAMS && cs->restart_pending)
+    N_VScale(1.0, cs->step_end, cs->good); /* projected: Adams restarts from it */
+  else if (step_flag == CV_SUCCESS)
+    N_VScale(1.0, y_step, cs->good);
+  else if (interpolate(sim, cs, t, cs->good) != JY_OK)
+    return JY_ERR_INTEGRATOR;
+  /* A singular stretch's steps are not kept: a retry goes back to before it started. Nor
+   * are Adams' steps closer than half its recent largest step to the last kept: crawling
+   * towards a singular configuration, it takes thousands in a microsecond. */
+  if (!cs->aut->singular && t - cs->back_t[cs->newest] >= 0.5 * cs->aut->h_recent)
+    keep_step_end(cs, t, cs->good);
+  CVodeGetLastStep(cs->cvode, &h);
+  jyAutoCounters now = auto_counters(cs);
+  jyAutoMove move = jy_auto_after_step(sim, cs->aut, t, cs->good, h, &now);
+  if (sim->failure != JY_OK) return sim->failure; /* a probe's right-hand side failed */
+  if (move == JY_AUTO_STAY || t >= sim->def.t_end) return JY_OK;
+  cs->went_back = 0;
+  cs->kinetic_before = sim->kinetic_scale;
+  if (move == JY_AUTO_TO_ADAMS) cs->held = 0; /* going back never goes past a hand-back */
+  /* made before the next step: until then this step answers the output times it passed */
+  cs->move_pending = move;
+  cs->good_t = t;
+  return JY_OK;
+}
+
+/* BDF failed inside a singular stretch: it started too close to the configuration to get
+ * through. Tries again from further back: AUTO_BACK_FIRST more step ends, then the earliest
+ * kept, then the run's start or its last event (and BDF to the end from there, as a fixed
+ * BDF run would have gone). The failure (and a right-hand side's sticky one with it, a
+ * state of the failed try) is forgotten. 1 when it tries again. */
+static int retry_further_back(jySim *sim, CvodeStepper *cs) {
+  jyAutoChoice *a = cs->aut;
+  if (!a->singular || !a->bdf || cs->went_back < 0) return 0;
+  sim->failure = JY_OK;
+  sim->error[0] = sim->solver_flag[0] = sim->solver_message[0] = '\0';
+  int further = cs->went_back > 0 ? cs->held - 1 : AUTO_BACK_FIRST; /* then the earliest */
+  if (further >= 1 && further <= cs->held - 1) return go_back_to_bdf(sim, cs, further) == JY_OK;
+  jy_auto_stay_bdf(a);
+  sim->kinetic_scale = cs->kinetic_before;
+  jy_eval_restore_dependent(sim->eval);
+  jy_eval_continue_angles(sim->eval);
+  cs->held = 0;
+  sim->root_pending = 0;
+  jyStatus st = change_method(sim, cs, JY_AUTO_TO_BDF_SINGULAR, cs->anchor_t, cs->anchor);
+  cs->went_back = -1; /* nothing further back */
+  return st == JY_OK;
+}
+
+/* BDF in a singular stretch taking steps a millionth of Adams' before (left alone it goes
+ * down to 1e-277 s without failing), or still a hundredth of them after AUTO_TRY_STEPS
+ * (the four-bar chain crawled 11,697 steps of 1e-6 s before failing, where BDF from
+ * further back goes through in a few hundred): stuck as surely as failed. */
+static int stuck(const CvodeStepper *cs) {
+  sunrealtype h = 0;
+  if (!cs->aut->singular || !cs->aut->bdf || CVodeGetLastStep(cs->cvode, &h) != CV_SUCCESS)
+    return 0;
+  long in_try = auto_counters(cs).steps - cs->aut->stretch_at.steps;
+  return fabs(h) < 1e-6 * cs->aut->adams_h ||
+    (in_try > AUTO_TRY_STEPS && fabs(h) < 1e-2 * cs->aut->adams_h);
+}
+
+static jyStatus advance_auto(jySim *sim, double t_out, N_Vector y_out) {
+  CvodeStepper *cs = sim->stepper_data;
+  long steps = 0;
+  double t_from = current_time(cs);
+  while (cs->checked_to < t_out && !sim->root_pending) {
+    if (cs->move_pending) { /* at the step end kept last (projected when Adams' was) */
+      jyAutoMove move = cs->move_pending;
+      cs->move_pending = JY_AUTO_STAY;
+      jyStatus st = change_method(sim, cs, move, cs->good_t, cs->good);
+      if (st != JY_OK) return st;
+    }
+    if (cs->restart_pending && cs->checked_to >= current_time(cs)) {
+      cs->restart_pending = 0;
+      if (restart_at(sim, cs, current_time(cs), cs->step_end) != JY_OK) return JY_ERR_INTEGRATOR;
+    }
+    int new_step;
+    int flag = one_step(sim, cs, y_out, &steps, t_from, t_out, &new_step);
+    if ((flag < 0 || stuck(cs)) && retry_further_back(sim, cs)) {
+      steps = 0, t_from = current_time(cs); /* the steps toward t_out count from here */
+      continue;
+    }
+    if (flag < 0) return step_status(flag);
+    if (new_step && cs->lmm == CV_ADAMS && sim->project) {
+      int singular = 0;
+      jyStatus st = hold_manifold(sim, cs, flag, y_out, &singular);
+      if (st != JY_OK) return st;
+      if (singular) {
+        jy_auto_singular(sim, cs->aut, current_time(cs), cs->step_end);
+        cs->went_back = 0;
+        cs->kinetic_before = sim->kinetic_scale;
+        st = go_back_to_bdf(sim, cs, AUTO_BACK_FIRST);
+        if (st != JY_OK) return st;
+        continue;
+      }
+    }
+    /* a crossing's step is judged once the rest of it is checked, after the event (which
+     * either restarted the integrator or left the step as it was) */
+    if (cs->checked_to < current_time(cs) || sim->root_pending) continue;
+    jyStatus st = after_step(sim, cs, flag, y_out);
+    if (st != JY_OK) return st;
+  }
+  if (crossing_before(sim, t_out)) return JY_OK;
+  return interpolate(sim, cs, t_out, y_out);
 }
 
 const jyStepperOps jy_stepper_cvode_bdf = {"CVODE BDF", setup_bdf,       advance_bdf, restart,
                                            stats,       error_estimates, position,    destroy};
 const jyStepperOps jy_stepper_cvode_adams = {
   "CVODE Adams", setup_adams, advance_adams, restart, stats, error_estimates, position, destroy};
+const jyStepperOps jy_stepper_cvode_auto = {
+  "CVODE Adams/BDF (auto)", setup_auto, advance_auto, restart, stats,
+  error_estimates,          position,   destroy};

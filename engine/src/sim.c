@@ -159,6 +159,7 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
   sim->eval->run_rtol = sim->def.rtol; /* parts with modes size their bands by them */
   sim->eval->run_atol = sim->def.atol;
   sim->stepper = stepper_of(sim->def.method);
+  sim->method_now = sim->def.method;
   *status = setup_formulation(sim);
   if (*status != JY_OK) return sim;
   memcpy(sim->q, model->q0, sizeof(double) * (size_t)model->n);
@@ -252,7 +253,7 @@ static jyStatus integrator_failure(jySim *sim) {
   jyFailure why = {sim->solver_flag[0] ? sim->solver_flag : "?",
                    sim->solver_message,
                    sim->rhs_message,
-                   sim->def.method != JY_METHOD_BDF,
+                   sim->method_now != JY_METHOD_BDF,
                    sim->nq,
                    t,
                    h,
@@ -471,6 +472,10 @@ jySimStats jy_sim_stats(const jySim *sim) {
   jySimStats s = {0};
   if (!sim || !sim->ready) return s;
   sim->stepper->stats(sim, &s);
+  if (sim->def.method != JY_METHOD_AUTO) { /* auto's stepper keeps its own books */
+    s.method_time[sim->def.method] = sim->t - sim->def.t_start;
+    s.method_steps[sim->def.method] = s.steps;
+  }
   s.projections_skipped = sim->projections_skipped;
   s.events = sim->events;
   return s;

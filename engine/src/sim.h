@@ -59,6 +59,7 @@ struct jySim {
   N_Vector abstol; /* absolute tolerance per component (2 nq): atol, atol_velocity */
   const jyStepperOps *stepper;
   void *stepper_data;
+  jyMethod method_now;               /* the method stepping now (auto: Adams or BDF) */
   int project;                       /* UK with constraint rows and drift = projection */
   double *proj_q, *proj_v, *proj_dv; /* projection scratch (n each); NULL without one */
   N_Vector proj_weights;             /* error weights for a projection (2 nq) */
@@ -133,6 +134,13 @@ int jy_sim_project_own_weights(jySim *sim, double t, N_Vector y, double eps, uns
  * removing 1e-3 of it; 0 (the full projection decides) otherwise, and whenever no such
  * matrices are in hand. Leaves the evaluator's residuals at another state. */
 int jy_sim_guard_clears(jySim *sim, double t, N_Vector y);
+
+/* The smallest singular value of the constraint rows the solve keeps, each scaled to unit
+ * length, at the positions of y = [q, v] (UK): how near a singular configuration q is
+ * (0 at one). NAN without rows, with N–P, or when it cannot be had (no memory, a failed
+ * assembly). O(m^2 n): for auto's hand-back after a singular stretch, not every step.
+ * Leaves the evaluator assembled at y. */
+double jy_sim_constraint_sigma(jySim *sim, double t, N_Vector y);
 
 /* Called by every stepper after each accepted step with its end state: 0, or -1 when the
  * run must stop (reason in sim->error, failure set). Watches friction coming to rest. */

@@ -2,6 +2,7 @@
  * the projection onto the constraints and its branch check, the root function, the checks
  * after each accepted step, and the counters and flags they record. Below the steppers,
  * which sim.c chooses and drives. */
+#include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -297,4 +298,47 @@ void jy_sim_record_flag(jySim *sim, const char *name, const char *integrator, in
     snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s", name);
   else
     snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s flag %d", integrator, flag);
+}
+
+double jy_sim_constraint_sigma(jySim *sim, double t, N_Vector y) {
+  const jyModel *md = sim->model;
+  int n = md->n;
+  const double *yv = N_VGetArrayPointer(y);
+  if (sim->np || md->m == 0) return NAN;
+  if (jy_assemble(sim->eval, yv, yv + n, t, JY_ASM_CONSTRAINTS) != JY_OK) return NAN;
+  const jyCsc *a = jy_eval_constraint_matrix(sim->eval);
+  const unsigned char *dropped = jy_eval_problem(sim->eval).dropped;
+  const jyAllocator *alloc = &md->alloc;
+  /* the rows the solve keeps, each scaled to unit length (an inactive row is zero) */
+  double *norm = jy_calloc(alloc, (size_t)md->m, sizeof(double));
+  int *slot = jy_calloc(alloc, (size_t)md->m, sizeof(int));
+  double sigma = NAN;
+  if (!norm || !slot) goto done;
+  for (int j = 0; j < n; j++)
+    for (int k = a->p[j]; k < a->p[j + 1]; k++) norm[a->i[k]] += a->x[k] * a->x[k];
+  int rows = 0;
+  for (int i = 0; i < md->m; i++) slot[i] = norm[i] > 0 && !(dropped && dropped[i]) ? rows++ : -1;
+  if (rows == 0 || rows > n) goto done;
+  double *dense = jy_calloc(alloc, (size_t)rows * (size_t)n + (size_t)rows, sizeof(double));
+  if (!dense) goto done;
+  for (int j = 0; j < n; j++)
+    for (int k = a->p[j]; k < a->p[j + 1]; k++)
+      if (slot[a->i[k]] >= 0)
+        dense[slot[a->i[k]] + (size_t)j * (size_t)rows] = a->x[k] / sqrt(norm[a->i[k]]);
+  double *sv = dense + (size_t)rows * (size_t)n, query = 0;
+  if (LAPACKE_dgesvd_work(LAPACK_COL_MAJOR, 'N', 'N', rows, n, dense, rows, sv, NULL, 1, NULL, 1,
+                          &query, -1) == 0) {
+    lapack_int lwork = (lapack_int)query > 1 ? (lapack_int)query : 1;
+    double *work = jy_calloc(alloc, (size_t)lwork, sizeof(double));
+    if (work &&
+        LAPACKE_dgesvd_work(LAPACK_COL_MAJOR, 'N', 'N', rows, n, dense, rows, sv, NULL, 1, NULL, 1,
+                            work, lwork) == 0)
+      sigma = sv[rows - 1];
+    jy_free(alloc, work);
+  }
+  jy_free(alloc, dense);
+done:
+  jy_free(alloc, norm);
+  jy_free(alloc, slot);
+  return sigma;
 }

@@ -6,7 +6,7 @@ tap.plan(14)
 local joinery = require "joinery"
 local g = 9.81
 local defaults = joinery.system {}:settings()
-tap.ok(defaults.method == "bdf", "the default method is bdf (what this test is about)")
+tap.ok(defaults.method == "auto", "the default method is auto (what this test is about)")
 
 -- N + 1 cranks and N couplers, rods of 1 m and 1 kg: on the parallelogram branch the cranks
 -- turn together (I = 1/3 about the pivot) and the couplers translate with the cranks' tips,

@@ -19,8 +19,8 @@ local function chain(n)
 end
 
 local function run(n, newton, t_end)
-  return chain(n):compile():simulate { newton = newton, t_end = t_end, dt_out = t_end,
-    rtol = 1e-10, atol = 1e-12 }
+  return chain(n):compile():simulate { method = "bdf", newton = newton, t_end = t_end,
+    dt_out = t_end, rtol = 1e-10, atol = 1e-12 }
 end
 
 local function drift(res)

@@ -11,7 +11,7 @@ local pendulum = cmd.root .. "/examples/pendulum.lua"
 
 -- The choices as docs/numerics.md and docs/formulations.md name them.
 local choices = {
-  { "method", "M", { "adams", "bdf", "erk" }, "bd", "bdf" },
+  { "method", "M", { "adams", "bdf", "erk", "auto" }, "bd", "bdf" },
   { "formulation", "F", { "udwadia-kalaba", "natsiavas-paraskevopoulos" }, "udwadia-kalaga",
     "udwadia-kalaba" },
   { "drift", "D", { "baumgarte", "projection", "none" }, "projektion", "projection" },

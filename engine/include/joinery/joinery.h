@@ -435,15 +435,20 @@ JY_API const char *jy_eval_error(const jyEval *eval);
 
 /* Every method steps freely and reports from its interpolant: the output interval never
  * changes the integration. Only BDF keeps to its branch through singular configurations;
- * the others stop there with JY_ERR_BRANCH rather than switch (docs/numerics.md).
+ * Adams and ERK stop there with JY_ERR_BRANCH rather than switch (docs/numerics.md).
  * ADAMS: CVODE Adams-Moulton with fixed-point iteration: non-stiff.
  * BDF: CVODE BDF with Newton (linear solver: jyNewtonSolver).
- * ERK: ARKODE explicit Runge–Kutta (Verner 8(7)): non-stiff. */
+ * ERK: ARKODE explicit Runge–Kutta (Verner 8(7)): non-stiff.
+ * AUTO: Adams, and BDF for the stretches where Adams' steps are held by stability or
+ * where it meets a singular configuration (docs/numerics.md, "The automatic method"). */
 #define JY_METHODS(X)                                                  \
   X(JY_METHOD_ADAMS, "adams", cvode_adams, NULL)                       \
   X(JY_METHOD_BDF, "bdf", cvode_bdf, "stiff, singular configurations") \
-  X(JY_METHOD_ERK, "erk", arkode_erk, NULL)
+  X(JY_METHOD_ERK, "erk", arkode_erk, NULL)                            \
+  X(JY_METHOD_AUTO, "auto", cvode_auto, NULL)
 typedef enum jyMethod { JY_METHODS(JY_CHOICE_ENUM_) } jyMethod;
+#define JY_CHOICE_COUNT_(...) +1
+enum { JY_METHOD_COUNT = 0 JY_METHODS(JY_CHOICE_COUNT_) };
 
 /* UK: Udwadia–Kalaba: state [q, v], q'' from the explicit equation.
  * NP: Natsiavas–Paraskevopoulos: state [q, lambda, v, lambda'] (docs/formulations.md). */
@@ -496,7 +501,7 @@ typedef enum jyNewtonSolver { JY_NEWTON_SOLVERS(JY_CHOICE_ENUM_) } jyNewtonSolve
  * at 1e-12 it goes through (docs/numerics.md).
  * t_end must also come after t_start. */
 #define JY_RUN_SETTINGS(X, C)                                                                     \
-  C(method, jyMethod, JY_METHODS, JY_METHOD_BDF, "method", "M", "integration method")             \
+  C(method, jyMethod, JY_METHODS, JY_METHOD_AUTO, "method", "M", "integration method")            \
   X(rtol, double, JY_DOMAIN_POSITIVE, 1e-11, "> 0", "R", "relative tolerance")                    \
   X(atol, double, JY_DOMAIN_POSITIVE, 1e-13, "> 0", "A", "absolute tolerance on the coordinates") \
   X(t_start, double, JY_DOMAIN_FINITE, 0, "finite", "T0", "start time, s")                        \
@@ -614,6 +619,13 @@ typedef struct jySimStats {
   long projections_skipped; /* reported states whose projection did not settle (kept as is) */
   long events;              /* event firings handled: user events and parts' mode changes */
   long guard_evals;         /* evaluations of the event functions by the root finding */
+  /* The simulated time and the steps under each method (index jyMethod): one entry for a
+   * fixed method; auto's Adams and BDF stretches. And auto's changes of method: to BDF for
+   * stiffness, at a singular configuration (the branch guard), where Adams' step collapsed
+   * (one ahead), and back to Adams. */
+  double method_time[JY_METHOD_COUNT];
+  long method_steps[JY_METHOD_COUNT];
+  long to_stiff, to_singular, to_collapse, to_adams;
 } jySimStats;
 JY_API jySimStats jy_sim_stats(const jySim *sim);
 

@@ -1,0 +1,222 @@
+/* method = auto: when to leave Adams for BDF and when to come back (int_auto.h). The
+ * thresholds are measured in docs/numerics.md, "The automatic method". */
+#include "int_auto.h"
+
+#include <float.h>
+#include <math.h>
+
+/* Adams steps between looks at its failures; a look without failures costs nothing. */
+#define CHECK_STEPS 50
+/* Adams' fixed-point corrector converges only while h l1 rho < 1 (l1 <= 1 at every
+ * order): at h rho above 1 the steps are held by stability, not by accuracy. */
+#define STIFF_H_RHO 1.0
+/* BDF's step is one Adams takes stably with a margin: the stiffness has passed. */
+#define NONSTIFF_H_RHO 0.25
+/* BDF steps after a change for stiffness before its pace is compared with Adams' (its
+ * start at order 1 is behind it), and how much faster than Adams it must go to stay. */
+#define TRIAL_STEPS 60
+#define TRIAL_GAIN 2.0
+/* BDF steps between looks at the spectral radius in a stiff stretch. */
+#define BDF_CHECK_STEPS 100
+/* BDF steps of a singular stretch: the first, and the most it doubles to when Adams meets
+ * the same configuration again soon after taking over. */
+#define STRETCH_FIRST 40
+#define STRETCH_MAX 20000
+/* Adams' step below 1/COLLAPSE of its recent largest (which forgets by H_RECENT_DECAY a
+ * step: a tenth in 114 steps; one error test failure cuts the step by up to 10), SETTLE_STEPS after it (re)started (its first steps grow
+ * from a tiny one): the step collapses. */
+#define COLLAPSE 20.0
+#define H_RECENT_DECAY 0.98
+#define SETTLE_STEPS 30
+/* How far from the singular configuration a stretch hands back (in the smallest singular
+ * value of the scaled rows, against its value where Adams met it), looked at every
+ * SIGMA_CHECK_STEPS BDF steps. Where Adams meets one again soon after, BDF keeps the rest
+ * of the run. */
+#define SIGMA_CLEAR 16.0
+#define SIGMA_CHECK_STEPS 10
+/* Power iterations per estimate (from the last estimate's direction). */
+#define POWER_ITERATIONS 6
+
+jyStatus jy_auto_init(jySim *sim, jyAutoChoice *a, double t) {
+  *a = (jyAutoChoice){0};
+  a->stretch_t = a->window_t = t;
+  a->check_every = CHECK_STEPS;
+  a->stretch_steps = STRETCH_FIRST;
+  a->sigma_clear = SIGMA_CLEAR;
+  a->returned_t = -INFINITY;
+  a->rho = NAN;
+  a->probe = jy_sim_new_vector(sim);
+  a->probe_y = jy_sim_new_vector(sim);
+  a->f0 = jy_sim_new_vector(sim);
+  a->f1 = jy_sim_new_vector(sim);
+  a->weights = jy_sim_new_vector(sim);
+  return a->probe && a->probe_y && a->f0 && a->f1 && a->weights ? JY_OK : JY_ERR_NOMEM;
+}
+
+void jy_auto_free(jyAutoChoice *a) {
+  N_Vector *v[] = {&a->probe, &a->probe_y, &a->f0, &a->f1, &a->weights};
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+    if (*v[i]) N_VDestroy(*v[i]), *v[i] = NULL;
+}
+
+/* Weights that make every component's unit its own size (at least its half's largest, so a
+ * coordinate passing through zero is not blown up): the power iteration's norm. */
+static void probe_weights(const double *y, int nq, double *w) {
+  for (int half = 0; half < 2; half++) {
+    const double *x = y + half * nq;
+    double scale = 0;
+    for (int i = 0; i < nq; i++) scale = fmax(scale, fabs(x[i]));
+    if (scale == 0) scale = 1;
+    for (int i = 0; i < nq; i++) w[half * nq + i] = 1 / (fabs(x[i]) + scale);
+  }
+}
+
+static double weighted_norm(const double *x, const double *w, int len) {
+  double s = 0;
+  for (int i = 0; i < len; i++) s = fmax(s, fabs(x[i] * w[i]));
+  return s;
+}
+
+/* The spectral radius of the right-hand side's Jacobian at (t, y), by power iteration
+ * with forward-difference products J x = (f(y + d x) - f(y)) / d, each perturbation
+ * moving a component by at most sqrt(eps) of its unit: 1 + POWER_ITERATIONS right-hand
+ * sides, from the last estimate's direction. The mechanical Jacobian's largest eigenvalues
+ * come in pairs +-i w (or +-w), so the growth is averaged over the iterations, not taken
+ * from the last one. NAN when a right-hand side fails there. */
+static double spectral_radius(jySim *sim, jyAutoChoice *a, double t, N_Vector y) {
+  int len = (int)N_VGetLength(y);
+  const double *yv = N_VGetArrayPointer(y);
+  double *x = N_VGetArrayPointer(a->probe), *w = N_VGetArrayPointer(a->weights);
+  double *yp = N_VGetArrayPointer(a->probe_y);
+  const double *f0 = N_VGetArrayPointer(a->f0), *f1 = N_VGetArrayPointer(a->f1);
+  probe_weights(yv, len / 2, w);
+  if (!a->probe_started) { /* a direction with some of every component */
+    for (int i = 0; i < len; i++) x[i] = (i % 2 ? -1.0 : 1.0) * (1 + 0.37 * (i % 7)) / w[i];
+    a->probe_started = 1;
+  }
+  if (jy_sim_rhs(t, y, a->f0, sim) != 0) return NAN;
+  double log_growth = 0;
+  int done = 0;
+  for (int k = 0; k < POWER_ITERATIONS; k++) {
+    double size = weighted_norm(x, w, len);
+    if (!(size > 0) || !isfinite(size)) break;
+    double d = sqrt(DBL_EPSILON) / size;
+    for (int i = 0; i < len; i++) yp[i] = yv[i] + d * x[i];
+    if (jy_sim_rhs(t, a->probe_y, a->f1, sim) != 0) return NAN;
+    for (int i = 0; i < len; i++) x[i] = (f1[i] - f0[i]) / d;
+    double grown = weighted_norm(x, w, len);
+    if (!(grown > 0) || !isfinite(grown)) break;
+    log_growth += log(grown / size);
+    done++;
+  }
+  double size = weighted_norm(x, w, len); /* kept at unit size for the next estimate */
+  if (size > 0 && isfinite(size))
+    N_VScale(1 / size, a->probe, a->probe);
+  else
+    a->probe_started = 0;
+  return done > 0 ? exp(log_growth / done) : 0;
+}
+
+static double pace(double t0, const jyAutoCounters *at, double t, const jyAutoCounters *now) {
+  long rhs = now->rhs_evals - at->rhs_evals;
+  return rhs > 0 ? (t - t0) / (double)rhs : INFINITY;
+}
+
+void jy_auto_stay_bdf(jyAutoChoice *a) { a->sigma_clear = INFINITY; }
+
+void jy_auto_singular(jySim *sim, jyAutoChoice *a, double t, N_Vector y) {
+  /* met again within the last stretch's own span of handing back: it was too short */
+  if (t - a->returned_t < a->returned_span) jy_auto_stay_bdf(a);
+  a->met_t = t;
+  a->adams_h = a->h_recent;
+  a->sigma_met = a->sigma_last = jy_sim_constraint_sigma(sim, t, y);
+}
+
+/* A singular stretch hands back to Adams once it has taken its steps past the time Adams
+ * met the configuration and either BDF's step is back to half Adams' before (a collapse
+ * for another cause, or well past the configuration) or, with constraint rows, the rows'
+ * smallest singular value has grown to SIGMA_CLEAR times what it was there and still
+ * grows (moving away, not towards the next one). */
+static jyAutoMove leave_singular(jySim *sim, jyAutoChoice *a, double t, N_Vector y, double h,
+                                 long in_stretch) {
+  if (in_stretch < a->stretch_steps || t <= a->met_t || in_stretch % SIGMA_CHECK_STEPS != 0)
+    return JY_AUTO_STAY;
+  if (isinf(a->sigma_clear)) return JY_AUTO_STAY;
+  if (fabs(h) >= 0.5 * a->adams_h) return JY_AUTO_TO_ADAMS;
+  if (isnan(a->sigma_met)) return JY_AUTO_STAY;
+  double sigma = jy_sim_constraint_sigma(sim, t, y), before = a->sigma_last;
+  a->sigma_last = sigma;
+  return sigma > a->sigma_clear * a->sigma_met && sigma > before ? JY_AUTO_TO_ADAMS : JY_AUTO_STAY;
+}
+
+jyAutoMove jy_auto_after_step(jySim *sim, jyAutoChoice *a, double t, N_Vector y, double h,
+                              const jyAutoCounters *now) {
+  long in_stretch = now->steps - a->stretch_at.steps;
+  if (!a->bdf) {
+    /* Adams' step collapsing: a singular configuration (or a jump in the forces) ahead, where
+     * BDF goes through at its own pace and Adams would crawl up to the branch guard */
+    long settled = now->steps - a->restart_steps;
+    if (settled > SETTLE_STEPS && fabs(h) < a->h_recent / COLLAPSE) {
+      jy_auto_singular(sim, a, t, y);
+      return JY_AUTO_TO_BDF_COLLAPSE;
+    }
+    a->h_recent = settled <= 1 ? fabs(h) : fmax(fabs(h), H_RECENT_DECAY * a->h_recent);
+    if (now->steps - a->window_at.steps < a->check_every) return JY_AUTO_STAY;
+    long fails = now->fails - a->window_at.fails;
+    double window_pace = pace(a->window_t, &a->window_at, t, now);
+    a->window_t = t;
+    a->window_at = *now;
+    if (fails == 0) return JY_AUTO_STAY;
+    a->rho = spectral_radius(sim, a, t, y);
+    if (!(fabs(h) * a->rho > STIFF_H_RHO)) return JY_AUTO_STAY;
+    a->adams_pace = window_pace;
+    return JY_AUTO_TO_BDF_STIFF;
+  }
+  if (a->singular) return leave_singular(sim, a, t, y, h, in_stretch);
+  if (in_stretch == TRIAL_STEPS &&
+      pace(a->stretch_t, &a->stretch_at, t, now) < TRIAL_GAIN * a->adams_pace) {
+    a->check_every = a->check_every < 1000000 ? 4 * a->check_every : a->check_every;
+    return JY_AUTO_TO_ADAMS; /* BDF is no cheaper here: look again less often */
+  }
+  if (in_stretch < TRIAL_STEPS || in_stretch % BDF_CHECK_STEPS != 0) return JY_AUTO_STAY;
+  a->rho = spectral_radius(sim, a, t, y);
+  return fabs(h) * a->rho < NONSTIFF_H_RHO ? JY_AUTO_TO_ADAMS : JY_AUTO_STAY;
+}
+
+void jy_auto_changed(jyAutoChoice *a, jyAutoMove move, double t, const jyAutoCounters *now) {
+  int was = a->bdf;
+  double span = t - a->stretch_t;
+  /* going back past where the stretch began: Adams' span from there on is done again */
+  a->time_by[span >= 0 ? was : 0] += span;
+  if (a->time_by[0] < 0) a->time_by[0] = 0;
+  a->steps_by[was] += now->steps - a->stretch_at.steps;
+  if (was && a->singular) {
+    a->returned_t = t;
+    a->returned_span = t - a->stretch_t;
+  }
+  a->bdf = move != JY_AUTO_TO_ADAMS;
+  a->singular = move == JY_AUTO_TO_BDF_SINGULAR || move == JY_AUTO_TO_BDF_COLLAPSE;
+  a->to_stiff += move == JY_AUTO_TO_BDF_STIFF;
+  a->to_singular += move == JY_AUTO_TO_BDF_SINGULAR;
+  a->to_collapse += move == JY_AUTO_TO_BDF_COLLAPSE;
+  a->to_adams += move == JY_AUTO_TO_ADAMS;
+  a->stretch_t = a->window_t = t;
+  a->stretch_at = a->window_at = *now;
+  a->restart_steps = now->steps;
+}
+
+void jy_auto_restarted(jyAutoChoice *a, const jyAutoCounters *now) {
+  a->restart_steps = now->steps;
+}
+
+void jy_auto_stats(const jyAutoChoice *a, double t, const jyAutoCounters *now, jySimStats *out) {
+  int m[2] = {JY_METHOD_ADAMS, JY_METHOD_BDF};
+  for (int k = 0; k < 2; k++) {
+    out->method_time[m[k]] = a->time_by[k] + (a->bdf == k ? t - a->stretch_t : 0);
+    out->method_steps[m[k]] = a->steps_by[k] + (a->bdf == k ? now->steps - a->stretch_at.steps : 0);
+  }
+  out->to_stiff = a->to_stiff;
+  out->to_collapse = a->to_collapse;
+  out->to_singular = a->to_singular;
+  out->to_adams = a->to_adams;
+}

@@ -1,0 +1,86 @@
+/* What method = auto decides (int_auto.c); int_cvode.c carries it out. Internal.
+ *
+ * A run starts under Adams. It changes to BDF with projection for a stretch when Adams'
+ * step end meets a singular configuration (the branch guard would fire, or the projection
+ * does not settle: the run goes back to the last step end the guard cleared, so no step
+ * straddles the change), or when Adams' steps are held by stability (convergence or error
+ * test failures, and h times the estimated spectral radius of the Jacobian above Adams'
+ * limit). It comes back to Adams when the singular stretch has passed, or when BDF's step
+ * is one Adams would take stably, or when BDF turned out no cheaper than Adams was. */
+#ifndef JY_INT_AUTO_H
+#define JY_INT_AUTO_H
+
+#include <nvector/nvector_serial.h>
+
+#include "sim.h"
+
+typedef enum jyAutoMove {
+  JY_AUTO_STAY,
+  JY_AUTO_TO_BDF_STIFF,    /* Adams' steps are held by stability */
+  JY_AUTO_TO_BDF_SINGULAR, /* Adams met a singular configuration */
+  JY_AUTO_TO_BDF_COLLAPSE, /* Adams' step collapsed (a singular configuration ahead) */
+  JY_AUTO_TO_ADAMS         /* the stretch that needed BDF has passed */
+} jyAutoMove;
+
+/* The integrator's counters over the whole run (restarts and changes included). */
+typedef struct jyAutoCounters {
+  long steps, rhs_evals, fails; /* fails: convergence and error test failures */
+} jyAutoCounters;
+
+typedef struct jyAutoChoice {
+  int bdf;      /* BDF runs now */
+  int singular; /* its stretch is for a singular configuration (else for stiffness) */
+  /* where the present stretch began */
+  double stretch_t;
+  jyAutoCounters stretch_at;
+  /* Adams: the last look at its failures, and how many steps until the next */
+  double window_t;
+  jyAutoCounters window_at;
+  long check_every;
+  double adams_pace;            /* simulated time per right-hand side in Adams' last window */
+  long stretch_steps;           /* BDF steps a singular stretch takes at least */
+  double met_t;                 /* when Adams met the singular configuration */
+  double sigma_met, sigma_last; /* the rows' smallest singular value there, and lately */
+  double sigma_clear;           /* how many times sigma_met it hands back at */
+  double adams_h;               /* Adams' last step size: BDF hands back once its own is half */
+  double returned_t;            /* when the last singular stretch handed back to Adams */
+  double returned_span;         /* and how long it had lasted */
+  double rho;                   /* the last spectral radius estimate, 1/s (NAN: none) */
+  N_Vector probe, probe_y, f0, f1, weights; /* the power iteration's direction, scratch */
+  int probe_started;
+  /* what the run summary says */
+  double time_by[2]; /* simulated time under Adams, BDF */
+  long steps_by[2];
+  long to_stiff, to_singular, to_collapse, to_adams;
+  double h_recent;    /* Adams' recent largest step since it (re)started */
+  long restart_steps; /* the step count then */
+} jyAutoChoice;
+
+/* JY_OK or JY_ERR_NOMEM; the choice starts under Adams at t. */
+jyStatus jy_auto_init(jySim *sim, jyAutoChoice *a, double t);
+void jy_auto_free(jyAutoChoice *a);
+
+/* After an accepted step that ends at (t, y) with step size h: what to do there. */
+jyAutoMove jy_auto_after_step(jySim *sim, jyAutoChoice *a, double t, N_Vector y, double h,
+                              const jyAutoCounters *now);
+
+/* Adams' step end y met a singular configuration at t: the run goes back to an earlier
+ * step end and BDF takes over (jy_auto_changed says from when). */
+void jy_auto_singular(jySim *sim, jyAutoChoice *a, double t, N_Vector y);
+
+/* BDF keeps the rest of the run (Adams cannot be trusted near this model's singular
+ * configurations: it met one again soon after BDF handed back, or BDF could not get
+ * through from where Adams left it). */
+void jy_auto_stay_bdf(jyAutoChoice *a);
+
+/* The integrator changed at t (to BDF when to_bdf) with the counters `now`: the books. */
+void jy_auto_changed(jyAutoChoice *a, jyAutoMove move, double t, const jyAutoCounters *now);
+
+/* The integrator restarted (an event, a projected step end) with the counters `now`: its
+ * first steps grow from a small one again. */
+void jy_auto_restarted(jyAutoChoice *a, const jyAutoCounters *now);
+
+/* The books up to t with the counters `now`, into the run's stats. */
+void jy_auto_stats(const jyAutoChoice *a, double t, const jyAutoCounters *now, jySimStats *out);
+
+#endif
