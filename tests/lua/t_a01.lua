@@ -8,23 +8,8 @@ tap.plan(5)
 local joinery = require "joinery"
 local g, L = 9.81, 1
 
--- Jacobi sn(u, k) by the arithmetic-geometric mean (Abramowitz & Stegun 16.4.1), and K(k).
-local function sn(u, k)
-  local a, c, n = { 1 }, { k }, 1
-  local b = math.sqrt(1 - k * k)
-  while math.abs(c[n]) > 1e-16 and n < 40 do
-    a[n + 1], c[n + 1], b = (a[n] + b) / 2, (a[n] - b) / 2, math.sqrt(a[n] * b)
-    n = n + 1
-  end
-  local phi = 2 ^ (n - 1) * a[n] * u
-  for i = n, 2, -1 do phi = (phi + math.asin(c[i] / a[i] * math.sin(phi))) / 2 end
-  return math.sin(phi)
-end
-local function ellipk(k)
-  local a, b = 1, math.sqrt(1 - k * k)
-  for _ = 1, 40 do a, b = (a + b) / 2, math.sqrt(a * b) end
-  return math.pi / (2 * a)
-end
+local elliptic = dofile("tests/lua/elliptic.lua") -- sn(u, k) and K(k)
+local sn, ellipk = elliptic.sn, elliptic.ellipk
 -- From rest at theta0 = pi/2: sin(theta / 2) = k sn(K - omega t, k), k = sin(theta0 / 2).
 local k = math.sin(math.pi / 4)
 local K, omega = ellipk(k), math.sqrt(g / L)
