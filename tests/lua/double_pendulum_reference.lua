@@ -4,7 +4,7 @@
 --   (m1+m2) l1 a1 + m2 l2 cos(d) a2 = -m2 l2 w2^2 sin(d) - (m1+m2) g sin(th1)
 --   l1 cos(d) a1 + l2 a2 = l1 w1^2 sin(d) - g sin(th2),   d = th1 - th2
 -- Returns reference(p, t_end, h) -> { th1, th2, w1, w2 } at t_end, p = { m1, l1, m2, l2, g,
--- th1, th2 } (starting at rest).
+-- th1, th2 } (starting at rest), and the right-hand side deriv(p, s) of s = { th1, th2, w1, w2 }.
 local function deriv(p, s)
   local m1, l1, m2, l2, g = p.m1, p.l1, p.m2, p.l2, p.g
   local th1, th2, w1, w2 = s[1], s[2], s[3], s[4]
@@ -17,7 +17,7 @@ local function deriv(p, s)
   return { w1, w2, (r1 * a22 - a12 * r2) / det, (a11 * r2 - a21 * r1) / det }
 end
 
-return function(p, t_end, h)
+local function reference(p, t_end, h)
   local s = { p.th1, p.th2, 0, 0 }
   for _ = 1, math.floor(t_end / h + 0.5) do
     local k1 = deriv(p, s)
@@ -32,3 +32,5 @@ return function(p, t_end, h)
   end
   return s
 end
+
+return reference, deriv
