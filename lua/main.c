@@ -410,7 +410,7 @@ static void warn_moved(lua_State *L, int idx) {
 /* Protected: 1 = system, 2 = settings table (with out). Prints as it goes. */
 
 /* method = auto: which method ran for how much of the run, and why it changed (stats at
- * `stats`); nothing for a fixed method. */
+ * `stats`). */
 static void print_methods(lua_State *L, int stats) {
   long changes = int_field(L, stats, "to_stiff") + int_field(L, stats, "to_singular") +
     int_field(L, stats, "to_collapse");
@@ -490,7 +490,7 @@ static int simulate_system(lua_State *L) {
   lua_getfield(L, 4, "stats"); /* 6 */
   printf("run time %.4g s (%ld steps, %ld right-hand-side evaluations)\n", seconds,
          (long)int_field(L, 6, "steps"), (long)int_field(L, 6, "rhs_evals"));
-  print_methods(L, 6);
+  if (def.method == JY_METHOD_AUTO) print_methods(L, 6);
   print_events(L, 4, (long)int_field(L, 6, "guard_evals"));
   lua_getfield(L, 4, "channels");
   lua_getfield(L, 4, "out");

@@ -33,6 +33,9 @@
  * SIGMA_CHECK_STEPS BDF steps. Where Adams meets one again soon after, BDF keeps the rest
  * of the run. */
 #define SIGMA_CLEAR 16.0
+/* An Adams step collapsing is a singular configuration ahead where the smallest singular
+ * value has fallen below 1/SIGMA_FALLEN of where Adams took over. */
+#define SIGMA_FALLEN 4.0
 #define SIGMA_CHECK_STEPS 10
 /* Power iterations per estimate (from the last estimate's direction). */
 #define POWER_ITERATIONS 6
@@ -45,6 +48,7 @@ jyStatus jy_auto_init(jySim *sim, jyAutoChoice *a, double t) {
   a->sigma_clear = SIGMA_CLEAR;
   a->returned_t = -INFINITY;
   a->rho = NAN;
+  a->sigma_ref = jy_sim_constraint_sigma(sim, t, sim->y);
   a->probe = jy_sim_new_vector(sim);
   a->probe_y = jy_sim_new_vector(sim);
   a->f0 = jy_sim_new_vector(sim);
@@ -157,8 +161,14 @@ jyAutoMove jy_auto_after_step(jySim *sim, jyAutoChoice *a, double t, N_Vector y,
      * BDF goes through at its own pace and Adams would crawl up to the branch guard */
     long settled = now->steps - a->restart_steps;
     if (settled > SETTLE_STEPS && fabs(h) < a->h_recent / COLLAPSE) {
-      jy_auto_singular(sim, a, t, y);
-      return JY_AUTO_TO_BDF_COLLAPSE;
+      /* at a singular configuration only where the rows' smallest singular value has
+       * fallen well below where Adams took over (a chain whipping round, an impact: no) */
+      double sigma = jy_sim_constraint_sigma(sim, t, y);
+      if (sigma < a->sigma_ref / SIGMA_FALLEN) {
+        jy_auto_singular(sim, a, t, y);
+        return JY_AUTO_TO_BDF_COLLAPSE;
+      }
+      a->h_recent = fabs(h); /* Adams' own business: look again at the next collapse */
     }
     a->h_recent = settled <= 1 ? fabs(h) : fmax(fabs(h), H_RECENT_DECAY * a->h_recent);
     if (now->steps - a->window_at.steps < a->check_every) return JY_AUTO_STAY;
@@ -194,6 +204,7 @@ void jy_auto_changed(jyAutoChoice *a, jyAutoMove move, double t, const jyAutoCou
     a->returned_t = t;
     a->returned_span = t - a->stretch_t;
   }
+  if (move == JY_AUTO_TO_ADAMS) a->sigma_ref = a->sigma_last;
   a->bdf = move != JY_AUTO_TO_ADAMS;
   a->singular = move == JY_AUTO_TO_BDF_SINGULAR || move == JY_AUTO_TO_BDF_COLLAPSE;
   a->to_stiff += move == JY_AUTO_TO_BDF_STIFF;

@@ -42,6 +42,7 @@ typedef struct jyAutoChoice {
   double met_t;                 /* when Adams met the singular configuration */
   double sigma_met, sigma_last; /* the rows' smallest singular value there, and lately */
   double sigma_clear;           /* how many times sigma_met it hands back at */
+  double sigma_ref;             /* the smallest singular value where Adams took over */
   double adams_h;               /* Adams' last step size: BDF hands back once its own is half */
   double returned_t;            /* when the last singular stretch handed back to Adams */
   double returned_span;         /* and how long it had lasted */

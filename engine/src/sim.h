@@ -137,9 +137,11 @@ int jy_sim_guard_clears(jySim *sim, double t, N_Vector y);
 
 /* The smallest singular value of the constraint rows the solve keeps, each scaled to unit
  * length, at the positions of y = [q, v] (UK): how near a singular configuration q is
- * (0 at one). NAN without rows, with N–P, or when it cannot be had (no memory, a failed
- * assembly). O(m^2 n): for auto's hand-back after a singular stretch, not every step.
- * Leaves the evaluator assembled at y. */
+ * (0 at one). NAN without rows, with N–P, where the dense SVD would cost more than
+ * JY_SIGMA_MAX_WORK (m^2 n: some milliseconds), or when it cannot be had (no memory, a
+ * failed assembly). For auto's decisions at a collapse and after a singular stretch, not
+ * every step. Leaves the evaluator assembled at y. */
+#define JY_SIGMA_MAX_WORK 1e8
 double jy_sim_constraint_sigma(jySim *sim, double t, N_Vector y);
 
 /* Called by every stepper after each accepted step with its end state: 0, or -1 when the

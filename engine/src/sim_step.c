@@ -318,7 +318,7 @@ double jy_sim_constraint_sigma(jySim *sim, double t, N_Vector y) {
     for (int k = a->p[j]; k < a->p[j + 1]; k++) norm[a->i[k]] += a->x[k] * a->x[k];
   int rows = 0;
   for (int i = 0; i < md->m; i++) slot[i] = norm[i] > 0 && !(dropped && dropped[i]) ? rows++ : -1;
-  if (rows == 0 || rows > n) goto done;
+  if (rows == 0 || rows > n || (double)rows * rows * n > JY_SIGMA_MAX_WORK) goto done;
   double *dense = jy_calloc(alloc, (size_t)rows * (size_t)n + (size_t)rows, sizeof(double));
   if (!dense) goto done;
   for (int j = 0; j < n; j++)

@@ -3,7 +3,7 @@
 -- defaults, L.DEFAULT_RTOL and L.DEFAULT_ATOL); L.name(tol) names a rung in a check.
 local L = {
   ladder = { { 1e-4, 1e-6 }, { 1e-6, 1e-8 }, { 1e-8, 1e-10 }, { nil, nil } },
-  methods = { "bdf", "adams", "erk" },
+  methods = { "auto", "bdf", "adams", "erk" },
   DEFAULT_RTOL = 1e-11,
   DEFAULT_ATOL = 1e-13,
 }

@@ -16,7 +16,7 @@ local joinery = require "joinery"
 
 local N, LINK, g = 300, 0.1, 9.81
 local rungs = { L.ladder[3], L.ladder[4] }
-local methods = { "bdf", "adams" }
+local methods = { "auto", "bdf", "adams" }
 tap.plan(#methods * (1 + #rungs))
 
 local function chain(dropped)

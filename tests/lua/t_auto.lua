@@ -1,0 +1,136 @@
+-- method = auto, the default (docs/numerics.md, "The automatic method"): Adams where the
+-- motion is smooth, at Adams' own cost; BDF where Adams' steps are held by stiffness or
+-- where it meets a singular configuration, on the right branch or stopping; changes at step
+-- ends, so the output times never change the integration. Each across the tolerance ladder.
+local tap = dofile("tests/lua/tap.lua")
+local L = dofile("tests/lua/ladder.lua")
+local joinery = require "joinery"
+local exact = dofile("tests/lua/a01_exact.lua") -- x, y of the A01 bob at t
+tap.plan(6 * #L.ladder + 5)
+
+local function with_tol(opts, tol)
+  opts.rtol, opts.atol = tol[1], tol[2]
+  return opts
+end
+
+-- The methods' books add up: steps and simulated time over the methods that ran.
+local function books_add_up(res, span)
+  local steps, time = 0, 0
+  for _, m in pairs(res.stats.methods) do steps, time = steps + m.steps, time + m.time end
+  return steps == res.stats.steps and math.abs(time - span) <= 1e-9 * span
+end
+
+-- ---- smooth: the A01 pendulum is Adams' run, step for step, and meets its closed form ----
+local function a01()
+  local sys = joinery.system { gravity = { 0, -9.81 } }
+  local pivot = sys:add("ground", "pivot", { dim = 2, x = 0, y = 0 })
+  local bob = sys:add("mass", "bob", { dim = 2, m = 1, init = { x = 1, y = 0 } })
+  sys:add("rod", "rod", { dim = 2, L = 1, a = pivot.pos, b = bob.pos })
+  return sys:compile()
+end
+local pendulum = a01()
+for _, tol in ipairs(L.ladder) do
+  local auto = pendulum:simulate(with_tol({ t_end = 10, dt_out = 0.05 }, tol))
+  local adams = pendulum:simulate(with_tol({ method = "adams", t_end = 10, dt_out = 0.05 }, tol))
+  local err = 0
+  for i = 1, auto.rows do
+    local x, y = exact(auto.t[i])
+    err = math.max(err, math.abs(auto["bob.x"][i] - x), math.abs(auto["bob.y"][i] - y))
+  end
+  local rtol = tol[1] or L.DEFAULT_RTOL
+  -- bench/tolerances.lua: Adams' error on this pendulum is 10 to 500 rtol (rtol 1e-4 to
+  -- 1e-13); 5000 rtol leaves a factor of 10
+  tap.ok(err <= 5000 * rtol, string.format("A01, rtol %s: max error %.2g m <= 5000 rtol",
+    L.name(tol), err))
+  tap.ok(auto.stats.steps == adams.stats.steps and auto.stats.rhs_evals == adams.stats.rhs_evals
+    and auto.stats.to_collapse + auto.stats.to_singular + auto.stats.to_stiff == 0,
+    string.format("A01, rtol %s: auto is Adams' run (%d steps, %d right-hand sides; Adams %d, %d)",
+      L.name(tol), auto.stats.steps, auto.stats.rhs_evals, adams.stats.steps,
+      adams.stats.rhs_evals))
+end
+
+-- ---- singular: the four-bar through its ten flat passages ---------------------------------
+-- Another branch ends radians from -30.343945 rad. On the branch the crank's error under
+-- auto is measured 1.3e3 rtol (1e-4), 590 (1e-6), 8e4 (1e-8), 1.3e3 (the defaults): each
+-- hand-back restarts Adams at order 1 near a flat passage, which amplifies phase errors
+-- (BDF alone: about 3000 rtol). Allowed: 1e6 rtol, at most 0.5 rad.
+local four_bar = dofile("examples/four_bar.lua"):compile()
+for _, tol in ipairs(L.ladder) do
+  local ok, res = pcall(four_bar.simulate, four_bar, with_tol({ dt_out = 10 }, tol))
+  local rtol = tol[1] or L.DEFAULT_RTOL
+  if ok then
+    local off = math.abs(res["crank.theta"][res.rows] + 30.343945)
+    tap.ok(off <= math.min(1e6 * rtol, 0.5), string.format(
+      "four-bar, rtol %s: the crank ends %.2g rad off its branch (%d steps, %d changes to bdf)",
+      L.name(tol), off, res.stats.steps, res.stats.to_collapse + res.stats.to_singular))
+    tap.ok(res.stats.to_collapse + res.stats.to_singular >= 1 and books_add_up(res, 10),
+      string.format("four-bar, rtol %s: BDF took the passages, and the books add up",
+        L.name(tol)))
+  else -- never a wrong branch: a clear stop is allowed
+    tap.has(tostring(res), "singular configuration", "four-bar, rtol " .. L.name(tol)
+      .. ": stops at a singular configuration saying so")
+    tap.ok(true, "four-bar, rtol " .. L.name(tol) .. ": (stopped)")
+  end
+end
+local fine = four_bar:simulate { dt_out = 0.01 }
+local coarse = four_bar:simulate { dt_out = 10 }
+tap.ok(fine.stats.steps == coarse.stats.steps and
+  fine["crank.theta"][fine.rows] == coarse["crank.theta"][coarse.rows],
+  string.format("four-bar: rows every 0.01 s or one row, the same %d steps and the same end "
+    .. "to the bit", coarse.stats.steps))
+
+-- ---- stiff: a soft oscillator carrying a stiff, critically damped one --------------------
+-- m1 = 1 kg on k1 = 4 pi^2 N/m (1 Hz) carries m2 = 0.01 kg on k2 = 1e6 N/m with critical
+-- damping: eigenvalues near -1e4 /s that Adams must resolve with steps of 1e-4 s after the
+-- transient has died out, where BDF steps with the slow motion.
+local function stiff()
+  local sys = joinery.system { gravity = { 0 } }
+  local wall = sys:add("ground", "wall", { dim = 1, x = 0 })
+  local m1 = sys:add("mass", "m1", { dim = 1, m = 1, init = { x = 1.1 } })
+  local m2 = sys:add("mass", "m2", { dim = 1, m = 0.01, init = { x = 2 } })
+  sys:add("spring", "k1", { dim = 1, k = 4 * math.pi ^ 2, L = 1, a = wall.pos, b = m1.pos })
+  sys:add("spring", "k2", { dim = 1, k = 1e6, L = 1, a = m1.pos, b = m2.pos })
+  sys:add("damper", "c2", { dim = 1, c = 2 * math.sqrt(1e6 * 0.01), a = m1.pos, b = m2.pos })
+  return sys:compile()
+end
+local oscillator = stiff()
+local ref = oscillator:simulate { method = "bdf", rtol = 1e-12, atol = 1e-14, t_end = 2,
+  dt_out = 2 }
+local ref_x = ref["m1.x"][ref.rows]
+for _, tol in ipairs(L.ladder) do
+  local opts = with_tol({ t_end = 2, dt_out = 2 }, tol)
+  local auto = oscillator:simulate(opts)
+  opts.method = "adams"
+  local adams = oscillator:simulate(opts)
+  local rtol = tol[1] or L.DEFAULT_RTOL
+  local err = math.abs(auto["m1.x"][auto.rows] - ref_x)
+  -- BDF's multiple on smooth models reaches 1e4 at rtol 1e-13 (bench/tolerances.lua); the
+  -- reference's own error is below 1e-11 m
+  tap.ok(err <= 1e4 * rtol + 1e-10, string.format(
+    "stiff, rtol %s: m1 ends %.2g m from the reference (<= 1e4 rtol)", L.name(tol), err))
+  local cost = function(r) return r.stats.rhs_evals + r.stats.jac_rhs_evals end
+  tap.ok(auto.stats.to_stiff >= 1 and cost(auto) < cost(adams) and books_add_up(auto, 2),
+    string.format("stiff, rtol %s: auto changed to bdf for stiffness (%d) and spent %d "
+      .. "right-hand sides where Adams spent %d", L.name(tol), auto.stats.to_stiff, cost(auto),
+      cost(adams)))
+end
+
+-- ---- the counters and the run summary ------------------------------------------------------
+local adams = pendulum:simulate { method = "adams", t_end = 1, dt_out = 1 }
+tap.ok(adams.stats.methods.adams and adams.stats.methods.adams.steps == adams.stats.steps and
+  not adams.stats.methods.bdf and adams.stats.to_adams == 0,
+  "a fixed method's books: one method, every step")
+local cmd = tap.command()
+local code, out = cmd.run("run " .. cmd.quote(cmd.root .. "/examples/four_bar.lua") .. " --out "
+  .. cmd.quote(cmd.tmp .. "/four_bar.csv") .. " --dt-out 10")
+tap.ok(code == 0 and out:find("method auto: adams [%d.]+ s %(%d+ steps%), bdf [%d.]+ s %(%d+ "
+  .. "steps%); %d+ changes to bdf %(%d+ where adams' step collapsed, %d+ at the branch guard, "
+  .. "%d+ for stiffness%), %d+ back to adams") ~= nil,
+  "joinery run says which method ran for how long and why it changed")
+code, out = cmd.run("run " .. cmd.quote(cmd.root .. "/examples/pendulum.lua") .. " --out "
+  .. cmd.quote(cmd.tmp .. "/pendulum.csv") .. " --dt-out 10")
+tap.ok(code == 0 and out:find("method auto: adams 10 s %(%d+ steps%); no change of method") ~= nil,
+  "a smooth run: Adams alone, no change")
+code, out = cmd.run("run " .. cmd.quote(cmd.root .. "/examples/pendulum.lua") .. " --out "
+  .. cmd.quote(cmd.tmp .. "/pendulum.csv") .. " --dt-out 10 --method bdf")
+tap.ok(code == 0 and not out:find("method auto", 1, true), "a fixed method: no such line")
