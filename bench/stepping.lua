@@ -45,7 +45,7 @@ if which ~= "examples" then
   print(string.format("%-16s %-6s %-6s %9s %9s %8s %10s  %s", "model", "method", "rtol", "steps",
     "rhs", "s", "energy", "outcome"))
   for _, case in ipairs(cases) do
-    for _, method in ipairs { "bdf", "adams", "erk" } do
+    for _, method in ipairs { "auto", "bdf", "adams", "erk" } do
       for _, rtol in ipairs { 1e-6, 1e-8, 1e-10 } do
         local res, why = run(function() return dofile(case[2]) end,
           { method = method, rtol = rtol, atol = rtol / 100, t_end = case[3], dt_out = 0.01 })

@@ -128,6 +128,8 @@ static double pace(double t0, const jyAutoCounters *at, double t, const jyAutoCo
 
 void jy_auto_stay_bdf(jyAutoChoice *a) { a->sigma_clear = INFINITY; }
 
+void jy_auto_guard_fired(jyAutoChoice *a) { jy_auto_stay_bdf(a); }
+
 void jy_auto_singular(jySim *sim, jyAutoChoice *a, double t, N_Vector y) {
   /* met again within the last stretch's own span of handing back: it was too short */
   if (t - a->returned_t < a->returned_span) jy_auto_stay_bdf(a);

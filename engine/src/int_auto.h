@@ -74,6 +74,10 @@ void jy_auto_singular(jySim *sim, jyAutoChoice *a, double t, N_Vector y);
  * through from where Adams left it). */
 void jy_auto_stay_bdf(jyAutoChoice *a);
 
+/* Adams' step end met the branch guard: it came so near a jump (its velocity error across
+ * the branches is what the guard measures) that the rest of the run is BDF's. */
+void jy_auto_guard_fired(jyAutoChoice *a);
+
 /* The integrator changed at t (to BDF when to_bdf) with the counters `now`: the books. */
 void jy_auto_changed(jyAutoChoice *a, jyAutoMove move, double t, const jyAutoCounters *now);
 

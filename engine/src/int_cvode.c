@@ -663,6 +663,7 @@ static jyStatus advance_auto(jySim *sim, double t_out, N_Vector y_out) {
       if (st != JY_OK) return st;
       if (singular) {
         jy_auto_singular(sim, cs->aut, current_time(cs), cs->step_end);
+        jy_auto_guard_fired(cs->aut);
         cs->went_back = 0;
         cs->kinetic_before = sim->kinetic_scale;
         st = go_back_to_bdf(sim, cs, AUTO_BACK_FIRST);
