@@ -18,13 +18,12 @@
 #define TRIAL_GAIN 2.0
 /* BDF steps between looks at the spectral radius in a stiff stretch. */
 #define BDF_CHECK_STEPS 100
-/* BDF steps of a singular stretch: the first, and the most it doubles to when Adams meets
- * the same configuration again soon after taking over. */
-#define STRETCH_FIRST 40
-#define STRETCH_MAX 20000
+/* BDF steps a singular stretch takes at least. */
+#define STRETCH_STEPS 40
 /* Adams' step below 1/COLLAPSE of its recent largest (which forgets by H_RECENT_DECAY a
- * step: a tenth in 114 steps; one error test failure cuts the step by up to 10), SETTLE_STEPS after it (re)started (its first steps grow
- * from a tiny one): the step collapses. */
+ * step: a tenth in 114 steps; one error test failure cuts the step by up to 10),
+ * SETTLE_STEPS after it (re)started (its first steps grow from a tiny one): the step
+ * collapses. */
 #define COLLAPSE 20.0
 #define H_RECENT_DECAY 0.98
 #define SETTLE_STEPS 30
@@ -44,7 +43,6 @@ jyStatus jy_auto_init(jySim *sim, jyAutoChoice *a, double t) {
   *a = (jyAutoChoice){0};
   a->stretch_t = a->window_t = t;
   a->check_every = CHECK_STEPS;
-  a->stretch_steps = STRETCH_FIRST;
   a->sigma_clear = SIGMA_CLEAR;
   a->returned_t = -INFINITY;
   a->rho = NAN;
@@ -145,10 +143,13 @@ void jy_auto_singular(jySim *sim, jyAutoChoice *a, double t, N_Vector y) {
  * grows (moving away, not towards the next one). */
 static jyAutoMove leave_singular(jySim *sim, jyAutoChoice *a, double t, N_Vector y, double h,
                                  long in_stretch) {
-  if (in_stretch < a->stretch_steps || t <= a->met_t || in_stretch % SIGMA_CHECK_STEPS != 0)
+  if (in_stretch < STRETCH_STEPS || t <= a->met_t || in_stretch % SIGMA_CHECK_STEPS != 0)
     return JY_AUTO_STAY;
   if (isinf(a->sigma_clear)) return JY_AUTO_STAY;
-  if (fabs(h) >= 0.5 * a->adams_h) return JY_AUTO_TO_ADAMS;
+  if (fabs(h) >= 0.5 * a->adams_h) { /* sigma here is where Adams takes over */
+    a->sigma_last = jy_sim_constraint_sigma(sim, t, y);
+    return JY_AUTO_TO_ADAMS;
+  }
   if (isnan(a->sigma_met)) return JY_AUTO_STAY;
   double sigma = jy_sim_constraint_sigma(sim, t, y), before = a->sigma_last;
   a->sigma_last = sigma;

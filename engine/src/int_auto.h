@@ -38,7 +38,6 @@ typedef struct jyAutoChoice {
   jyAutoCounters window_at;
   long check_every;
   double adams_pace;            /* simulated time per right-hand side in Adams' last window */
-  long stretch_steps;           /* BDF steps a singular stretch takes at least */
   double met_t;                 /* when Adams met the singular configuration */
   double sigma_met, sigma_last; /* the rows' smallest singular value there, and lately */
   double sigma_clear;           /* how many times sigma_met it hands back at */

@@ -51,16 +51,15 @@ end
 
 -- ---- singular: the four-bar through its ten flat passages ---------------------------------
 -- Another branch ends radians from -30.343945 rad. On the branch the crank's error under
--- auto is measured 1.3e3 rtol (1e-4), 590 (1e-6), 8e4 (1e-8), 1.3e3 (the defaults): each
--- hand-back restarts Adams at order 1 near a flat passage, which amplifies phase errors
--- (BDF alone: about 3000 rtol). Allowed: 1e6 rtol, at most 0.5 rad.
+-- auto is measured 1.3e3 rtol (1e-4), 2.4e3 (1e-6), 43 (1e-8), 3e3 (the defaults; BDF
+-- alone about 3000 rtol): allowed 1e5 rtol, at most 0.5 rad.
 local four_bar = dofile("examples/four_bar.lua"):compile()
 for _, tol in ipairs(L.ladder) do
   local ok, res = pcall(four_bar.simulate, four_bar, with_tol({ dt_out = 10 }, tol))
   local rtol = tol[1] or L.DEFAULT_RTOL
   if ok then
     local off = math.abs(res["crank.theta"][res.rows] + 30.343945)
-    tap.ok(off <= math.min(1e6 * rtol, 0.5), string.format(
+    tap.ok(off <= math.min(1e5 * rtol, 0.5), string.format(
       "four-bar, rtol %s: the crank ends %.2g rad off its branch (%d steps, %d changes to bdf)",
       L.name(tol), off, res.stats.steps, res.stats.to_collapse + res.stats.to_singular))
     tap.ok(res.stats.to_collapse + res.stats.to_singular >= 1 and books_add_up(res, 10),
