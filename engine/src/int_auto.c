@@ -209,7 +209,8 @@ void jy_auto_changed(jyAutoChoice *a, jyAutoMove move, double t, const jyAutoCou
   }
   if (move == JY_AUTO_TO_ADAMS) a->sigma_ref = a->sigma_last;
   a->bdf = move != JY_AUTO_TO_ADAMS;
-  a->singular = move == JY_AUTO_TO_BDF_SINGULAR || move == JY_AUTO_TO_BDF_COLLAPSE;
+  a->singular = move == JY_AUTO_TO_BDF_SINGULAR || move == JY_AUTO_TO_BDF_COLLAPSE ||
+    move == JY_AUTO_TO_BDF_PRESCRIBED;
   a->to_stiff += move == JY_AUTO_TO_BDF_STIFF;
   a->to_singular += move == JY_AUTO_TO_BDF_SINGULAR;
   a->to_collapse += move == JY_AUTO_TO_BDF_COLLAPSE;

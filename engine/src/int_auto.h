@@ -16,10 +16,11 @@
 
 typedef enum jyAutoMove {
   JY_AUTO_STAY,
-  JY_AUTO_TO_BDF_STIFF,    /* Adams' steps are held by stability */
-  JY_AUTO_TO_BDF_SINGULAR, /* Adams met a singular configuration */
-  JY_AUTO_TO_BDF_COLLAPSE, /* Adams' step collapsed (a singular configuration ahead) */
-  JY_AUTO_TO_ADAMS         /* the stretch that needed BDF has passed */
+  JY_AUTO_TO_BDF_STIFF,      /* Adams' steps are held by stability */
+  JY_AUTO_TO_BDF_SINGULAR,   /* Adams met a singular configuration */
+  JY_AUTO_TO_BDF_COLLAPSE,   /* Adams' step collapsed (a singular configuration ahead) */
+  JY_AUTO_TO_BDF_PRESCRIBED, /* at the start: the motion is prescribed (no free direction) */
+  JY_AUTO_TO_ADAMS           /* the stretch that needed BDF has passed */
 } jyAutoMove;
 
 /* The integrator's counters over the whole run (restarts and changes included). */
