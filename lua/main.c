@@ -552,7 +552,8 @@ static int read_flag(lua_State *L, Cli *cli, int *i, int settings) {
   } else {
     char *end = NULL;
     double x = strtod(value, &end);
-    if (end == value || *end != '\0' || !isfinite(x))
+    int unbounded = spec->domain == JY_DOMAIN_AT_LEAST_0 && x == INFINITY; /* --max-step inf */
+    if (end == value || *end != '\0' || !(isfinite(x) || unbounded))
       return usage_error("option %s expects a number, got '%s'", name, value);
     if (jyl_setting_is_integer(spec) && x == floor(x) && fabs(x) < 9e15)
       lua_pushinteger(L, (lua_Integer)x); /* read by the table's checks as a whole number */

@@ -126,7 +126,8 @@ static double read_value(lua_State *L, const jylSetting *s) {
     luaL_error(L, "%ssetting '%s' must be a number, got %s", solver, info->name,
                luaL_typename(L, -1));
   double x = lua_tonumber(L, -1);
-  if (!isfinite(x) && s->kind == JYL_SETTING_RUN)
+  int unbounded = info->domain == JY_DOMAIN_AT_LEAST_0 && x == INFINITY; /* max_step */
+  if (!isfinite(x) && !unbounded && s->kind == JYL_SETTING_RUN)
     luaL_error(L, "setting '%s' must be finite, got %f", info->name, x);
   if (jyl_setting_is_integer(info)) {
     int isint = 0;

@@ -54,7 +54,7 @@ static jyStatus setup(jySim *sim) {
   ERKStepSVtolerances(as->arkode, sim->def.rtol, sim->abstol);
   ERKStepSetTableNum(as->arkode, ARKODE_VERNER_8_5_6);
   ERKStepSetMaxNumSteps(as->arkode, sim->def.max_steps);
-  if (sim->def.max_step > 0) ERKStepSetMaxStep(as->arkode, sim->def.max_step);
+  if (sim->max_step > 0) ERKStepSetMaxStep(as->arkode, sim->max_step);
   ERKStepSetStopTime(as->arkode, sim->def.t_end);
   if (sim->project && ERKStepSetPostprocessStepFn(as->arkode, project_step) != ARK_SUCCESS)
     return JY_ERR_INTEGRATOR;

@@ -200,7 +200,7 @@ static jyStatus create_integrator(jySim *sim, CvodeStepper *cs, int lmm, double 
   CVodeSetUserData(cs->cvode, sim);
   CVodeSVtolerances(cs->cvode, sim->def.rtol, sim->abstol);
   CVodeSetMaxNumSteps(cs->cvode, sim->def.max_steps);
-  if (sim->def.max_step > 0) CVodeSetMaxStep(cs->cvode, sim->def.max_step);
+  if (sim->max_step > 0) CVodeSetMaxStep(cs->cvode, sim->max_step);
   CVodeSetStopTime(cs->cvode, sim->def.t_end);
   if (sim->nguards > 0) { /* events: CVODE locates the guards' zero crossings */
     flag = CVodeRootInit(cs->cvode, sim->nguards, jy_sim_guards);

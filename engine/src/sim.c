@@ -39,6 +39,14 @@ static jyStatus setup_tolerances(jySim *sim) {
   return JY_OK;
 }
 
+/* The largest step the integrators take: max_step, or (0) a tenth of the run's span, as
+ * MATLAB's ode suite does, so that a signal of t a few steps long (a bump, a pulse) is not
+ * stepped over by steps that grew on the smooth stretch before it; infinity: no limit. */
+static double resolve_max_step(const jySimDef *d) {
+  if (isinf(d->max_step)) return 0;
+  return d->max_step > 0 ? d->max_step : 0.1 * (d->t_end - d->t_start);
+}
+
 static jyStatus check_def(jySim *sim, const jySimDef *d) {
   return jy_sim_def_bad(d, sim->error) ? JY_ERR_INVALID : JY_OK;
 }
@@ -156,6 +164,7 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
   jy_eval_continue_angles(sim->eval);
   *status = check_def(sim, &sim->def);
   if (*status != JY_OK) return sim;
+  sim->max_step = resolve_max_step(&sim->def);
   sim->eval->run_rtol = sim->def.rtol; /* parts with modes size their bands by them */
   sim->eval->run_atol = sim->def.atol;
   sim->stepper = stepper_of(sim->def.method);

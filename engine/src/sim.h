@@ -57,6 +57,7 @@ struct jySim {
   SUNContext ctx;
   N_Vector y;      /* the integrated state at the last output (2 nq) */
   N_Vector abstol; /* absolute tolerance per component (2 nq): atol, atol_velocity */
+  double max_step; /* the integrators' largest step, s (max_step's 0 resolved); 0: no limit */
   const jyStepperOps *stepper;
   void *stepper_data;
   jyMethod method_now;               /* the method stepping now (auto: Adams or BDF) */

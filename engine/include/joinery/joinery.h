@@ -487,6 +487,9 @@ typedef enum jyNewtonSolver { JY_NEWTON_SOLVERS(JY_CHOICE_ENUM_) } jyNewtonSolve
  * number, C(name, C type, choice list, default, "what", "ARG", "doc") for a choice.
  * atol: on the coordinates (and N–P's multipliers); the velocities get atol_velocity. Parts
  * with modes size their bands by it too.
+ * max_step: 0 (the default) is a tenth of the run's span t_end - t_start, as MATLAB's ode
+ * suite, so that a short signal of t (a road bump as a load or a rheonomic row) is not
+ * stepped over; infinity lifts the limit (docs/numerics.md, "Integration").
  * max_steps: internal steps between two outputs (fewer when far too short).
  * baumgarte_rate: Baumgarte stabilization (drift = baumgarte, and Adams with projection
  * between its checked restarts): the acceleration-level constraints become
@@ -508,7 +511,8 @@ typedef enum jyNewtonSolver { JY_NEWTON_SOLVERS(JY_CHOICE_ENUM_) } jyNewtonSolve
   X(t_end, double, JY_DOMAIN_FINITE, 10, "finite and after t_start", "T", "end time, s")          \
   X(dt_out, double, JY_DOMAIN_POSITIVE, 0.01, "> 0", "DT",                                        \
     "output interval, s; the rows are interpolated and never change the integration")             \
-  X(max_step, double, JY_DOMAIN_AT_LEAST_0, 0, ">= 0", "H", "largest step, s; 0: no limit")       \
+  X(max_step, double, JY_DOMAIN_AT_LEAST_0, 0, ">= 0 (inf: no limit)", "H",                       \
+    "largest step, s; 0: a tenth of t_end - t_start, inf: no limit")                              \
   X(max_steps, long, JY_DOMAIN_COUNT_POSITIVE, 100000, "> 0", "N",                                \
     "internal steps allowed between two outputs")                                                 \
   X(baumgarte_rate, double, JY_DOMAIN_NONNEGATIVE, 5, ">= 0 (0 turns stabilization off)", "W",    \
