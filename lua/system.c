@@ -6,7 +6,9 @@
  * System (joinery.System; __gc and __close release it, sys:close() too)
  *   sys:add(type, name[, params])   -> Part. params: the type's parameters (numbers), plus
  *                                   init = {coord = value, ...} (initial coordinates),
- *                                   vel  = {coord = value, ...} (initial velocities),
+ *                                   vel  = {coord = value, ...} (initial velocities;
+ *                                   a body3d's also omega = {wx, wy, wz}, space axes, or
+ *                                   omega_body, body axes: jy_system_set_angular_velocity),
  *                                   <terminal> = Terminal: glues that terminal of the new part
  *                                   to the given one; the glue is named "<name>.<terminal>"
  *                                   (glued in the order the type lists its terminals).
