@@ -6,7 +6,9 @@
  * System (joinery.System; __gc and __close release it, sys:close() too)
  *   sys:add(type, name[, params])   -> Part. params: the type's parameters (numbers), plus
  *                                   init = {coord = value, ...} (initial coordinates),
- *                                   vel  = {coord = value, ...} (initial velocities),
+ *                                   vel  = {coord = value, ...} (initial velocities;
+ *                                   a body3d's also omega = {wx, wy, wz}, space axes, or
+ *                                   omega_body, body axes: jy_system_set_angular_velocity),
  *                                   <terminal> = Terminal: glues that terminal of the new part
  *                                   to the given one; the glue is named "<name>.<terminal>"
  *                                   (glued in the order the type lists its terminals).
@@ -186,6 +188,40 @@ static int cmp_setting(const void *a, const void *b) {
   return strcmp(((const jyParamSetting *)a)->name, ((const jyParamSetting *)b)->name);
 }
 
+/* Whether the part is a spatial body: its terminal "frame" is its own 7-D coordinate block
+ * (what jy_system_set_angular_velocity accepts). */
+static int is_spatial_body(const jySystem *sys, jyPartId id) {
+  const jyPartShape *shape = jy_system_part_shape(sys, id);
+  for (int k = 0; shape && k < shape->nterminals; k++)
+    if (strcmp(shape->terminals[k].name, "frame") == 0)
+      return shape->terminals[k].dim == 7 && shape->terminals[k].is_coord_block;
+  return 0;
+}
+
+/* vel.omega or vel.omega_body (key) = {wx, wy, wz}, the value on top of the stack. */
+static void apply_omega(lua_State *L, jySystem *sys, jyPartId id, const char *type,
+                        const char *key) {
+  const char *name = jy_system_part_name(sys, id);
+  double w[3];
+  int ok = lua_type(L, -1) == LUA_TTABLE && luaL_len(L, -1) == 3;
+  for (int i = 0; ok && i < 3; i++) {
+    ok = lua_geti(L, -1, i + 1) == LUA_TNUMBER;
+    w[i] = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+  }
+  if (!ok && lua_type(L, -1) == LUA_TTABLE)
+    luaL_error(L,
+               "part '%s' (%s): vel.%s must be {wx, wy, wz}, three numbers (rad/s), got %d "
+               "values",
+               name, type, key, (int)luaL_len(L, -1));
+  if (!ok)
+    luaL_error(L, "part '%s' (%s): vel.%s must be {wx, wy, wz}, three numbers (rad/s), got %s",
+               name, type, key, luaL_typename(L, -1));
+  jyStatus st = jy_system_set_angular_velocity(
+    sys, id, w, strcmp(key, "omega_body") == 0 ? JY_OMEGA_BODY : JY_OMEGA_SPACE);
+  if (st != JY_OK) luaL_error(L, "%s", jyl_msg_or(jy_system_error(sys), st));
+}
+
 /* Sets init (or vel) values from the table at idx. */
 static void apply_initial(lua_State *L, jySystem *sys, jyPartId id, const char *type, int idx,
                           int velocity) {
@@ -197,6 +233,11 @@ static void apply_initial(lua_State *L, jySystem *sys, jyPartId id, const char *
       luaL_error(L, "part '%s' (%s): %s is keyed by coordinate name (got a %s key)",
                  jy_system_part_name(sys, id), type, what, luaL_typename(L, -2));
     const char *coord = lua_tostring(L, -2);
+    if (velocity == 1 && (strcmp(coord, "omega") == 0 || strcmp(coord, "omega_body") == 0)) {
+      apply_omega(L, sys, id, type, coord);
+      lua_pop(L, 1);
+      continue;
+    }
     if (lua_type(L, -1) != LUA_TNUMBER)
       luaL_error(L, "part '%s' (%s): %s.%s must be a number, got %s", jy_system_part_name(sys, id),
                  type, what, coord, luaL_typename(L, -1));
@@ -204,6 +245,16 @@ static void apply_initial(lua_State *L, jySystem *sys, jyPartId id, const char *
     jyStatus st = velocity == 1 ? jy_system_set_velocity(sys, id, coord, x)
       : velocity == 2           ? jy_system_guess_coord(sys, id, coord, x)
                                 : jy_system_set_coord(sys, id, coord, x);
+    if (st == JY_ERR_UNKNOWN_NAME && velocity == 1 && is_spatial_body(sys, id)) {
+      static const char *const keys[] = {"omega", "omega_body"};
+      const char *near = jy_nearest_name(coord, keys, 2);
+      luaL_error(L,
+                 "part '%s' (%s): vel has no '%s'%s%s%s; vel takes coordinate velocities (x, y, "
+                 "z, q0..q3), or omega = {wx, wy, wz} (space axes) or omega_body = {wx, wy, wz} "
+                 "(body axes), rad/s",
+                 jy_system_part_name(sys, id), type, coord, near ? " (did you mean '" : "",
+                 near ? near : "", near ? "'?)" : "");
+    }
     if (st != JY_OK) luaL_error(L, "%s", jyl_msg_or(jy_system_error(sys), st));
     lua_pop(L, 1);
   }

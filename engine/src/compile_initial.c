@@ -363,6 +363,43 @@ static jyStatus mark_set(jyModel *md, const jySystem *sys, unsigned char *q_set,
   return JY_OK;
 }
 
+/* The script's angular velocities (jy_system_set_angular_velocity) as quaternion rates at
+ * the assembled orientation, set like velocities the script gave: q' = 1/2 q (x) (0, w) for
+ * body axes, 1/2 (0, w) (x) q for space axes, over |q|^2 so that 2 G(q) q' is w exactly
+ * (G G^T = |q|^2 I) and q . q' = 0 (the norm row's rate). v_before (may be NULL) gets them
+ * too, so that the velocity stage reports them only if it moves them. */
+static jyStatus set_angular_velocities(jyModel *md, const jySystem *sys, unsigned char *v_set,
+                                       double *v_before) {
+  for (int i = 0; i < md->nparts; i++) {
+    const jySysPart *sp = &sys->parts[i];
+    int off = sp->omega_axes < 0 ? -1 : jy_part_frame_quaternion(sp->shape);
+    if (off < 0) continue;
+    const int *map = md->parts[i].coord_map + off;
+    if (map[0] < 0 || map[1] < 0 || map[2] < 0 || map[3] < 0) {
+      jyStatus st = jy_compile_report(md,
+                                      "initial angular velocity of %s ignored: its "
+                                      "orientation follows a glue",
+                                      sp->name);
+      if (st != JY_OK) return st;
+      continue;
+    }
+    double q[4], qq = 0, qd[4];
+    for (int k = 0; k < 4; k++) q[k] = md->q0[map[k]], qq += q[k] * q[k];
+    if (!(qq > 0)) continue; /* the norm row refuses a zero quaternion with its message */
+    const double *w = sp->omega, s = sp->omega_axes == JY_OMEGA_BODY ? 1.0 : -1.0;
+    /* e x w (body) or w x e (space): the sign s of the cross product is all that differs */
+    double c[3] = {q[2] * w[2] - q[3] * w[1], q[3] * w[0] - q[1] * w[2], q[1] * w[1] - q[2] * w[0]};
+    qd[0] = -0.5 * (q[1] * w[0] + q[2] * w[1] + q[3] * w[2]) / qq;
+    for (int k = 0; k < 3; k++) qd[1 + k] = 0.5 * (q[0] * w[k] + s * c[k]) / qq;
+    for (int k = 0; k < 4; k++) {
+      md->v0[map[k]] = qd[k];
+      if (v_set) v_set[map[k]] = 1;
+      if (v_before) v_before[map[k]] = qd[k];
+    }
+  }
+  return JY_OK;
+}
+
 /* Meets one stage's rows (positions, or velocities), moving first only the followers, then
  * the unset values too, then everything; *tol gets the stage's tolerance. */
 static jyStatus meet_stage(jyModel *md, jySystem *sys, newton *nw, const unsigned char *set,
@@ -442,7 +479,7 @@ static jyStatus record_moved(jyModel *md, const double *before, const double *af
 jyStatus jy_compile_initial_state(jyModel *md, jySystem *sys, jyEval *e) {
   int n = md->n, m = md->m;
   const jyAllocator *a = &md->alloc;
-  if (m == 0) return JY_OK;
+  if (m == 0) return set_angular_velocities(md, sys, NULL, NULL);
   unsigned char *q_set = jy_calloc(a, (size_t)n + 1, 1), *v_set = jy_calloc(a, (size_t)n + 1, 1);
   unsigned char *follows = jy_calloc(a, (size_t)n + 1, 1);
   double *q_before = jy_calloc(a, (size_t)n + 1, sizeof(double));
@@ -460,6 +497,8 @@ jyStatus jy_compile_initial_state(jyModel *md, jySystem *sys, jyEval *e) {
   double q_tol = 0, v_tol = 0;
   nw.position = 1;
   st = meet_stage(md, sys, &nw, q_set, follows, &q_tol);
+  if (st != JY_OK) goto out;
+  st = set_angular_velocities(md, sys, v_set, v_before);
   if (st != JY_OK) goto out;
   nw.position = 0;
   st = meet_stage(md, sys, &nw, v_set, follows, &v_tol);

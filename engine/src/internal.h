@@ -77,7 +77,15 @@ typedef struct jySysPart {
   const jyPartShape *shape; /* in the system's shape pool */
   double *q0, *v0;          /* ncoords */
   unsigned char *q_set, *v_set;
+  /* Initial angular velocity (rad/s, jy_system_set_angular_velocity): JY_OMEGA_SPACE or
+   * JY_OMEGA_BODY axes, or -1 for none; the compile turns it into quaternion rates. */
+  int omega_axes;
+  double omega[3];
 } jySysPart;
+
+/* The offset of the orientation q0..q3 in a part's coordinates: the part's terminal
+ * "frame" is a 7-D block of its own coordinates (x, y, z, q0..q3: a body3d); -1 if not. */
+int jy_part_frame_quaternion(const jyPartShape *shape);
 
 typedef struct jySysGlue {
   char *name;

@@ -238,7 +238,7 @@ jyPartId jy_system_add_part(jySystem *sys, const char *type_name, const char *na
     jy_set_error(sys->error, "part '%s' (%s): %s", name, type->name, why);
     return bad;
   }
-  jySysPart part = {0};
+  jySysPart part = {.omega_axes = -1};
   if (grow(a, (void **)&sys->parts, &sys->parts_cap, sys->nparts, sizeof *sys->parts) != 0 ||
       index_reserve(a, &sys->part_names, part_items(sys), sys->nparts) != 0 ||
       own_part(sys, &part, type, name, params, &shape) != 0) {
@@ -300,6 +300,22 @@ static int terminal_spec(const jySysPart *p, int k, jyTerminalSpec *out) {
   return 0;
 }
 
+int jy_part_frame_quaternion(const jyPartShape *shape) {
+  for (int k = 0; k < shape->nterminals; k++) {
+    const jyTerminalSpec *t = &shape->terminals[k];
+    if (strcmp(t->name, "frame") == 0)
+      return t->dim == 7 && t->is_coord_block && t->coord_offset + 7 <= shape->ncoords
+        ? t->coord_offset + 3
+        : -1;
+  }
+  return -1;
+}
+
+/* How the messages name an angular velocity given in these axes. */
+static const char *omega_label(int axes) {
+  return axes == JY_OMEGA_BODY ? "omega_body (body axes)" : "omega (space axes)";
+}
+
 /* velocity: 0 a held coordinate, 1 a velocity, 2 a coordinate's starting guess */
 static jyStatus set_initial(jySystem *sys, jyPartId part, const char *coord, double value,
                             int velocity) {
@@ -316,6 +332,14 @@ static jyStatus set_initial(jySystem *sys, jyPartId part, const char *coord, dou
                    velocity ? "velocity" : "value", coord);
       return JY_ERR_PARAM;
     }
+    int qoff = jy_part_frame_quaternion(p->shape);
+    if (velocity == 1 && p->omega_axes >= 0 && qoff >= 0 && i >= qoff && i < qoff + 4) {
+      jy_set_error(sys->error,
+                   "part '%s' (%s): the velocity of '%s' (a quaternion rate) and the angular "
+                   "velocity %s both give the rotation's velocity: give one of them",
+                   p->name, p->type->name, coord, omega_label(p->omega_axes));
+      return JY_ERR_PARAM;
+    }
     if (velocity == 1)
       p->v0[i] = value, p->v_set[i] = 1;
     else
@@ -327,6 +351,60 @@ static jyStatus set_initial(jySystem *sys, jyPartId part, const char *coord, dou
   jy_set_error(sys->error, "part '%s' (%s) has no coordinate '%s'%s", p->name, p->type->name,
                coord ? coord : "(null)", hint);
   return JY_ERR_UNKNOWN_NAME;
+}
+
+jyStatus jy_system_set_angular_velocity(jySystem *sys, jyPartId part, const double omega[3],
+                                        jyOmegaAxes axes) {
+  if (!sys) return JY_ERR_INVALID;
+  jySysPart *p = (jySysPart *)get_part(sys, part);
+  if (!p) {
+    jy_set_error(sys->error, "no part with index %d", part.index);
+    return JY_ERR_INVALID;
+  }
+  if (!omega || (axes != JY_OMEGA_SPACE && axes != JY_OMEGA_BODY)) {
+    jy_set_error(sys->error,
+                 "part '%s': an angular velocity needs omega[3] and the axes "
+                 "JY_OMEGA_SPACE or JY_OMEGA_BODY",
+                 p->name);
+    return JY_ERR_INVALID;
+  }
+  int qoff = jy_part_frame_quaternion(p->shape);
+  if (qoff < 0) {
+    jy_set_error(sys->error,
+                 "part '%s' (%s) has no orientation to give %s: an angular velocity is for a "
+                 "body3d (a part whose 'frame' terminal is its own coordinates x, y, z, "
+                 "q0..q3); give this part's coordinate velocities instead",
+                 p->name, p->type->name, omega_label(axes));
+    return JY_ERR_PARAM;
+  }
+  if (p->omega_axes >= 0 && p->omega_axes != (int)axes) {
+    jy_set_error(sys->error,
+                 "part '%s' (%s): both omega (space axes) and omega_body (body axes) are "
+                 "given: give the angular velocity once",
+                 p->name, p->type->name);
+    return JY_ERR_PARAM;
+  }
+  for (int i = 0; i < 4; i++)
+    if (p->v_set[qoff + i]) {
+      jy_set_error(sys->error,
+                   "part '%s' (%s): the angular velocity %s and the velocity of '%s' (a "
+                   "quaternion rate) both give the rotation's velocity: give one of them",
+                   p->name, p->type->name, omega_label(axes), p->shape->coord_names[qoff + i]);
+      return JY_ERR_PARAM;
+    }
+  for (int i = 0; i < 3; i++)
+    if (!isfinite(omega[i])) {
+      jy_set_error(sys->error,
+                   "part '%s' (%s): the angular velocity %s must be finite (component %d is %s)",
+                   p->name, p->type->name, omega_label(axes), i + 1,
+                   isnan(omega[i])  ? "nan"
+                     : omega[i] > 0 ? "inf"
+                                    : "-inf");
+      return JY_ERR_PARAM;
+    }
+  p->omega_axes = (int)axes;
+  for (int i = 0; i < 3; i++) p->omega[i] = omega[i];
+  return JY_OK;
 }
 
 jyStatus jy_system_set_coord(jySystem *sys, jyPartId part, const char *coord, double value) {

@@ -241,6 +241,41 @@ static void check_bad_values_and_glue(jySystem *sys) {
   SAYS(jy_system_error(sys), "... naming the channel", "channel named 'zero' exists already");
 }
 
+/* jy_system_set_angular_velocity: recorded on a body3d (the compile turns it into quaternion
+ * rates; tests/lua/t_body3d_omega.lua), refused with the part named otherwise. */
+static void check_angular_velocity(jyEnv *env) {
+  jySystem *sys = jy_system_create(env);
+  jyPartId b = jy_system_add_part(sys, "body3d", "spinner", NULL, 0);
+  jyPartId m = jy_system_add_part(sys, "mass", "puck", SETTINGS({"dim", 3}));
+  const double w[3] = {1, 2, 3}, bad[3] = {1, NAN, 3};
+  const jySysPart *p = &sys->parts[b.index];
+  ok(p->omega_axes == -1, "a body3d starts with no angular velocity");
+  ok(jy_system_set_angular_velocity(sys, b, w, JY_OMEGA_BODY) == JY_OK &&
+       p->omega_axes == JY_OMEGA_BODY && p->omega[2] == 3 && p->v_set[3] == 0,
+     "omega in body axes recorded, no quaternion rate set");
+  ok(jy_system_set_angular_velocity(sys, b, w, JY_OMEGA_SPACE) == JY_ERR_PARAM &&
+       p->omega_axes == JY_OMEGA_BODY,
+     "the other axes as well refused");
+  SAYS(jy_system_error(sys), "... naming the part and both", "part 'spinner' (body3d)",
+       "both omega", "omega_body");
+  ok(jy_system_set_velocity(sys, b, "q2", 1) == JY_ERR_PARAM && p->v_set[5] == 0,
+     "a quaternion rate after omega refused");
+  SAYS(jy_system_error(sys), "... naming it", "part 'spinner'", "'q2' (a quaternion rate)");
+  ok(jy_system_set_velocity(sys, b, "x", 1) == JY_OK, "a translation velocity with omega is fine");
+  ok(jy_system_set_angular_velocity(sys, b, bad, JY_OMEGA_BODY) == JY_ERR_PARAM && p->omega[1] == 2,
+     "a NaN component refused, the value kept");
+  SAYS(jy_system_error(sys), "... naming it", "part 'spinner'", "component 2 is nan");
+  ok(jy_system_set_angular_velocity(sys, m, w, JY_OMEGA_SPACE) == JY_ERR_PARAM,
+     "omega on a mass refused");
+  SAYS(jy_system_error(sys), "... naming the part", "part 'puck' (mass)", "no orientation");
+  jyPartId c = jy_system_add_part(sys, "body3d", "other", NULL, 0);
+  ok(jy_system_set_velocity(sys, c, "q0", 1) == JY_OK &&
+       jy_system_set_angular_velocity(sys, c, w, JY_OMEGA_SPACE) == JY_ERR_PARAM,
+     "omega after a quaternion rate refused");
+  SAYS(jy_system_error(sys), "... naming both", "part 'other'", "'q0' (a quaternion rate)");
+  jy_system_destroy(sys);
+}
+
 /* A type with more parameters than the door takes (it never reaches a shape). */
 static jyParamSpec many_params[JY_MAX_PARAMS + 1];
 
@@ -292,7 +327,7 @@ static void check_params_fill(jyEnv *env) {
 }
 
 int main(void) {
-  plan(71);
+  plan(71 + 13);
   jyEnv *env = stage_env();
   if (!env || jy_env_register(env, &odd_type) != JY_OK) {
     ok(0, "environment with the components and the test type");
@@ -305,6 +340,7 @@ int main(void) {
   check_bad_values_and_glue(sys);
   check_params_fill(env);
   check_shared_shapes(env);
+  check_angular_velocity(env);
   jy_system_destroy(sys);
   jy_env_destroy(env);
   return done();

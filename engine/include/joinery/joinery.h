@@ -178,6 +178,18 @@ JY_API jyTerminalId jy_system_coord_terminal(const jySystem *sys, jyPartId part,
 JY_API jyStatus jy_system_set_coord(jySystem *sys, jyPartId part, const char *coord, double value);
 JY_API jyStatus jy_system_set_velocity(jySystem *sys, jyPartId part, const char *coord,
                                        double value);
+/* The axes an initial angular velocity is given in: space (world) or the body's own. */
+typedef enum jyOmegaAxes { JY_OMEGA_SPACE = 0, JY_OMEGA_BODY = 1 } jyOmegaAxes;
+/* Initial angular velocity of a body3d (any part whose terminal "frame" is a 7-D block of
+ * its own coordinates x, y, z, q0..q3), rad/s, in space or body axes. The compiler turns it
+ * into quaternion rates at the assembled orientation q (after the position constraints are
+ * met): q' = 1/2 q (x) (0, w_body) = 1/2 (0, w_space) (x) q, divided by |q|^2, and holds
+ * them as velocities set by jy_system_set_velocity (kept exactly when the constraints
+ * allow that angular velocity). JY_ERR_PARAM, naming the part: not such a part, a
+ * non-finite component, quaternion rates (velocities of q0..q3) already set or set later,
+ * or the other axes already given; the same axes again replace the value. */
+JY_API jyStatus jy_system_set_angular_velocity(jySystem *sys, jyPartId part, const double omega[3],
+                                               jyOmegaAxes axes);
 /* A starting value for a coordinate the compiler may move freely (not held like
  * jy_system_set_coord): picks the branch of the assembly, e.g. elbow up or down. */
 JY_API jyStatus jy_system_guess_coord(jySystem *sys, jyPartId part, const char *coord,
