@@ -45,7 +45,6 @@ jyStatus jy_auto_init(jySim *sim, jyAutoChoice *a, double t) {
   a->check_every = CHECK_STEPS;
   a->sigma_clear = SIGMA_CLEAR;
   a->returned_t = -INFINITY;
-  a->rho = NAN;
   a->sigma_ref = jy_sim_constraint_sigma(sim, t, sim->y);
   a->probe = jy_sim_new_vector(sim);
   a->probe_y = jy_sim_new_vector(sim);
@@ -126,8 +125,6 @@ static double pace(double t0, const jyAutoCounters *at, double t, const jyAutoCo
 
 void jy_auto_stay_bdf(jyAutoChoice *a) { a->sigma_clear = INFINITY; }
 
-void jy_auto_guard_fired(jyAutoChoice *a) { jy_auto_stay_bdf(a); }
-
 void jy_auto_singular(jySim *sim, jyAutoChoice *a, double t, N_Vector y) {
   /* met again within the last stretch's own span of handing back: it was too short */
   if (t - a->returned_t < a->returned_span) jy_auto_stay_bdf(a);
@@ -180,8 +177,7 @@ jyAutoMove jy_auto_after_step(jySim *sim, jyAutoChoice *a, double t, N_Vector y,
     a->window_t = t;
     a->window_at = *now;
     if (fails == 0) return JY_AUTO_STAY;
-    a->rho = spectral_radius(sim, a, t, y);
-    if (!(fabs(h) * a->rho > STIFF_H_RHO)) return JY_AUTO_STAY;
+    if (!(fabs(h) * spectral_radius(sim, a, t, y) > STIFF_H_RHO)) return JY_AUTO_STAY;
     a->adams_pace = window_pace;
     return JY_AUTO_TO_BDF_STIFF;
   }
@@ -192,8 +188,7 @@ jyAutoMove jy_auto_after_step(jySim *sim, jyAutoChoice *a, double t, N_Vector y,
     return JY_AUTO_TO_ADAMS; /* BDF is no cheaper here: look again less often */
   }
   if (in_stretch < TRIAL_STEPS || in_stretch % BDF_CHECK_STEPS != 0) return JY_AUTO_STAY;
-  a->rho = spectral_radius(sim, a, t, y);
-  return fabs(h) * a->rho < NONSTIFF_H_RHO ? JY_AUTO_TO_ADAMS : JY_AUTO_STAY;
+  return fabs(h) * spectral_radius(sim, a, t, y) < NONSTIFF_H_RHO ? JY_AUTO_TO_ADAMS : JY_AUTO_STAY;
 }
 
 void jy_auto_changed(jyAutoChoice *a, jyAutoMove move, double t, const jyAutoCounters *now) {

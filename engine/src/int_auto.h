@@ -46,7 +46,6 @@ typedef struct jyAutoChoice {
   double adams_h;               /* Adams' last step size: BDF hands back once its own is half */
   double returned_t;            /* when the last singular stretch handed back to Adams */
   double returned_span;         /* and how long it had lasted */
-  double rho;                   /* the last spectral radius estimate, 1/s (NAN: none) */
   N_Vector probe, probe_y, f0, f1, weights; /* the power iteration's direction, scratch */
   int probe_started;
   /* what the run summary says */
@@ -70,13 +69,9 @@ jyAutoMove jy_auto_after_step(jySim *sim, jyAutoChoice *a, double t, N_Vector y,
 void jy_auto_singular(jySim *sim, jyAutoChoice *a, double t, N_Vector y);
 
 /* BDF keeps the rest of the run (Adams cannot be trusted near this model's singular
- * configurations: it met one again soon after BDF handed back, or BDF could not get
- * through from where Adams left it). */
+ * configurations: it met the branch guard, met one again soon after BDF handed back, or
+ * BDF could not get through from where Adams left it; or the motion is prescribed). */
 void jy_auto_stay_bdf(jyAutoChoice *a);
-
-/* Adams' step end met the branch guard: it came so near a jump (its velocity error across
- * the branches is what the guard measures) that the rest of the run is BDF's. */
-void jy_auto_guard_fired(jyAutoChoice *a);
 
 /* The integrator changed at t (to BDF when to_bdf) with the counters `now`: the books. */
 void jy_auto_changed(jyAutoChoice *a, jyAutoMove move, double t, const jyAutoCounters *now);

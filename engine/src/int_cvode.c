@@ -476,8 +476,7 @@ static void stats(const jySim *sim, jySimStats *out) {
   jy_stats_add(out, &cs->before);
   out->restarts = cs->restarts;
   if (!cs->aut) return;
-  jyAutoCounters now = {out->steps, out->rhs_evals + out->jac_rhs_evals,
-                        out->nonlinear_fails + out->error_test_fails};
+  jyAutoCounters now = auto_counters(cs);
   jy_auto_stats(cs->aut, current_time(cs), &now, out);
 }
 
@@ -564,6 +563,18 @@ static jyStatus setup_auto(jySim *sim) {
   return create_integrator(sim, cs, CV_ADAMS, sim->t, sim->y);
 }
 
+/* Going back to an earlier state: what the steps since left behind is forgotten (the branch
+ * guard's kinetic energy scale as the stretch began, not what a failed try's states made
+ * it; the dependent rows decided since; a crossing located since, which BDF locates
+ * again; the guard's reason, not a failure now), and angles continue from there. */
+static void forget_since(jySim *sim, CvodeStepper *cs) {
+  sim->kinetic_scale = cs->kinetic_before;
+  jy_eval_restore_dependent(sim->eval);
+  jy_eval_continue_angles(sim->eval);
+  sim->root_pending = 0;
+  sim->rhs_message[0] = '\0';
+}
+
 /* Adams' step just taken ends at a singular configuration (or BDF, started before it,
  * could not get through): back `steps` kept step ends (a crossing located since is dropped:
  * BDF locates it again), and BDF from there. The output times answered since were answered
@@ -574,11 +585,7 @@ static jyStatus go_back_to_bdf(jySim *sim, CvodeStepper *cs, int steps) {
   cs->newest = k;
   cs->held -= steps;
   cs->went_back += steps;
-  sim->kinetic_scale = cs->kinetic_before; /* not what a failed try's states made it */
-  jy_eval_restore_dependent(sim->eval);
-  jy_eval_continue_angles(sim->eval);
-  sim->root_pending = 0;
-  sim->rhs_message[0] = '\0'; /* the guard's reason: not a failure now */
+  forget_since(sim, cs);
   return change_method(sim, cs, JY_AUTO_TO_BDF_SINGULAR, cs->back_t[k], cs->back[k]);
 }
 
@@ -624,11 +631,8 @@ static int retry_further_back(jySim *sim, CvodeStepper *cs) {
   int further = cs->went_back > 0 ? cs->held - 1 : AUTO_BACK_FIRST; /* then the earliest */
   if (further >= 1 && further <= cs->held - 1) return go_back_to_bdf(sim, cs, further) == JY_OK;
   jy_auto_stay_bdf(a);
-  sim->kinetic_scale = cs->kinetic_before;
-  jy_eval_restore_dependent(sim->eval);
-  jy_eval_continue_angles(sim->eval);
+  forget_since(sim, cs);
   cs->held = 0;
-  sim->root_pending = 0;
   jyStatus st = change_method(sim, cs, JY_AUTO_TO_BDF_SINGULAR, cs->anchor_t, cs->anchor);
   cs->went_back = -1; /* nothing further back */
   return st == JY_OK;
@@ -675,7 +679,7 @@ static jyStatus advance_auto(jySim *sim, double t_out, N_Vector y_out) {
       if (st != JY_OK) return st;
       if (singular) {
         jy_auto_singular(sim, cs->aut, current_time(cs), cs->step_end);
-        jy_auto_guard_fired(cs->aut);
+        jy_auto_stay_bdf(cs->aut); /* it came that close to a jump: the rest is BDF's */
         cs->went_back = 0;
         cs->kinetic_before = sim->kinetic_scale;
         st = go_back_to_bdf(sim, cs, AUTO_BACK_FIRST);
