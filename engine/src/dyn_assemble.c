@@ -51,7 +51,7 @@ jyPartState jy_part_state(jyEval *e, const jyModelPart *p, const double *q, cons
   void *scratch = p->shape->scratch_size ? e->scratch + e->scratch_at[index] : NULL;
   return (jyPartState){
     q,    v,       t,           e->model->gravity, e->part_error, sizeof e->part_error,
-    mode, scratch, e->run_rtol, e->run_atol,       NULL};
+    mode, scratch, e->run_rtol, e->run_atol,       NULL, 0, NULL, NULL, NULL};
 }
 
 /* Terminal k of part p at its local state: value, Jacobian (dim x ncoords, local), biases. */

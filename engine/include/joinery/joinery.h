@@ -208,6 +208,41 @@ typedef int (*jyChannelFn)(void *ud, const jyModel *model, const double *row, do
                            char *error, size_t error_len);
 JY_API jyStatus jy_system_add_channel(jySystem *sys, const char *name, jyChannelFn fn, void *ud);
 
+/* ---- inputs (docs/control.md) -------------------------------------------------------
+ * An input is a named value a model reads (a load, a motor, a Lua or C part through
+ * jyPartState.inputs), its channel "input.<name>". It is held (set between steps by
+ * jy_sim_set_input or a controller; the change takes effect exactly at the simulation's
+ * current time: the integrator restarts there) or a signal of time (a table or a function
+ * with breakpoints: the integrator stops and restarts at every breakpoint, so no step
+ * straddles a kink). Parts see each input's value and its first and second time
+ * derivatives (0 for a held input), so a motor driven by a signal is an exact rheonomic
+ * constraint. */
+#define JY_MAX_INPUTS 1000
+/* Declares a held input with its initial value and unit ("N", "rad"; NULL: "1"). name:
+ * unique among the inputs, no '.'. Returns its index (0, 1, ... in declaration order), or
+ * -1 (see jy_system_error): a bad or repeated name, a value that is not finite. */
+JY_API int jy_system_add_input(jySystem *sys, const char *name, double value, const char *unit);
+/* The index of an input of the system, or -1. */
+JY_API int jy_system_find_input(const jySystem *sys, const char *name);
+typedef enum jyInterp {
+  JY_INTERP_CONSTANT, /* piecewise constant: u(t) = u_i on [t_i, t_i+1) */
+  JY_INTERP_LINEAR,   /* piecewise linear */
+  JY_INTERP_CUBIC     /* the natural cubic spline through the points (C2) */
+} jyInterp;
+/* Makes input `name` a time table: count >= 1 points (t strictly increasing, all finite),
+ * held at the end values outside [t_0, t_count-1]. Every t_i is a breakpoint. */
+JY_API jyStatus jy_system_input_table(jySystem *sys, const char *name, jyInterp interp, int count,
+                                      const double *t, const double *u);
+/* A signal u(t) with out[0] = u, out[1] = du/dt, out[2] = d2u/dt2: 0, or non-zero with a
+ * message in error. Called often (every right-hand side); must not call back into a
+ * simulation. */
+typedef int (*jyInputFn)(void *ud, double t, double out[3], char *error, size_t error_len);
+/* Makes input `name` the signal fn, with nbreaks breakpoints (its kinks and jumps; any order,
+ * finite) where the integrator stops and restarts. ud must outlive every model compiled
+ * from the system. */
+JY_API jyStatus jy_system_input_function(jySystem *sys, const char *name, jyInputFn fn, void *ud,
+                                         int nbreaks, const double *breaks);
+
 /* ---- events (docs/events.md) ---------------------------------------------------------
  * An event is a function g of the simulation state whose zero crossing the integrator
  * locates (CVODE's root finding, to its own tolerance); its action then runs at that
@@ -258,6 +293,23 @@ JY_API jyStatus jy_event_set_param(jyEventCall *call, const char *part, const ch
 JY_API void jy_event_stop(jyEventCall *call);
 /* Why the last jy_event_set_* or jy_event_channels of this call failed ("" when none did). */
 JY_API const char *jy_event_error(const jyEventCall *call);
+
+/* Inputs in a call: the value of input k now (a signal's value at the call's time), and, in
+ * an action or a controller only, setting held input k (JY_ERR_INVALID for a signal, an
+ * index out of range or a value that is not finite). */
+JY_API double jy_event_input(const jyEventCall *call, int k);
+JY_API jyStatus jy_event_set_input(jyEventCall *call, int k, double value);
+
+/* ---- controllers (docs/control.md) ---------------------------------------------------
+ * A sampled controller runs at t_start + k period (k = 0, 1, ...) with the state view of an
+ * event action (jy_event_q, jy_event_channels, jy_event_input) and sets held inputs
+ * (jy_event_set_input), which keep their values until it sets them again (a zero-order
+ * hold). Its run is exactly what a host calling jy_sim_advance(t_k) then jy_sim_set_input
+ * would give, bit for bit. name: unique among the controllers, no '.'. ud must outlive
+ * every model compiled from the system. */
+typedef int (*jyControllerFn)(void *ud, jyEventCall *call, char *error, size_t error_len);
+JY_API jyStatus jy_system_add_controller(jySystem *sys, const char *name, double period,
+                                         jyControllerFn fn, void *ud);
 
 /* ---- model (compiled, immutable) ---------------------------------------------------- */
 
@@ -425,6 +477,14 @@ JY_API int jy_model_find_channel(const jyModel *model, const char *name);
  * when channel i is not a coordinate or velocity. */
 JY_API int jy_model_channel_coord(const jyModel *model, int i, int *velocity);
 
+/* The model's inputs (jy_system_add_input order): how many, name, unit, initial value, and
+ * the index of a name (-1 when none). */
+JY_API int jy_model_num_inputs(const jyModel *model);
+JY_API const char *jy_model_input_name(const jyModel *model, int k);
+JY_API const char *jy_model_input_unit(const jyModel *model, int k);
+JY_API double jy_model_input_initial(const jyModel *model, int k);
+JY_API int jy_model_find_input(const jyModel *model, const char *name);
+
 /* ---- evaluation of one state (no integrator) --------------------------------------- */
 
 /* Acceleration q'' (n) at (q, v, t), through the same path the integrator uses. Allocates
@@ -438,6 +498,9 @@ JY_API jyStatus jy_eval_acceleration(jyEval *eval, const double *q, const double
 JY_API jyStatus jy_eval_channels(jyEval *eval, const double *q, const double *v, double t,
                                  double *out);
 JY_API const char *jy_eval_error(const jyEval *eval);
+/* Sets held input k of this evaluator (its initial value until then): for operating points
+ * and linearization. JY_ERR_INVALID for a signal, a bad index or a value not finite. */
+JY_API jyStatus jy_eval_set_input(jyEval *eval, int k, double value);
 
 /* ---- simulation -------------------------------------------------------------------- */
 
@@ -572,6 +635,13 @@ JY_API jyStatus jy_sim_set_state(jySim *sim, double t, const double *q, const do
 JY_API double jy_sim_time(const jySim *sim);
 JY_API const double *jy_sim_q(const jySim *sim);
 JY_API const double *jy_sim_v(const jySim *sim);
+/* Sets held input k (or the input named name) from now on: the change takes effect exactly
+ * at jy_sim_time (the integrator restarts there; setting the value it has costs nothing).
+ * JY_ERR_INVALID with a message (an unknown name, with the nearest one; a signal; a value
+ * that is not finite). jy_sim_input: the value of input k at jy_sim_time. */
+JY_API jyStatus jy_sim_set_input(jySim *sim, const char *name, double value);
+JY_API jyStatus jy_sim_set_input_index(jySim *sim, int k, double value);
+JY_API double jy_sim_input(const jySim *sim, int k);
 
 /* Integrates to time t_out (>= the current time, <= t_end: JY_ERR_INVALID otherwise). The
  * integrator may step past t_out; the state there comes from its interpolant, projected

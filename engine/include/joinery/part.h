@@ -61,8 +61,10 @@ extern "C" {
  *      once for all its functions called at that state (docs/parts.md, "Scratch").
  *   5  jyPartState.rtol, .atol and .acc: the run's tolerances and, in a transition, the
  *      part's acceleration (a contact sizes its slowest bounce by them); jyPartHybrid.max_step
- *      (read for version 5 types only): the longest step a contact allows. */
-#define JY_PART_PROTOCOL_VERSION 5
+ *      (read for version 5 types only): the longest step a contact allows.
+ *   6  jyPartState.ninputs, .inputs, .input_rates, .input_accels: the model's inputs
+ *      (joinery.h, "inputs"), which a part reads by an index it takes as a parameter. */
+#define JY_PART_PROTOCOL_VERSION 6
 #define JY_PART_PROTOCOL_OLDEST 1
 
 #define JY_PART_MAX_COORDS 64
@@ -194,6 +196,11 @@ typedef struct jyPartState {
   /* Protocol 5. The part's acceleration (local coordinates, ncoords) at this state where
    * the caller has it (a `transition`), else NULL. */
   const double *acc;
+  /* Protocol 6. The model's inputs at t (ninputs each; NULL when 0): value, first and
+   * second time derivative (0 for a held input). A part names the input it reads by an
+   * index parameter (jy_system_find_input), never by keeping a pointer. */
+  int ninputs;
+  const double *inputs, *input_rates, *input_accels;
 } jyPartState;
 
 typedef struct jyPartType {
