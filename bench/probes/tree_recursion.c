@@ -56,6 +56,10 @@ static jyPartState state_of(Chain *c, int p) {
                        c->scratch + SCRATCH * (size_t)p,
                        0,
                        0,
+                       NULL,
+                       0,
+                       NULL,
+                       NULL,
                        NULL};
 }
 

@@ -259,7 +259,7 @@ static int l_eval_part(lua_State *L) {
   read_state(L, "q", e.sh, q);
   read_state(L, "v", e.sh, v);
   double t = read_time_gravity(L, grav);
-  e.s = (jyPartState){q, v, t, grav, e.err, sizeof e.err, 0, NULL, 0, 0, NULL};
+  e.s = (jyPartState){q, v, t, grav, e.err, sizeof e.err, 0, NULL, 0, 0, NULL, 0, NULL, NULL, NULL};
   lua_createtable(L, 0, 12);
   e.result = lua_gettop(L);
   push_dynamics(&e, M, Q, C, A, b, res, rate);
