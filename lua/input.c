@@ -193,6 +193,16 @@ static int sys_input(lua_State *L) {
   if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
     return luaL_error(L, "input '%s': unit must be a string", name);
   if (jy_system_add_input(sys, name, value, unit) < 0) return fail(L, sys, JY_ERR_INVALID);
+  lua_getiuservalue(L, 1, 2); /* the names in order, for sys:inputs() */
+  if (lua_getfield(L, -1, "input_names") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "input_names");
+  }
+  lua_pushstring(L, name);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  lua_pop(L, 2);
   jyStatus st = JY_OK;
   if (has_table) {
     jyInterp interp = interp_of(L, 2, name);
@@ -224,6 +234,20 @@ static int sys_input(lua_State *L) {
   return 1;
 }
 
+/* sys:inputs() -> the names, in declaration order (a copy) */
+static int sys_inputs(lua_State *L) {
+  (void)jyl_system_of(L, 1);
+  lua_newtable(L);
+  lua_getiuservalue(L, 1, 2);
+  if (lua_getfield(L, -1, "input_names") == LUA_TTABLE)
+    for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1); i++) {
+      lua_rawgeti(L, -1, i);
+      lua_rawseti(L, -4, i);
+    }
+  lua_pop(L, 2);
+  return 1;
+}
+
 void jyl_open_input(lua_State *L) {
   int top = lua_gettop(L);
   luaL_newmetatable(L, JYL_INPUT);
@@ -232,5 +256,7 @@ void jyl_open_input(lua_State *L) {
   lua_getfield(L, -1, "__index");
   lua_pushcfunction(L, sys_input);
   lua_setfield(L, -2, "input");
+  lua_pushcfunction(L, sys_inputs);
+  lua_setfield(L, -2, "inputs");
   lua_settop(L, top);
 }

@@ -141,8 +141,14 @@ static void push_p(LpType *lt) {
 
 /* The argument lists, pushed after the function; each returns how many it pushed. */
 
-/* (q, v, t, p) as plain numbers (fill_numbers first). */
+/* (q, v, t, p) as plain numbers (fill_numbers first); p.inputs[k] the model's input k - 1
+ * at t (part protocol 6). */
 static int push_plain_args(LpType *lt, const jyPartState *s) {
+  if (!lt->flat)
+    for (int k = 0; k < s->ninputs; k++) {
+      lua_pushnumber(lt->T, s->inputs[k]);
+      lua_rawseti(lt->T, lt->s_inputs, k + 1);
+    }
   lua_pushvalue(lt->T, lt->s_qn_proxy);
   lua_pushvalue(lt->T, lt->s_vn_proxy);
   lua_pushnumber(lt->T, s->t);

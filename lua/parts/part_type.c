@@ -682,6 +682,10 @@ static void make_argument_tables(LpType *lt) {
   lt->s_grav = lua_gettop(T);
   make_proxy(lt, lt->s_grav, "p.gravity");
   lua_setfield(T, lt->s_p, "gravity"); /* the proxy; the table stays at s_grav */
+  lua_createtable(T, 4, 0); /* p.inputs: the model's inputs by index, filled at each call */
+  lt->s_inputs = lua_gettop(T);
+  lua_pushvalue(T, lt->s_inputs);
+  lua_setfield(T, lt->s_p, "inputs");
   lt->s_p_proxy = make_proxy(lt, lt->s_p, "p");
   lua_createtable(T, 0, n);
   lt->s_qn = lua_gettop(T);

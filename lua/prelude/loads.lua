@@ -31,20 +31,39 @@ local function components(name, r, allowed, list)
   return r
 end
 
-local function planar_force(name, fn)
-  return function(q, v, t)
-    local r = components(name, fn(t, q, v), planar, 'fx, fy, tau')
+-- The model's inputs by name for a load's function: a read-only view of p.inputs (by index,
+-- declaration order), the names taken from sys at the first read.
+local function inputs_view(sys, name)
+  local index, values
+  local view = setmetatable({}, {
+    __index = function(_, key)
+      if not index then
+        index = {}
+        for i, n in ipairs(sys:inputs()) do index[n] = i end
+      end
+      local i = index[key]
+      if not i then error(string.format("sys:load '%s': no input '%s'", name, tostring(key)), 2) end
+      return values[i]
+    end,
+    __newindex = function() error(string.format("sys:load '%s': inputs are read-only here", name), 2) end,
+  })
+  return function(u) values = u; return view end
+end
+
+local function planar_force(name, fn, inputs)
+  return function(q, v, t, u)
+    local r = components(name, fn(t, q, v, inputs(u)), planar, 'fx, fy, tau')
     return { x = r.fx or 0, y = r.fy or 0, theta = r.tau or 0 }
   end
 end
 
-local function spatial_force(name, fn, rate, torque)
-  return function(q, v, t)
+local function spatial_force(name, fn, rate, torque, inputs)
+  return function(q, v, t, u)
     local q0, q1, q2, q3 = q.q0, q.q1, q.q2, q.q3
     local wx, wy, wz = rate(q0, q1, q2, q3, v.q0, v.q1, v.q2, v.q3)
     local state_v = { x = v.x, y = v.y, z = v.z, q0 = v.q0, q1 = v.q1, q2 = v.q2, q3 = v.q3,
       wx = wx, wy = wy, wz = wz }
-    local r = components(name, fn(t, q, state_v), spatial, 'fx, fy, fz, tx, ty, tz')
+    local r = components(name, fn(t, q, state_v, inputs(u)), spatial, 'fx, fy, fz, tx, ty, tz')
     local Q0, Q1, Q2, Q3 = torque(q0, q1, q2, q3, r.tx or 0, r.ty or 0, r.tz or 0)
     return { x = r.fx or 0, y = r.fy or 0, z = r.fz or 0, q0 = Q0, q1 = Q1, q2 = Q2, q3 = Q3 }
   end
@@ -70,7 +89,7 @@ local function load_type(sys, dim)
       params = { common.slot_param },
       coords = kind.coords,
       terminals = { { name = 'frame', coords = kind.coords } },
-      force = function(q, v, t, p) return common.held(p, box)(q, v, t) end,
+      force = function(q, v, t, p) return common.held(p, box)(q, v, t, p.inputs) end,
     })
     names[dim] = { name = name, box = box }
   end
@@ -97,8 +116,14 @@ host.system_methods.load = function(sys, name, frame, fn)
       .. 'its components, got %s', name, type(fn)), 2)
   end
   local load = load_type(sys, dim)
-  local force = dim == 3 and planar_force(name, fn)
-    or spatial_force(name, fn, host.quaternion_maps(sys))
+  local inputs = inputs_view(sys, name)
+  local force
+  if dim == 3 then
+    force = planar_force(name, fn, inputs)
+  else
+    local rate, torque = host.quaternion_maps(sys)
+    force = spatial_force(name, fn, rate, torque, inputs)
+  end
   local added, res = pcall(sys.add, sys, load.name, name,
     { frame = frame, slot = common.hold(sys, load.box, force) })
   if not added then error(common.strip(res), 2) end
