@@ -118,15 +118,6 @@ static jyStatus setup_drift(jySim *sim) {
 
 /* The guards of the parts with modes and of the user events, and the root finding's
  * scratch; nothing for a model without either (its run is the same as before events). */
-/* Every evaluator of the simulation (the formulation's own too), for what must be the same
- * in each: the held inputs and the segment between breakpoints. */
-static int sim_evals(jySim *sim, jyEval **out) {
-  int count = 0;
-  if (sim->eval) out[count++] = sim->eval;
-  if (sim->np) out[count++] = sim->np->e, out[count++] = sim->np->fd;
-  return count;
-}
-
 /* The segment between the inputs' breakpoints that holds t (seg_lo <= t < seg_hi): the
  * integrators stop at its end, and a signal reads the piece it integrates over. */
 static void find_segment(jySim *sim, double t) {
@@ -140,7 +131,7 @@ static void find_segment(jySim *sim, double t) {
   sim->seg_lo = lo > 0 ? md->breaks[lo - 1] : -INFINITY;
   sim->seg_hi = lo < md->nbreaks ? md->breaks[lo] : INFINITY;
   jyEval *evals[3];
-  int count = sim_evals(sim, evals);
+  int count = jy_sim_evals(sim, evals);
   for (int i = 0; i < count; i++) jy_eval_input_segment(evals[i], sim->seg_lo, sim->seg_hi);
 }
 
@@ -560,7 +551,7 @@ jyStatus jy_sim_set_input_index(jySim *sim, int k, double value) {
       sim->model->inputs[k].kind == JY_INPUT_HELD)
     return JY_OK; /* the value it has: nothing changes, nothing restarts */
   jyEval *evals[3];
-  int count = sim_evals(sim, evals);
+  int count = jy_sim_evals(sim, evals);
   for (int i = 0; i < count; i++) {
     jyStatus st = jy_eval_set_input(evals[i], k, value);
     if (st != JY_OK) {
@@ -589,18 +580,6 @@ double jy_sim_input(const jySim *sim, int k) {
   if (!sim || !sim->ready || k < 0 || k >= sim->model->ninputs) return NAN;
   if (jy_eval_inputs_at(sim->eval, sim->t) != JY_OK) return NAN;
   return sim->eval->input_now[k];
-}
-
-/* An input held by every evaluator of the simulation (an event's action or a controller
- * set it): sim_events.c. */
-jyStatus jy_sim_hold_input(jySim *sim, int k, double value) {
-  jyEval *evals[3];
-  int count = sim_evals(sim, evals);
-  for (int i = 0; i < count; i++) {
-    jyStatus st = jy_eval_set_input(evals[i], k, value);
-    if (st != JY_OK) return st;
-  }
-  return JY_OK;
 }
 
 jyStatus jy_sim_channels(jySim *sim, double *out) {

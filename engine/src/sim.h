@@ -108,6 +108,15 @@ struct jySim {
 
 /* What the steppers call back into (sim_step.c, below them). */
 
+/* Every evaluator of the simulation (the formulation's own too), for what must be the same
+ * in each: the held inputs and the segment between breakpoints. Returns how many (<= 3). */
+static inline int jy_sim_evals(jySim *sim, jyEval **out) {
+  int count = 0;
+  if (sim->eval) out[count++] = sim->eval;
+  if (sim->np) out[count++] = sim->np->e, out[count++] = sim->np->fd;
+  return count;
+}
+
 /* Where the integrator must stop: t_end, or the next breakpoint of an input before it. */
 static inline double jy_sim_stop_time(const jySim *sim) {
   return sim->seg_hi < sim->def.t_end ? sim->seg_hi : sim->def.t_end;

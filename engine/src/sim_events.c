@@ -303,6 +303,16 @@ jyStatus jy_event_set_input(jyEventCall *call, int k, double value) {
   return JY_OK;
 }
 
+jyStatus jy_sim_hold_input(jySim *sim, int k, double value) {
+  jyEval *evals[3];
+  int count = jy_sim_evals(sim, evals);
+  for (int i = 0; i < count; i++) {
+    jyStatus st = jy_eval_set_input(evals[i], k, value);
+    if (st != JY_OK) return st;
+  }
+  return JY_OK;
+}
+
 jyStatus jy_controller_run(jySim *sim, int k, double t, double *y, int *changed) {
   jyEventsRun *run = sim->user_events;
   const jyController *ctl = &sim->model->controllers[k];

@@ -49,7 +49,7 @@ int jy_events_count(const jySim *sim);
  * sim->error). */
 jyStatus jy_controller_run(jySim *sim, int k, double t, double *y, int *changed);
 
-/* Held input k set in every evaluator of the simulation (sim.c). */
+/* Held input k set in every evaluator of the simulation. */
 jyStatus jy_sim_hold_input(jySim *sim, int k, double value);
 /* Per user event: -1, 0 or +1 (jyEventDirection). */
 void jy_events_directions(const jySim *sim, int *directions);
