@@ -292,8 +292,9 @@ static int reference(const jyPartInstance *self, const jyPartState *state, doubl
   if (m->input >= 0) {
     if (m->input >= state->ninputs || !state->inputs)
       return jy_part_fail(state->error, state->error_len,
-                          "parameter input = %d, but the model has %d input%s (0 .. %d)", m->input,
-                          state->ninputs, state->ninputs == 1 ? "" : "s", state->ninputs - 1);
+                          "parameter input = %d, but the model has %d input%s: give an index "
+                          "below that (jy_system_find_input) or -1 for none",
+                          m->input, state->ninputs, state->ninputs == 1 ? "" : "s");
     u[0] = state->inputs[m->input];
     u[1] = state->input_rates ? state->input_rates[m->input] : 0.0;
     u[2] = state->input_accels ? state->input_accels[m->input] : 0.0;
