@@ -589,6 +589,17 @@ int jyl_host_part_param(lua_State *L) {
   return 1;
 }
 
+/* host.find_input(sys, name): the index of the system's input `name` (0, 1, ...), or nil. */
+int jyl_host_find_input(lua_State *L) {
+  LSystem *s = jyl_check_system(L, 1);
+  int k = jy_system_find_input(s->sys, luaL_checkstring(L, 2));
+  if (k < 0)
+    lua_pushnil(L);
+  else
+    lua_pushinteger(L, k);
+  return 1;
+}
+
 /* host.glued_to(terminal[, k]): the terminal at the other side of the terminal's k-th glue
  * (k from 1), or nil. */
 int jyl_host_glued_to(lua_State *L) {

@@ -8,8 +8,9 @@
 --     linear = true a slider motor along axis = angle), two angles (1-D), or two spatial frames
 --     (7-D, axis = {x, y, z} in a's axes, a hinge motor, or with linear = true a prismatic one).
 --     Without a, b alone is a 1-D coordinate (an angle or length) driven against the ground.
---     r, w, f: a number (position r + speed t; velocity w; effort f) or the name of a model
---     input (sys:input) scaled by gain. Exactly one of position, velocity, torque / force.
+--     r, w, f: a number (position r + speed t; velocity w; effort f), the name of a model
+--     input (sys:input) scaled by gain, or a function of t (made the input "<name>_<key>",
+--     with spec.breakpoints). Exactly one of position, velocity, torque / force.
 --   sys:actuator { name =, on = part.coord, input = name | force = number [, gain = 1] }
 --     the generalized force force + gain u on a 1-D coordinate terminal.
 --
@@ -31,8 +32,7 @@ end
 
 -- The index of input `input` of sys, or an error naming the motor and the key.
 local function input_index(sys, what, name, key, input)
-  local find = host.find_input
-  local k = find and find(sys, input)
+  local k = host.find_input(sys, input)
   if k == nil then
     error(string.format("%s '%s': %s = '%s' is no input of this system (declare it with "
       .. 'sys:input { name = "%s", ... } before the motor)', what, name, key, input, input), 0)
@@ -93,11 +93,14 @@ local function drive(sys, spec, name, rotary)
     p.input = input_index(sys, 'sys:motor', name, key, value)
     if key == 'position' then p.speed = spec.speed or 0 end
   elseif type(value) == 'function' then
-    if not host.add_function_input then
-      fail('sys:motor', name, '%s = function(t): a function of time needs model inputs '
-        .. '(sys:input), which this build does not have yet; give a number', key)
-    end
-    p.input = host.add_function_input(sys, name .. '_' .. key, value)
+    -- a signal input of its own, "<motor>_<key>": its derivatives come from hyper-dual
+    -- evaluation (joinery.math inside fn), its breakpoints from spec.breakpoints
+    local input = name .. '_' .. key
+    local ok, err = pcall(sys.input, sys, { name = input, fn = value,
+      breakpoints = spec.breakpoints })
+    if not ok then fail('sys:motor', name, '%s = function(t): %s', key, common.strip(err)) end
+    p.input = input_index(sys, 'sys:motor', name, key, input)
+    if key == 'position' then p.speed = spec.speed or 0 end
   else
     fail('sys:motor', name, '%s must be a number, an input name or a function of t, got %s',
       key, describe(value))
@@ -187,7 +190,8 @@ local function motor(sys, spec)
   end
   for k in pairs(spec) do
     local known = { name = 1, joint = 1, a = 1, b = 1, axis = 1, axis_b = 1, linear = 1,
-      ra = 1, rb = 1, position = 1, velocity = 1, torque = 1, force = 1, speed = 1, gain = 1 }
+      ra = 1, rb = 1, position = 1, velocity = 1, torque = 1, force = 1, speed = 1, gain = 1,
+      breakpoints = 1 }
     if not known[k] then
       fail('sys:motor', name, 'unknown key %s (keys: name, joint or a and b, axis, linear, '
         .. 'position, velocity, torque, force, speed, gain)', describe(k))

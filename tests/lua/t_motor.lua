@@ -56,7 +56,7 @@ local function crank(drive)
   end
 end
 
-tap.plan(78)
+tap.plan(82)
 
 -- 1. Position mode, angle0 + speed t: theta = omega t exactly (the row is the motion: no
 -- degree of freedom is left to the integrator), the torque m g r cos(omega t).
@@ -300,6 +300,71 @@ do
   local r2 = slider2(false)():simulate { t_end = 0.5, dt_out = 0.5 }
   tap.ok(r1["b.x"][2] == r2["b.x"][2], "slider motor: joint = s and a, b, axis run alike")
 end
+
+-- 7b. The reference from a model input (part protocol 6): a position that is a function of
+-- t (its derivatives by hyper-duals: the row is exact), a held torque input, an actuator.
+local M = joinery.math
+local function wheel_with(spec_fn)
+  return function()
+    local sys = joinery.system { gravity = { 0, -g } }
+    local ground = sys:add("ground2d", "ground", {})
+    local w = sys:add("body2d", "wheel", { m = 1, J = J })
+    sys:pin(w.pos, ground.pos, "axle")
+    spec_fn(sys, ground, w)
+    return sys
+  end
+end
+ladder_check("position = function(t) 0.3 sin 2t: theta and torque = -1.2 J sin 2t",
+  wheel_with(function(sys, ground, w)
+    sys:motor { name = "drive", a = ground.frame, b = w.frame,
+      position = function(t) return 0.3 * M.sin(2 * t) end }
+  end), { t_end = 2, dt_out = 0.01 }, function(res)
+    local e = 0
+    for i = 1, #res.t do
+      local t = res.t[i]
+      e = math.max(e, math.abs(res["wheel.theta"][i] - 0.3 * math.sin(2 * t)),
+        math.abs(res["drive.torque"][i] + 1.2 * J * math.sin(2 * t)),
+        math.abs(res["input.drive_position"][i] - 0.3 * math.sin(2 * t)))
+    end
+    return e
+  end, 1)
+ladder_check("torque = a held input (gain 2): theta = gain u t^2 / (2 J)",
+  wheel_with(function(sys, ground, w)
+    sys:input { name = "u", value = 0.25, unit = "N m" }
+    sys:motor { name = "drive", a = ground.frame, b = w.frame, torque = "u", gain = 2 }
+  end), { t_end = 2, dt_out = 0.1 }, function(res)
+    local e = 0
+    for i = 1, #res.t do
+      local t = res.t[i]
+      e = math.max(e, math.abs(res["wheel.theta"][i] - 0.5 * 0.5 / J * t * t) / (1 + t * t / J))
+    end
+    return e
+  end, 100)
+ladder_check("velocity = a linear time table: theta' follows it",
+  wheel_with(function(sys, ground, w)
+    sys:input { name = "w", t = { 0, 1, 2 }, u = { 0, 2, 2 } }
+    sys:motor { name = "drive", a = ground.frame, b = w.frame, velocity = "w" }
+  end), { t_end = 2, dt_out = 0.01 }, function(res)
+    local e = 0
+    for i = 1, #res.t do
+      local t = res.t[i]
+      e = math.max(e, math.abs(res["der(wheel.theta)"][i] - (t < 1 and 2 * t or 2)))
+    end
+    return e
+  end, 10)
+ladder_check("actuator from an input: x = gain u t^2 / (2 m)",
+  cart(function(sys, c)
+    sys:input { name = "u", value = 2, unit = "N" }
+    sys:actuator { name = "push", on = c.x, input = "u", gain = 3 }
+  end), { t_end = 2, dt_out = 0.1 }, function(res)
+    local e = 0
+    for i = 1, #res.t do
+      local t = res.t[i]
+      e = math.max(e, math.abs(res["cart.x"][i] - 0.75 * t * t) / (1 + 1.5 * t * t),
+        math.abs(res["push.force"][i] - 6))
+    end
+    return e
+  end, 100)
 
 -- 8. The conformance suite over every type in every mode.
 do
