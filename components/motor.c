@@ -73,21 +73,20 @@ static const jyParamSpec prismatic_params[] = {
   {"naz", 1, JY_PARAM_REAL, "1", "z of the sliding axis in frame a's axes (any length)"},
 };
 static const jyParamSpec actuator_params[] = {
-  DRIVE_PARAMS("x0", "1", "position mode: the coordinate at t = 0 (its unit: m or rad)",
-               "1/s", "force", "1", "effort mode: the constant generalized force (N or N m)"),
+  DRIVE_PARAMS("x0", "1", "position mode: the coordinate at t = 0 (its unit: m or rad)", "1/s",
+               "force", "1", "effort mode: the constant generalized force (N or N m)"),
 };
 
 /* What the drive needs, computed once from the parameters. */
 typedef struct Motor {
   Kind kind;
   int mode, input, dim;
-  double ra[3], rb[3];        /* prismatic: the joint points */
-  double u[3], s1[3], s2[3];  /* the axis and two normals to it, frame a's axes */
-  double ub[3], tb[3];        /* hinge: the axis and a normal to it, frame b's axes */
+  double ra[3], rb[3];       /* prismatic: the joint points */
+  double u[3], s1[3], s2[3]; /* the axis and two normals to it, frame a's axes */
+  double ub[3], tb[3];       /* hinge: the axis and a normal to it, frame b's axes */
 } Motor;
 
 static Kind kind_of(const jyPartType *type);
-
 
 /* Fills m from the parameters; also the validation `shape` reports. */
 static int motor_setup(Kind kind, const double *p, Motor *m, char *error, size_t error_len) {
@@ -116,7 +115,8 @@ static int motor_setup(Kind kind, const double *p, Motor *m, char *error, size_t
     break;
   case HINGE3:
     if (jy_spatial_basis(p + P_GEOM, m->u, m->s1, m->s2))
-      return jy_part_fail(error, error_len, "the axis (nax, nay, naz) is zero: give it a direction");
+      return jy_part_fail(error, error_len,
+                          "the axis (nax, nay, naz) is zero: give it a direction");
     {
       double s2[3];
       if (jy_spatial_basis(p + P_GEOM + 3, m->ub, m->tb, s2))
@@ -127,7 +127,8 @@ static int motor_setup(Kind kind, const double *p, Motor *m, char *error, size_t
   case PRISMATIC3:
     for (int i = 0; i < 3; i++) m->ra[i] = p[P_GEOM + i], m->rb[i] = p[P_GEOM + 3 + i];
     if (jy_spatial_basis(p + P_GEOM + 6, m->u, m->s1, m->s2))
-      return jy_part_fail(error, error_len, "the axis (nax, nay, naz) is zero: give it a direction");
+      return jy_part_fail(error, error_len,
+                          "the axis (nax, nay, naz) is zero: give it a direction");
     break;
   }
   return 0;
@@ -135,11 +136,15 @@ static int motor_setup(Kind kind, const double *p, Motor *m, char *error, size_t
 
 static int ncoords_of(const Motor *m) {
   switch (m->kind) {
-  case PIN2: return 2 * m->dim;
-  case SLIDER2: return 6;
+  case PIN2:
+    return 2 * m->dim;
+  case SLIDER2:
+    return 6;
   case HINGE3:
-  case PRISMATIC3: return 2 * JY_FRAME_DIM;
-  case ACTUATOR: return 1;
+  case PRISMATIC3:
+    return 2 * JY_FRAME_DIM;
+  case ACTUATOR:
+    return 1;
   }
   return 0;
 }
@@ -155,14 +160,20 @@ static int shape_kind(Kind kind, const double *p, jyPartShape *s, char *error, s
   s->ncoords = nc;
   for (int i = 0; i < nc; i++) {
     switch (kind) {
-    case PIN2: s->coord_names[i] = m.dim == 3 ? planar_names[i] : angle_names[i]; break;
-    case SLIDER2: s->coord_names[i] = planar_names[i]; break;
+    case PIN2:
+      s->coord_names[i] = m.dim == 3 ? planar_names[i] : angle_names[i];
+      break;
+    case SLIDER2:
+      s->coord_names[i] = planar_names[i];
+      break;
     case HINGE3:
     case PRISMATIC3:
       s->coord_names[i] =
         i < JY_FRAME_DIM ? jy_names_frame_a[i] : jy_names_frame_b[i - JY_FRAME_DIM];
       break;
-    case ACTUATOR: s->coord_names[i] = coord_name[i]; break;
+    case ACTUATOR:
+      s->coord_names[i] = coord_name[i];
+      break;
     }
   }
   if (kind == HINGE3 || kind == PRISMATIC3)
@@ -186,8 +197,8 @@ static int shape_kind(Kind kind, const double *p, jyPartShape *s, char *error, s
   s->output_names[1] = rotary ? "rate" : "speed";
   s->output_names[2] = rotary ? "torque" : "force";
   s->output_names[3] = "power";
-  if (kind == HINGE3) s->angle_outputs = 1u; /* an atan2: reported continuous */
-  s->flags = JY_PART_CONSTANT_MASS; /* massless copies */
+  if (kind == HINGE3) s->angle_outputs = 1u;                   /* an atan2: reported continuous */
+  s->flags = JY_PART_CONSTANT_MASS;                            /* massless copies */
   if (m.mode != MODE_EFFORT) s->flags |= JY_PART_CONSERVATIVE; /* no Q at all */
   s->instance_size = sizeof(Motor);
   return 0;
@@ -292,8 +303,9 @@ static int reference(const jyPartInstance *self, const jyPartState *state, doubl
   if (m->input >= 0) {
     if (m->input >= state->ninputs || !state->inputs)
       return jy_part_fail(state->error, state->error_len,
-                          "parameter input = %d, but the model has %d input%s (0 .. %d)", m->input,
-                          state->ninputs, state->ninputs == 1 ? "" : "s", state->ninputs - 1);
+                          "parameter input = %d, but the model has %d input%s: give an index "
+                          "below that (jy_system_find_input) or -1 for none",
+                          m->input, state->ninputs, state->ninputs == 1 ? "" : "s");
     u[0] = state->inputs[m->input];
     u[1] = state->input_rates ? state->input_rates[m->input] : 0.0;
     u[2] = state->input_accels ? state->input_accels[m->input] : 0.0;
@@ -394,8 +406,7 @@ static int prismatic_shape(const jyPartType *t, const double *p, jyPartShape *s,
   (void)t;
   return shape_kind(PRISMATIC3, p, s, e, n);
 }
-static int actuator_shape(const jyPartType *t, const double *p, jyPartShape *s, char *e,
-                          size_t n) {
+static int actuator_shape(const jyPartType *t, const double *p, jyPartShape *s, char *e, size_t n) {
   (void)t;
   return shape_kind(ACTUATOR, p, s, e, n);
 }
@@ -438,9 +449,9 @@ MOTOR_TYPE(actuator_type, "actuator",
 
 static Kind kind_of(const jyPartType *type) {
   const char *n = type->name;
-  return strcmp(n, "pin_motor2d") == 0 ? PIN2
-    : strcmp(n, "slider_motor2d") == 0 ? SLIDER2
-    : strcmp(n, "hinge_motor3d") == 0  ? HINGE3
+  return strcmp(n, "pin_motor2d") == 0    ? PIN2
+    : strcmp(n, "slider_motor2d") == 0    ? SLIDER2
+    : strcmp(n, "hinge_motor3d") == 0     ? HINGE3
     : strcmp(n, "prismatic_motor3d") == 0 ? PRISMATIC3
                                           : ACTUATOR;
 }

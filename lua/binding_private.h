@@ -95,6 +95,10 @@ void jyl_push_channel_table(lua_State *L, const jyModel *model, const double *x)
 /* ---- lua/system.c ------------------------------------------------------------------------ */
 
 /* joinery.system([{gravity = {...}}]); upvalue 1 = env userdata */
+/* The prelude's host.part_param, host.glued_to and host.find_input (lua/system.c). */
+int jyl_host_part_param(lua_State *L);
+int jyl_host_glued_to(lua_State *L);
+int jyl_host_find_input(lua_State *L);
 int jyl_system_new(lua_State *L);
 /* The metatables of System, Part, Terminal and the scratch system of sys:add. */
 void jyl_open_system(lua_State *L);

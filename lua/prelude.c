@@ -13,6 +13,9 @@
  *   function_site(f)  f's source and the line it is defined at (what labels show)
  *   read_only(what)   a __newindex raising "<what> is read-only inside a part function"
  *   quaternion_maps   lua/loads.c
+ *   part_param(part, name)  a parameter's value (nil: none), lua/system.c
+ *   glued_to(terminal[, k]) the other side of the terminal's k-th glue (nil: none)
+ *   find_input(sys, name)   the index of an input (nil: none)
  *   constrain_impl    set by constrain.lua; installed as sys:constrain's Lua half
  *   max_part_rows, part_limit_why   JY_PART_MAX_ROWS and why (luapart.h), for messages
  */
@@ -22,6 +25,7 @@
 #include <lua.h>
 
 #include "binding.h"
+#include "binding_private.h"
 #include "parts/luapart.h"
 #include "prelude_chunks.h"
 
@@ -79,6 +83,9 @@ static void push_host(lua_State *L, int module_idx) {
                                        {"function_site", function_site},
                                        {"read_only", read_only},
                                        {"quaternion_maps", jyl_quaternion_maps},
+                                       {"part_param", jyl_host_part_param},
+                                       {"glued_to", jyl_host_glued_to},
+                                       {"find_input", jyl_host_find_input},
                                        {NULL, NULL}};
   luaL_newlib(L, functions);
   lua_pushvalue(L, module_idx);

@@ -575,6 +575,48 @@ static int part_index(lua_State *L) {
   return 1;
 }
 
+/* host.part_param(part, name): a parameter's value as the system holds it, or nil (the
+ * prelude's sys:motor reads a joint's axis with it). */
+int jyl_host_part_param(lua_State *L) {
+  LPart *p = (LPart *)luaL_checkudata(L, 1, JYL_PART);
+  const char *name = luaL_checkstring(L, 2);
+  LSystem *s = owner_system(L, 1);
+  double x = jy_system_part_param(s->sys, (jyPartId){p->part}, name);
+  if (isnan(x))
+    lua_pushnil(L);
+  else
+    lua_pushnumber(L, x);
+  return 1;
+}
+
+/* host.find_input(sys, name): the index of the system's input `name` (0, 1, ...), or nil. */
+int jyl_host_find_input(lua_State *L) {
+  LSystem *s = jyl_check_system(L, 1);
+  int k = jy_system_find_input(s->sys, luaL_checkstring(L, 2));
+  if (k < 0)
+    lua_pushnil(L);
+  else
+    lua_pushinteger(L, k);
+  return 1;
+}
+
+/* host.glued_to(terminal[, k]): the terminal at the other side of the terminal's k-th glue
+ * (k from 1), or nil. */
+int jyl_host_glued_to(lua_State *L) {
+  LTerminal *t = (LTerminal *)luaL_checkudata(L, 1, JYL_TERMINAL);
+  lua_Integer k = luaL_optinteger(L, 2, 1);
+  LSystem *s = owner_system(L, 1); /* index 3 */
+  int sys_idx = lua_gettop(L);
+  jyTerminalId other =
+    jy_system_glued_to(s->sys, (jyTerminalId){t->part, t->terminal}, (int)(k - 1));
+  if (k < 1 || other.part < 0) {
+    lua_pushnil(L);
+    return 1;
+  }
+  push_terminal(L, sys_idx, other);
+  return 1;
+}
+
 static int part_tostring(lua_State *L) {
   LPart *p = (LPart *)luaL_checkudata(L, 1, JYL_PART);
   lua_getiuservalue(L, 1, 1);

@@ -272,6 +272,25 @@ const jyPartShape *jy_system_part_shape(const jySystem *sys, jyPartId part) {
   return p ? p->shape : NULL;
 }
 
+double jy_system_part_param(const jySystem *sys, jyPartId part, const char *name) {
+  const jySysPart *p = get_part(sys, part);
+  if (p && name)
+    for (int i = 0; i < p->type->nparams; i++)
+      if (strcmp(p->type->params[i].name, name) == 0) return p->params[i];
+  return NAN;
+}
+
+jyTerminalId jy_system_glued_to(const jySystem *sys, jyTerminalId t, int k) {
+  if (sys && k >= 0)
+    for (int g = 0; g < sys->nglues; g++) {
+      const jySysGlue *gl = &sys->glues[g];
+      int on_a = gl->a.part == t.part && gl->a.terminal == t.terminal;
+      int on_b = gl->b.part == t.part && gl->b.terminal == t.terminal;
+      if ((on_a || on_b) && k-- == 0) return on_a ? gl->b : gl->a;
+    }
+  return (jyTerminalId){-1, -1};
+}
+
 jyTerminalId jy_system_terminal(const jySystem *sys, jyPartId part, const char *name) {
   const jySysPart *p = get_part(sys, part);
   if (p && name)

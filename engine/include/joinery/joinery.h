@@ -166,6 +166,13 @@ JY_API const char *jy_system_part_name(const jySystem *sys, jyPartId part);
 /* The shape the part's type gave this instance (valid while the system lives). */
 JY_API const jyPartShape *jy_system_part_shape(const jySystem *sys, jyPartId part);
 
+/* The value of parameter `name` of a part as the system holds it (NaN: no such part or
+ * parameter), e.g. a joint's axis, so that a motor added to the joint can take it. */
+JY_API double jy_system_part_param(const jySystem *sys, jyPartId part, const char *name);
+/* The terminal at the other side of the k-th glue (0, 1, ... in glue order) that holds
+ * terminal t; part < 0 when t has fewer glues. */
+JY_API jyTerminalId jy_system_glued_to(const jySystem *sys, jyTerminalId t, int k);
+
 /* Finds terminal `name` of a part; index < 0 when there is none. */
 JY_API jyTerminalId jy_system_terminal(const jySystem *sys, jyPartId part, const char *name);
 /* A 1-D terminal that is one coordinate of a part itself (J = e_j), so that glue and
