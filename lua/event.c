@@ -122,7 +122,8 @@ static int s_set_input(lua_State *L) {
     const char *near = jy_nearest_name(name, names, n);
     if (near) return luaL_error(L, "s:set_input: no input '%s'; did you mean '%s'?", name, near);
     return luaL_error(L, "s:set_input: no input '%s' (%s)", name,
-                      n ? "model:inputs() lists them" : "the model has none: sys:input declares one");
+                      n ? "model:inputs() lists them"
+                        : "the model has none: sys:input declares one");
   }
   if (jy_event_set_input(c->call, k, value) != JY_OK)
     return luaL_error(L, "s:set_input: %s", jy_event_error(c->call));
@@ -365,8 +366,9 @@ static int ctl_fn(void *ud, jyEventCall *call, char *error, size_t error_len) {
 static int sys_controller(lua_State *L) {
   jySystem *sys = jyl_system_of(L, 1);
   if (lua_type(L, 2) != LUA_TTABLE)
-    return luaL_error(L, "sys:controller takes a table: sys:controller { name = \"...\", period = "
-                         "dt, fn = function(s) s:set_input(\"u\", ...) end }");
+    return luaL_error(L,
+                      "sys:controller takes a table: sys:controller { name = \"...\", period = "
+                      "dt, fn = function(s) s:set_input(\"u\", ...) end }");
   lua_settop(L, 2);
   static const char *const keys[] = {"name", "period", "fn"};
   lua_pushnil(L);
@@ -387,8 +389,10 @@ static int sys_controller(lua_State *L) {
   int isnum = 0;
   double period = lua_tonumberx(L, -1, &isnum);
   if (!isnum)
-    return luaL_error(L, "controller '%s' needs period = dt (s, > 0): it runs at t_start + k dt, "
-                         "got %s", name, luaL_typename(L, -1));
+    return luaL_error(L,
+                      "controller '%s' needs period = dt (s, > 0): it runs at t_start + k dt, "
+                      "got %s",
+                      name, luaL_typename(L, -1));
   lua_pop(L, 1);
   EventCtx *c = (EventCtx *)lua_newuserdatauv(L, sizeof *c, 3); /* 4 */
   memset(c, 0, sizeof *c);
@@ -398,7 +402,7 @@ static int sys_controller(lua_State *L) {
   lua_pushvalue(L, 3);
   c->name = lua_tostring(L, -1);
   lua_setiuservalue(L, 4, 2);
-  lua_pushboolean(L, 0); /* 5: no `when` */
+  lua_pushboolean(L, 0);                         /* 5: no `when` */
   if (lua_getfield(L, 2, "fn") != LUA_TFUNCTION) /* 6 */
     return luaL_error(L, "controller '%s': fn must be a function(s), got %s", name,
                       luaL_typename(L, -1));

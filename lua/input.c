@@ -89,8 +89,8 @@ static int read_numbers(lua_State *L, int tbl, const char *key, const char *name
 }
 
 static void check_keys(lua_State *L, int tbl) {
-  static const char *const keys[] = {"name", "value", "unit", "t", "u", "interp", "fn",
-                                     "breakpoints"};
+  static const char *const keys[] = {"name", "value",  "unit", "t",
+                                     "u",    "interp", "fn",   "breakpoints"};
   const int nkeys = (int)(sizeof keys / sizeof keys[0]);
   lua_pushnil(L);
   while (lua_next(L, tbl)) {
@@ -166,8 +166,9 @@ static int fail(lua_State *L, jySystem *sys, jyStatus st) {
 static int sys_input(lua_State *L) {
   jySystem *sys = jyl_system_of(L, 1);
   if (lua_type(L, 2) != LUA_TTABLE)
-    return luaL_error(L, "sys:input takes a table: sys:input { name = \"u\", value = 0, unit = "
-                         "\"N\" } (or t =, u = for a table, fn = for a function of t)");
+    return luaL_error(L,
+                      "sys:input takes a table: sys:input { name = \"u\", value = 0, unit = "
+                      "\"N\" } (or t =, u = for a table, fn = for a function of t)");
   lua_settop(L, 2);
   check_keys(L, 2);
   if (lua_getfield(L, 2, "name") != LUA_TSTRING)
@@ -178,8 +179,10 @@ static int sys_input(lua_State *L) {
   int has_value = lua_getfield(L, 2, "value") != LUA_TNIL;
   lua_pop(L, 3);
   if (has_table + has_fn + has_value > 1)
-    return luaL_error(L, "input '%s': give one of value (held), t and u (a time table), fn (a "
-                         "function of t)", name);
+    return luaL_error(L,
+                      "input '%s': give one of value (held), t and u (a time table), fn (a "
+                      "function of t)",
+                      name);
   double value = 0;
   if (has_value) {
     lua_getfield(L, 2, "value");
@@ -219,7 +222,8 @@ static int sys_input(lua_State *L) {
     int fn_idx = lua_gettop(L);
     double *breaks = NULL;
     int nbreaks = 0;
-    if (lua_getfield(L, 2, "breakpoints") != LUA_TNIL) nbreaks = read_numbers(L, 2, "breakpoints", name, &breaks);
+    if (lua_getfield(L, 2, "breakpoints") != LUA_TNIL)
+      nbreaks = read_numbers(L, 2, "breakpoints", name, &breaks);
     InputCtx *c = new_context(L, fn_idx, name);
     st = jy_system_input_function(sys, name, input_fn, c, nbreaks, breaks);
   } else {

@@ -37,7 +37,8 @@ static int torque(lua_State *L) {
   read_quaternion(L, 1, q);
   for (int i = 0; i < 3; i++) p[i] = luaL_checknumber(L, 5 + i);
   jyPartInstance self = {type, "load", p, NULL, FRAME_DIM, 0};
-  jyPartState state = {q, v, 0.0, gravity, error, sizeof error, 0, NULL, 0, 0, NULL, 0, NULL, NULL, NULL};
+  jyPartState state = {q, v, 0.0,  gravity, error, sizeof error, 0,   NULL,
+                       0, 0, NULL, 0,       NULL,  NULL,         NULL};
   if (type->force(&self, &state, Q)) return luaL_error(L, "%s", error);
   for (int i = 0; i < 4; i++) lua_pushnumber(L, Q[FRAME_Q + i]);
   return 4;
@@ -53,7 +54,8 @@ static int rate(lua_State *L) {
     double p[TORQUE3D_PARAMS] = {0}, power = 0.0;
     p[axis] = 1.0;
     jyPartInstance self = {type, "load", p, NULL, FRAME_DIM, 0};
-    jyPartState state = {q, v, 0.0, gravity, error, sizeof error, 0, NULL, 0, 0, NULL, 0, NULL, NULL, NULL};
+    jyPartState state = {q, v, 0.0,  gravity, error, sizeof error, 0,   NULL,
+                         0, 0, NULL, 0,       NULL,  NULL,         NULL};
     if (type->outputs(&self, &state, NULL, &power)) return luaL_error(L, "%s", error);
     lua_pushnumber(L, power);
   }

@@ -473,11 +473,16 @@ static int sim_tostring(lua_State *L) {
 
 static const luaL_Reg sim_meta[] = {
   {"__gc", sim_gc}, {"__close", sim_gc}, {"__tostring", sim_tostring}, {NULL, NULL}};
-static const luaL_Reg sim_methods[] = {{"advance", sim_advance},   {"time", sim_time},
-                                       {"state", sim_state},       {"set_state", sim_set_state},
-                                       {"channels", sim_channels}, {"stats", sim_stats},
-                                       {"set_input", sim_set_input}, {"input", sim_input},
-                                       {"close", sim_gc},          {NULL, NULL}};
+static const luaL_Reg sim_methods[] = {{"advance", sim_advance},
+                                       {"time", sim_time},
+                                       {"state", sim_state},
+                                       {"set_state", sim_set_state},
+                                       {"channels", sim_channels},
+                                       {"stats", sim_stats},
+                                       {"set_input", sim_set_input},
+                                       {"input", sim_input},
+                                       {"close", sim_gc},
+                                       {NULL, NULL}};
 
 static const luaL_Reg rows_meta[] = {{"__gc", rows_gc}, {NULL, NULL}};
 

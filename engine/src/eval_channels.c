@@ -304,7 +304,8 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
   impulse_channels(e, out);
   if (st == JY_OK && m->ninputs > 0) { /* the values the parts read at this time */
     st = jy_eval_inputs_at(e, t);
-    if (st == JY_OK) memcpy(out + m->input_channel, e->input_now, sizeof(double) * (size_t)m->ninputs);
+    if (st == JY_OK)
+      memcpy(out + m->input_channel, e->input_now, sizeof(double) * (size_t)m->ninputs);
   }
   if (st == JY_OK) st = user_channels(e, t, out);
   return st;

@@ -110,8 +110,7 @@ static int spline_second_derivatives(const jyAllocator *a, int count, const doub
                                      const double *u, double *m2) {
   int n = count - 2; /* interior points */
   if (n <= 0) return 0;
-  double *sub = jy_calloc(a, 3 * (size_t)n + 1, sizeof(double)), *diag = sub + n,
-         *super = diag + n;
+  double *sub = jy_calloc(a, 3 * (size_t)n + 1, sizeof(double)), *diag = sub + n, *super = diag + n;
   if (!sub) return -1;
   for (int i = 0; i < n; i++) {
     double h0 = t[i + 1] - t[i], h1 = t[i + 2] - t[i + 1];
@@ -140,13 +139,17 @@ jyStatus jy_system_input_table(jySystem *sys, const char *name, jyInterp interp,
   }
   for (int i = 0; i < count; i++) {
     if (!isfinite(t[i]) || !isfinite(u[i])) {
-      jy_set_error(sys->error, "input '%s': point %d of the time table is not finite (t = %g, "
-                   "u = %g)", name, i + 1, t[i], u[i]);
+      jy_set_error(sys->error,
+                   "input '%s': point %d of the time table is not finite (t = %g, "
+                   "u = %g)",
+                   name, i + 1, t[i], u[i]);
       return JY_ERR_INVALID;
     }
     if (i > 0 && !(t[i] > t[i - 1])) {
-      jy_set_error(sys->error, "input '%s': the time table's t must increase: point %d has t = "
-                   "%.9g after %.9g", name, i + 1, t[i], t[i - 1]);
+      jy_set_error(sys->error,
+                   "input '%s': the time table's t must increase: point %d has t = "
+                   "%.9g after %.9g",
+                   name, i + 1, t[i], t[i - 1]);
       return JY_ERR_INVALID;
     }
   }
@@ -203,20 +206,23 @@ jyStatus jy_system_input_function(jySystem *sys, const char *name, jyInputFn fn,
   return JY_OK;
 }
 
-jyStatus jy_system_add_controller(jySystem *sys, const char *name, double period,
-                                  jyControllerFn fn, void *ud) {
+jyStatus jy_system_add_controller(jySystem *sys, const char *name, double period, jyControllerFn fn,
+                                  void *ud) {
   if (!sys) return JY_ERR_INVALID;
   const char *why = bad_name(name);
   for (int k = 0; !why && k < sys->ncontrollers; k++)
-    if (strcmp(sys->controllers[k].name, name) == 0) why = "has the name of a controller added before";
+    if (strcmp(sys->controllers[k].name, name) == 0)
+      why = "has the name of a controller added before";
   if (!why && !fn) why = "needs a function";
   if (!why && !(period > 0 && isfinite(period)))
     why = "needs a period > 0 (s): it runs at t_start + k period";
   if (why) {
     jy_set_error(sys->error, "controller '%s' %s", name ? name : "", why);
     if (name && !(period > 0 && isfinite(period)) && fn && !bad_name(name))
-      jy_set_error(sys->error, "controller '%s': period %g is not > 0 (s): it runs at t_start + k "
-                   "period", name, period);
+      jy_set_error(sys->error,
+                   "controller '%s': period %g is not > 0 (s): it runs at t_start + k "
+                   "period",
+                   name, period);
     return JY_ERR_INVALID;
   }
   const jyAllocator *a = &sys->env->alloc;
@@ -261,11 +267,13 @@ jyStatus jy_model_copy_inputs(jyModel *md, const jySystem *sys) {
     md->breaks = jy_calloc(a, (size_t)total + 1, sizeof(double));
     if (!md->breaks) return JY_ERR_NOMEM;
     for (int k = 0; k < md->ninputs; k++)
-      for (int i = 0; i < md->inputs[k].nbreaks; i++) md->breaks[md->nbreaks++] = md->inputs[k].breaks[i];
+      for (int i = 0; i < md->inputs[k].nbreaks; i++)
+        md->breaks[md->nbreaks++] = md->inputs[k].breaks[i];
     qsort(md->breaks, (size_t)md->nbreaks, sizeof(double), compare_doubles);
     int unique = 0;
     for (int i = 0; i < md->nbreaks; i++)
-      if (unique == 0 || md->breaks[i] != md->breaks[unique - 1]) md->breaks[unique++] = md->breaks[i];
+      if (unique == 0 || md->breaks[i] != md->breaks[unique - 1])
+        md->breaks[unique++] = md->breaks[i];
     md->nbreaks = unique;
   }
   if (sys->ncontrollers > 0) {
@@ -327,9 +335,12 @@ static void table_at(const jyInputDef *in, double t, double lo, double hi, doubl
   int count = in->count;
   const double *tt = in->t, *u = in->u;
   double probe = t;
-  if (isfinite(lo) && isfinite(hi)) probe = 0.5 * (lo + hi);
-  else if (isfinite(lo) && t <= lo) probe = lo;
-  else if (isfinite(hi) && t >= hi) probe = hi - fabs(hi) * DBL_EPSILON - DBL_MIN;
+  if (isfinite(lo) && isfinite(hi))
+    probe = 0.5 * (lo + hi);
+  else if (isfinite(lo) && t <= lo)
+    probe = lo;
+  else if (isfinite(hi) && t >= hi)
+    probe = hi - fabs(hi) * DBL_EPSILON - DBL_MIN;
   out[0] = out[1] = out[2] = 0;
   if (count == 1 || probe < tt[0]) {
     out[0] = u[0];
@@ -342,12 +353,16 @@ static void table_at(const jyInputDef *in, double t, double lo, double hi, doubl
   int left = 0, right = count - 1; /* tt[left] <= probe < tt[right] */
   while (right - left > 1) {
     int mid = left + (right - left) / 2;
-    if (tt[mid] <= probe) left = mid;
-    else right = mid;
+    if (tt[mid] <= probe)
+      left = mid;
+    else
+      right = mid;
   }
   double h = tt[right] - tt[left];
   switch (in->interp) {
-  case JY_INTERP_CONSTANT: out[0] = u[left]; break;
+  case JY_INTERP_CONSTANT:
+    out[0] = u[left];
+    break;
   case JY_INTERP_LINEAR:
     out[1] = (u[right] - u[left]) / h;
     out[0] = u[left] + out[1] * (t - tt[left]);
@@ -387,10 +402,11 @@ jyStatus jy_eval_inputs_at(jyEval *e, double t) {
         jy_set_error(e->input_error, "input '%s' at t = %.9g: %s", in->name, t,
                      why[0] ? why : "its function failed");
         e->input_status = JY_ERR_PART;
-      } else if (!jy_all_finite(out, 3)) {
-        jy_set_error(e->input_error, "input '%s' at t = %.9g: its function gave a value or "
-                     "derivative that is not finite (%g, %g, %g)", in->name, t, out[0], out[1],
-                     out[2]);
+      } else if (!isfinite(out[0]) || !isfinite(out[1]) || !isfinite(out[2])) {
+        jy_set_error(e->input_error,
+                     "input '%s' at t = %.9g: its function gave a value or "
+                     "derivative that is not finite (%g, %g, %g)",
+                     in->name, t, out[0], out[1], out[2]);
         e->input_status = JY_ERR_PART;
       }
     }

@@ -177,7 +177,8 @@ static void copy(double *dst, const double *src, int n) {
 static jyPartState state_at(Checker *c, const double *q, const double *v, double t) {
   c->error[0] = '\0';
   void *scratch = c->use_scratch && c->shape.scratch_size ? c->part_scratch : NULL;
-  return (jyPartState){q, v, t, c->gravity, c->error, sizeof c->error, 0, scratch, 0, 0, NULL, 0, NULL, NULL, NULL};
+  return (jyPartState){q,    v, t,    c->gravity, c->error, sizeof c->error, 0, scratch, 0, 0,
+                       NULL, 0, NULL, NULL,       NULL};
 }
 
 /* NULL outputs are passed to the part as NULL. */

@@ -125,8 +125,10 @@ static void find_segment(jySim *sim, double t) {
   int lo = 0, hi = md->nbreaks; /* the first break > t */
   while (lo < hi) {
     int mid = lo + (hi - lo) / 2;
-    if (md->breaks[mid] <= t) lo = mid + 1;
-    else hi = mid;
+    if (md->breaks[mid] <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   sim->seg_lo = lo > 0 ? md->breaks[lo - 1] : -INFINITY;
   sim->seg_hi = lo < md->nbreaks ? md->breaks[lo] : INFINITY;

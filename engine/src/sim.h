@@ -102,8 +102,8 @@ struct jySim {
   double seg_lo, seg_hi;
   long *sample;
   double next_sample;
-  void *hybrid;         /* sim_hybrid.c's state */
-  void *user_events;    /* sim_events.c's state */
+  void *hybrid;      /* sim_hybrid.c's state */
+  void *user_events; /* sim_events.c's state */
 };
 
 /* What the steppers call back into (sim_step.c, below them). */

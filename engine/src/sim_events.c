@@ -13,7 +13,7 @@
 
 struct jyEventCall {
   jySim *sim;
-  const jyUserEvent *event;      /* NULL in a controller's call */
+  const jyUserEvent *event;       /* NULL in a controller's call */
   const jyController *controller; /* NULL in an event's */
   double t;
   double *q, *v; /* into the state being read (const in a `when`) or changed */
@@ -317,8 +317,8 @@ jyStatus jy_controller_run(jySim *sim, int k, double t, double *y, int *changed)
   jyEventsRun *run = sim->user_events;
   const jyController *ctl = &sim->model->controllers[k];
   jyEventCall *c = &run->call;
-  *c = (jyEventCall){
-    .sim = sim, .controller = ctl, .t = t, .q = y, .v = y + sim->nq, .in_action = 1};
+  *c =
+    (jyEventCall){.sim = sim, .controller = ctl, .t = t, .q = y, .v = y + sim->nq, .in_action = 1};
   run->message[0] = '\0';
   if (ctl->fn(ctl->ud, c, run->message, sizeof run->message) != 0) {
     sim->failure = JY_ERR_PART;

@@ -118,7 +118,8 @@ typedef struct LpType {
   unsigned long long *mode_rows;
   LpFn guards, transition, admissible, initial_mode;
   /* stack slots on T */
-  int s_msgh, s_jetmt, s_names, s_p, s_p_proxy, s_grav, s_inputs, s_qn, s_qn_proxy, s_vn, s_vn_proxy, s_rowf;
+  int s_msgh, s_jetmt, s_names, s_p, s_p_proxy, s_grav, s_inputs, s_qn, s_qn_proxy, s_vn,
+    s_vn_proxy, s_rowf;
   int s_lawf, s_lawf_proxy, s_acc, s_acc_proxy; /* the law's row forces and accelerations */
   int s_lag_q, s_lag_v, s_lag_t, s_pos_q, s_pos_t, s_vel_q, s_vel_v, s_vel_t;
   Jet **lag_q, **lag_v, *lag_t, **pos_q, *pos_t, **vel_q, **vel_v, *vel_t;

@@ -85,7 +85,8 @@ static void part_free(Part *p) {
 
 static jyPartState state_at(Part *p, const double *q, const double *v, double t) {
   p->error[0] = '\0';
-  return (jyPartState){q, v, t, p->gravity, p->error, sizeof p->error, 0, NULL, 0, 0, NULL, 0, NULL, NULL, NULL};
+  return (jyPartState){q,    v, t,    p->gravity, p->error, sizeof p->error, 0, NULL, 0, 0,
+                       NULL, 0, NULL, NULL,       NULL};
 }
 
 static void zero(double *x, int n) {
