@@ -11,10 +11,10 @@
 --              bump and 40 a period over the washboard: every point is a breakpoint
 --   "function" a Lua function of t with its three kinks declared as breakpoints
 -- The integrator stops and restarts at every breakpoint, so the 0.1 s bump is seen at the
--- defaults (no max_step needed). The road point, part "patch", is held on the road by a rheonomic
--- sys:constrain row, phi = x - y_r(t), whose function reads the same road (the table
--- interpolated as the input is); its multiplier, force.road.r1, is the tyre's load on the
--- road. (A drive reading the input itself, sys:motor / sys:actuator, would replace that row.)
+-- defaults (no max_step needed). The tyre is a spring from the road's level 0 plus the load
+-- k_t y_r(t) on the wheel, a Lua sys:load reading the same road (the table interpolated as
+-- the input is; channel road_y, equal to input.road). Wheel and body are body2d parts moving
+-- vertically. (A part reading the input itself, such as an actuator, would replace the load.)
 --
 --   joinery run examples/quarter_car.lua                 -- the road as a time table
 --   joinery run examples/quarter_car.lua -- function     -- the road as a function of t
@@ -69,7 +69,7 @@ local function road_table(t)
   return U[lo] + (U[hi] - U[lo]) / (T[hi] - T[lo]) * (t - T[lo])
 end
 
-local sys = joinery.system { gravity = { -g } }
+local sys = joinery.system { gravity = { 0, -g } }
 local road
 if form == "table" then
   sys:input { name = "road", t = T, u = U, interp = "linear", unit = "m" }
@@ -84,17 +84,21 @@ end
 local y_w0 = L_t - (m_b + m_w) * g / k_t
 local y_b0 = y_w0 + L_s - m_b * g / k_s
 
-local rp = sys:add("mass", "patch", { dim = 1, m = 1, init = { x = 0 } })
-local wheel = sys:add("mass", "wheel", { dim = 1, m = m_w, init = { x = y_w0 } })
-local body = sys:add("mass", "body", { dim = 1, m = m_b, init = { x = y_b0 } })
-sys:add("spring", "tyre", { dim = 1, k = k_t, L = L_t, a = rp.pos, b = wheel.pos })
-sys:add("spring", "suspension", { dim = 1, k = k_s, L = L_s, a = wheel.pos, b = body.pos })
-sys:add("damper", "shock", { dim = 1, c = c_s, a = wheel.pos, b = body.pos })
-sys:constrain { name = "road", on = { rp.x }, phi = function(x, t) return x[1] - road(t) end }
+-- Wheel and body move vertically (nothing moves their x or theta); the tyre is a spring
+-- from the road's level 0 plus the load k_t y_r(t) on the wheel: -k_t (y_w - y_r - L_t).
+local ground = sys:add("ground2d", "ground", {})
+local wheel = sys:add("body2d", "wheel", { m = m_w, J = 1, init = { y = y_w0 } })
+local body = sys:add("body2d", "body", { m = m_b, J = 10, init = { y = y_b0 } })
+sys:add("spring", "tyre", { dim = 2, k = k_t, L = L_t, a = ground.pos, b = wheel.pos })
+sys:add("spring", "suspension", { dim = 2, k = k_s, L = L_s, a = wheel.pos, b = body.pos })
+sys:add("damper", "shock", { dim = 2, c = c_s, a = wheel.pos, b = body.pos })
+sys:load("road", wheel.frame, function(t) return { fy = k_t * road(t) } end)
 
 -- Displacements from the static equilibrium, m.
-sys:channel("body_z", function(s) return s["body.x"] - y_b0 end)
-sys:channel("wheel_z", function(s) return s["wheel.x"] - y_w0 end)
+sys:channel("body_z", function(s) return s["body.y"] - y_b0 end)
+sys:channel("wheel_z", function(s) return s["wheel.y"] - y_w0 end)
+-- The road the load reads, to compare with the input (input.road).
+sys:channel("road_y", function(s) return road(s.t) end)
 
 sys:settings { t_end = T_END, dt_out = 0.01 }
 return sys
