@@ -153,6 +153,10 @@ static jyStatus setup_inputs(jySim *sim) {
   const jyModel *md = sim->model;
   find_segment(sim, sim->t);
   sim->next_sample = INFINITY;
+  if (md->m > 0 && (md->ninputs > 0 || md->ncontrollers > 0)) {
+    sim->settle_weights = jy_calloc(&md->alloc, (size_t)md->n + 1, sizeof(double));
+    if (!sim->settle_weights) return JY_ERR_NOMEM;
+  }
   if (md->ncontrollers == 0) return JY_OK;
   sim->sample = jy_calloc(&md->alloc, (size_t)md->ncontrollers, sizeof(long));
   if (!sim->sample) return JY_ERR_NOMEM;
@@ -265,6 +269,7 @@ void jy_sim_destroy(jySim *sim) {
   jy_free(a, sim->law_reversals);
   jy_free(a, sim->guard_directions);
   jy_free(a, sim->sample);
+  jy_free(a, sim->settle_weights);
   jy_free(a, sim->roots_found);
   for (int k = 0; k < sim->nevent_kinds; k++) jy_free(a, (char *)sim->event_kinds[k].name);
   jy_free(a, sim->event_kinds);
@@ -467,15 +472,27 @@ static jyStatus advance_in_segment(jySim *sim, double t_out, jyRowSink sink, voi
 }
 
 /* The integrator restarted at the reported state at sim->t, after an input changed or at a
- * breakpoint: the parts' modes decided again with the new forces (a step in a push may
- * start a block sliding), N–P's multipliers made consistent, no step straddling it. */
+ * breakpoint: the state put back onto the constraints as the new input or the signal's next
+ * piece has them (a motor's prescribed velocity that kinks, a position that steps), the
+ * parts' modes decided again with the new forces (a step in a push may start a block
+ * sliding), N–P's multipliers made consistent, no step straddling it. */
 static jyStatus restart_here(jySim *sim, const char *what) {
   double *y = N_VGetArrayPointer(sim->y);
   double t = sim->t;
   sim->root_pending = 0; /* a crossing located past t belongs to the old trajectory */
   int changed = 0;
-  jyStatus st = jy_hybrid_settle(sim, t, y, &changed);
+  jyStatus st = JY_OK;
+  if (sim->settle_weights) {
+    char why[JY_ERROR_LEN];
+    st = jy_sim_settle_state(sim, t, y, sim->settle_weights, why, sizeof why);
+    if (st != JY_OK) {
+      jy_set_error(sim->error, "after %s at t = %.9g: %s", what, t, why);
+      return sim->failure = st;
+    }
+  }
+  st = jy_hybrid_settle(sim, t, y, &changed);
   if (st == JY_OK && sim->np) {
+    unpack_state(sim, y);
     st = initial_multipliers(sim);
     if (st == JY_OK) pack_state(sim, y);
   }

@@ -100,6 +100,7 @@ struct jySim {
    * breakpoints), the integrators' stop at its end; the controllers' next samples (index k:
    * t_start + sample[k] period) and the earliest of them (inf: none). */
   double seg_lo, seg_hi;
+  double *settle_weights; /* n: the projection at such a restart (NULL: no rows, no inputs) */
   long *sample;
   double next_sample;
   void *hybrid;      /* sim_hybrid.c's state */

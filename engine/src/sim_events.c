@@ -104,28 +104,33 @@ int jy_events_guards(jySim *sim, double t, const double *y, double *g) {
   return 0;
 }
 
-/* After a jump: the state back onto the constraints (positions, then velocities, the least
- * kinetic-energy change), weighted as the report's projection is; N–P's multipliers then
- * made consistent with the new state. */
-static jyStatus settle_jump(jySim *sim, const jyUserEvent *ev, double t, double *y) {
+jyStatus jy_sim_settle_state(jySim *sim, double t, double *y, double *weights, char *why,
+                             size_t why_len) {
   const jyModel *md = sim->model;
-  jyEventsRun *run = sim->user_events;
   double *q = y, *v = y + sim->nq;
-  for (int j = 0; j < md->n; j++)
-    run->weights[j] = 1 / (sim->def.rtol * fabs(q[j]) + sim->def.atol);
+  for (int j = 0; j < md->n; j++) weights[j] = 1 / (sim->def.rtol * fabs(q[j]) + sim->def.atol);
   int iterations = 0;
-  jyStatus st = jy_project_state(sim->eval, t, q, v, run->weights, 1e-3, 0, &iterations);
+  jyStatus st = jy_project_state(sim->eval, t, q, v, weights, 1e-3, 0, &iterations);
   if (st != JY_OK) {
-    char why[JY_ERROR_LEN];
-    snprintf(
-      why, sizeof why, "the state its action set could not be put back on the constraints (%s)",
-      st == JY_ERR_INCONSISTENT ? "the projection did not converge" : jy_eval_error(sim->eval));
-    return event_failed(sim, ev, why, t);
+    snprintf(why, why_len, "the state could not be put back on the constraints (%s)",
+             st == JY_ERR_INCONSISTENT ? "the projection did not converge"
+                                       : jy_eval_error(sim->eval));
+    return st;
   }
   if (!sim->np) return JY_OK;
   st = jy_np_initial_multipliers(sim->np, q, v, t, y + md->n, y + sim->nq + md->n);
-  if (st != JY_OK) return event_failed(sim, ev, jy_np_error(sim->np), t);
-  return JY_OK;
+  if (st != JY_OK) snprintf(why, why_len, "%s", jy_np_error(sim->np));
+  return st;
+}
+
+/* After a jump: the state back onto the constraints, the event named on failure. */
+static jyStatus settle_jump(jySim *sim, const jyUserEvent *ev, double t, double *y) {
+  jyEventsRun *run = sim->user_events;
+  char why[JY_ERROR_LEN];
+  if (jy_sim_settle_state(sim, t, y, run->weights, why, sizeof why) == JY_OK) return JY_OK;
+  char said[JY_ERROR_LEN + 64];
+  snprintf(said, sizeof said, "after its action, %s", why);
+  return event_failed(sim, ev, said, t);
 }
 
 /* The run stops after this instant; the first event to say so is the one named. */

@@ -49,6 +49,13 @@ int jy_events_count(const jySim *sim);
  * sim->error). */
 jyStatus jy_controller_run(jySim *sim, int k, double t, double *y, int *changed);
 
+/* The state y = [q, v] at t put back onto the constraints (positions, then velocities, the
+ * least kinetic-energy change, weighted as a reported state's: weights is n scratch), and
+ * N–P's multipliers made consistent with it: after an event's jump, and where an input
+ * changed or a signal kinked (a motor's prescribed motion). JY_OK, or the failure with why. */
+jyStatus jy_sim_settle_state(jySim *sim, double t, double *y, double *weights, char *why,
+                             size_t why_len);
+
 /* Held input k set in every evaluator of the simulation. */
 jyStatus jy_sim_hold_input(jySim *sim, int k, double value);
 /* Per user event: -1, 0 or +1 (jyEventDirection). */

@@ -8,7 +8,8 @@
 --  * a torque step and ramp given as a time table, or as a function with a breakpoint, on a
 --    free wheel: theta(t) against the closed form at every rung, the defaults included;
 --  * bad input: clear errors naming the input, controller or value.
-local tap = require "tap"
+local here = arg[0]:match("^(.*[/\\])") or ""
+local tap = dofile(here .. "tap.lua")
 local joinery = require "joinery"
 
 local ladder = { 1e-4, 1e-6, 1e-8, false } -- false: the defaults
