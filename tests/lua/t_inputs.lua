@@ -89,7 +89,7 @@ do
   a:advance(2)
   local qa, va = a:state()
   local host = pendulum(true, 0):compile():sim(settings("auto"))
-  for k = 0, 199 do
+  for k = 0, 200 do -- the controller samples t_end too
     host:advance(0 + k * dt)
     local q, v = host:state()
     local ch = host:channels()
