@@ -312,8 +312,10 @@ JY_API jyStatus jy_event_set_input(jyEventCall *call, int k, double value);
  * event action (jy_event_q, jy_event_channels, jy_event_input) and sets held inputs
  * (jy_event_set_input), which keep their values until it sets them again (a zero-order
  * hold). Its run is exactly what a host calling jy_sim_advance(t_k) then jy_sim_set_input
- * would give, bit for bit. name: unique among the controllers, no '.'. ud must outlive
- * every model compiled from the system. */
+ * would give, bit for bit. period 0: a continuous controller, run inside every evaluation
+ * before the parts; it reads the time, q, v and the inputs (jy_event_channels refuses) and
+ * the inputs it sets hold for that evaluation only. name: unique among the controllers, no
+ * '.'. ud must outlive every model compiled from the system. */
 typedef int (*jyControllerFn)(void *ud, jyEventCall *call, char *error, size_t error_len);
 JY_API jyStatus jy_system_add_controller(jySystem *sys, const char *name, double period,
                                          jyControllerFn fn, void *ud);
