@@ -37,6 +37,12 @@ const jyPartType *jy_part_slider2d(void);
 const jyPartType *jy_part_rotational_spring2d(void);
 const jyPartType *jy_part_torque2d(void);
 const jyPartType *jy_part_ground2d(void);
+/* motors and actuators: driven joints (motor.c; docs/parts.md, "Motors and actuators") */
+const jyPartType *jy_part_pin_motor2d(void);
+const jyPartType *jy_part_slider_motor2d(void);
+const jyPartType *jy_part_hinge_motor3d(void);
+const jyPartType *jy_part_prismatic_motor3d(void);
+const jyPartType *jy_part_actuator(void);
 
 /* Writes the formatted message into error (when there is room) and returns 1, so a part
  * function can say `return jy_part_fail(...)`. */

@@ -47,6 +47,17 @@ static int to_hyper(lua_State *L, int i, jyHyper *out) {
   return 0;
 }
 
+void jyl_push_hyper(lua_State *L, double v, double e1, double e2, double e12) {
+  push_hyper(L, (jyHyper){v, e1, e2, e12});
+}
+
+int jyl_to_hyper(lua_State *L, int i, double out[4]) {
+  jyHyper h = {0, 0, 0, 0};
+  int kind = to_hyper(L, i, &h);
+  out[0] = h.v, out[1] = h.e1, out[2] = h.e2, out[3] = h.e12;
+  return kind;
+}
+
 /* Argument i of joinery.math.<fname>: a number or a Hyper, else an error naming fname. */
 static int arg_hyper(lua_State *L, int i, const char *fname, jyHyper *out) {
   int r = to_hyper(L, i, out);

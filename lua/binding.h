@@ -55,6 +55,13 @@ JYL_EXPORT void jyl_set_stop_flag(lua_State *L, const volatile sig_atomic_t *fla
 /* lua/ad.c: registers the joinery.Hyper metatable and sets field "math" (hyper-dual numbers
  * and the elementary functions on them) in the table on the top of the stack. */
 void jyl_open_math(lua_State *L);
+/* A Hyper v + e1 ε1 + e2 ε2 + e12 ε1ε2 pushed; value i read as one into out (v, e1, e2, e12):
+ * 1 a Hyper, 0 a number (a constant), -1 neither (out unset). */
+void jyl_push_hyper(lua_State *L, double v, double e1, double e2, double e12);
+int jyl_to_hyper(lua_State *L, int i, double out[4]);
+
+/* lua/input.c: sys:input{...} (jy_system_add_input and its signals). */
+void jyl_open_input(lua_State *L);
 
 /* lua/parts/part_type.c: sets part_type and eval_part (Lua-defined part types) in the module table
  * on the top of the stack and teaches joinery.math's functions the joinery.Jet values Lua

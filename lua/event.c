@@ -108,6 +108,27 @@ static int s_set_param(lua_State *L) {
   return 0;
 }
 
+/* s:set_input(name, value) (an action or a controller). */
+static int s_set_input(lua_State *L) {
+  EventCtx *c = active_ctx(L, "s:set_input works");
+  const char *name = luaL_checkstring(L, 2);
+  double value = luaL_checknumber(L, 3);
+  const jyModel *model = jy_event_model(c->call);
+  int k = jy_model_find_input(model, name);
+  if (k < 0) {
+    int n = jy_model_num_inputs(model);
+    const char **names = (const char **)lua_newuserdatauv(L, sizeof *names * (size_t)(n + 1), 0);
+    for (int i = 0; i < n; i++) names[i] = jy_model_input_name(model, i);
+    const char *near = jy_nearest_name(name, names, n);
+    if (near) return luaL_error(L, "s:set_input: no input '%s'; did you mean '%s'?", name, near);
+    return luaL_error(L, "s:set_input: no input '%s' (%s)", name,
+                      n ? "model:inputs() lists them" : "the model has none: sys:input declares one");
+  }
+  if (jy_event_set_input(c->call, k, value) != JY_OK)
+    return luaL_error(L, "s:set_input: %s", jy_event_error(c->call));
+  return 0;
+}
+
 /* s:stop() (an action only). */
 static int s_stop(lua_State *L) {
   EventCtx *c = active_ctx(L, "s:stop works");
@@ -124,7 +145,8 @@ static int proxy_index(lua_State *L) {
   static const struct {
     const char *name;
     lua_CFunction fn;
-  } methods[] = {{"set", s_set}, {"set_param", s_set_param}, {"stop", s_stop}};
+  } methods[] = {
+    {"set", s_set}, {"set_param", s_set_param}, {"stop", s_stop}, {"set_input", s_set_input}};
   if (lua_type(L, 2) == LUA_TSTRING)
     for (size_t k = 0; k < sizeof methods / sizeof methods[0]; k++)
       if (strcmp(key, methods[k].name) == 0) {
@@ -141,8 +163,11 @@ static int proxy_index(lua_State *L) {
   int i = channel_index(L, c, key), velocity = 0;
   if (i < 0) return no_channel(L, model, key);
   int j = jy_model_channel_coord(model, i, &velocity);
+  int input = strncmp(key, "input.", 6) == 0 ? jy_model_find_input(model, key + 6) : -1;
   if (i == 0) {
     lua_pushnumber(L, jy_event_time(c->call));
+  } else if (input >= 0) { /* an input: its value now, no output row needed */
+    lua_pushnumber(L, jy_event_input(c->call, input));
   } else if (j >= 0) { /* a coordinate of the state: no output row needed */
     lua_pushnumber(L, (velocity ? jy_event_v(c->call) : jy_event_q(c->call))[j]);
   } else {
@@ -332,6 +357,76 @@ static int sys_event(lua_State *L) {
   return 0;
 }
 
+static int ctl_fn(void *ud, jyEventCall *call, char *error, size_t error_len) {
+  return ev_action(ud, call, error, error_len);
+}
+
+/* sys:controller{ name = ..., period = dt, fn = function(s) ... end } */
+static int sys_controller(lua_State *L) {
+  jySystem *sys = jyl_system_of(L, 1);
+  if (lua_type(L, 2) != LUA_TTABLE)
+    return luaL_error(L, "sys:controller takes a table: sys:controller { name = \"...\", period = "
+                         "dt, fn = function(s) s:set_input(\"u\", ...) end }");
+  lua_settop(L, 2);
+  static const char *const keys[] = {"name", "period", "fn"};
+  lua_pushnil(L);
+  while (lua_next(L, 2)) {
+    lua_pop(L, 1);
+    const char *key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(not a string)";
+    if (strcmp(key, "name") && strcmp(key, "period") && strcmp(key, "fn")) {
+      const char *near = jy_nearest_name(key, keys, 3);
+      return luaL_error(L, "sys:controller: unknown key '%s'%s%s%s (its keys: name, period, fn)",
+                        key, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+    }
+  }
+  if (lua_getfield(L, 2, "name") != LUA_TSTRING)
+    return luaL_error(L, "sys:controller needs name = \"...\" (a string), got %s",
+                      luaL_typename(L, -1));
+  const char *name = lua_tostring(L, 3); /* 3 */
+  lua_getfield(L, 2, "period");
+  int isnum = 0;
+  double period = lua_tonumberx(L, -1, &isnum);
+  if (!isnum)
+    return luaL_error(L, "controller '%s' needs period = dt (s, > 0): it runs at t_start + k dt, "
+                         "got %s", name, luaL_typename(L, -1));
+  lua_pop(L, 1);
+  EventCtx *c = (EventCtx *)lua_newuserdatauv(L, sizeof *c, 3); /* 4 */
+  memset(c, 0, sizeof *c);
+  luaL_setmetatable(L, JYL_EVENT);
+  lua_createtable(L, 0, 8);
+  lua_setiuservalue(L, 4, 3);
+  lua_pushvalue(L, 3);
+  c->name = lua_tostring(L, -1);
+  lua_setiuservalue(L, 4, 2);
+  lua_pushboolean(L, 0); /* 5: no `when` */
+  if (lua_getfield(L, 2, "fn") != LUA_TFUNCTION) /* 6 */
+    return luaL_error(L, "controller '%s': fn must be a function(s), got %s", name,
+                      luaL_typename(L, -1));
+  lua_Debug ar;
+  lua_pushvalue(L, 6);
+  lua_getinfo(L, ">S", &ar);
+  snprintf(c->when_at, sizeof c->when_at, "%s:%d", ar.short_src, ar.linedefined);
+  fill_thread(L, c, 4);
+  lua_getiuservalue(L, 1, 2); /* 5 */
+  if (lua_getfield(L, 5, "events") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, 5, "events");
+  }
+  lua_Integer slot = (lua_Integer)lua_rawlen(L, -1) + 1;
+  lua_pushvalue(L, 4);
+  lua_rawseti(L, -2, slot);
+  jyStatus st = jy_system_add_controller(sys, name, period, ctl_fn, c);
+  if (st != JY_OK) {
+    lua_pushnil(L);
+    lua_rawseti(L, -2, slot);
+    const char *msg = jy_system_error(sys);
+    return luaL_error(L, "%s", msg && *msg ? msg : jy_status_text(st));
+  }
+  return 0;
+}
+
 void jyl_open_event(lua_State *L) {
   int top = lua_gettop(L);
   luaL_newmetatable(L, JYL_EVENT);
@@ -340,5 +435,7 @@ void jyl_open_event(lua_State *L) {
   lua_getfield(L, -1, "__index");
   lua_pushcfunction(L, sys_event);
   lua_setfield(L, -2, "event");
+  lua_pushcfunction(L, sys_controller);
+  lua_setfield(L, -2, "controller");
   lua_settop(L, top);
 }

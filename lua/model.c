@@ -84,6 +84,11 @@ static int model_channels(lua_State *L) {
   return jyl_push_names(L, m->model, jy_model_num_channels(m->model), jy_model_channel_name);
 }
 
+static int model_inputs(lua_State *L) {
+  LModel *m = jyl_check_model(L, 1);
+  return jyl_push_names(L, m->model, jy_model_num_inputs(m->model), jy_model_input_name);
+}
+
 static int model_rows(lua_State *L) {
   LModel *m = jyl_check_model(L, 1);
   return jyl_push_names(L, m->model, jy_model_num_rows(m->model), jy_model_row_name);
@@ -555,6 +560,7 @@ static const luaL_Reg model_meta[] = {
 static const luaL_Reg model_methods[] = {{"coords", model_coords},
                                          {"channels", model_channels},
                                          {"rows", model_rows},
+                                         {"inputs", model_inputs},
                                          {"num_coords", model_num_coords},
                                          {"num_rows", model_num_rows},
                                          {"num_channels", model_num_channels},

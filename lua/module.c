@@ -195,6 +195,7 @@ int luaopen_joinery(lua_State *L) {
   jyl_open_parts(L, -2);           /* lua/parts/part_type.c, eval_part.c, jet.c */
   jyl_open_channel(L);             /* lua/channel.c: sys:channel */
   jyl_open_event(L);               /* lua/event.c: sys:event */
+  jyl_open_input(L);               /* lua/input.c: sys:input */
   jyl_open_prelude(L, -1); /* lua/prelude.c: sys:constrain, sys:load, body:point, sys:pin ... */
   return 1;
 }

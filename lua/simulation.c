@@ -405,6 +405,43 @@ static int sim_set_state(lua_State *L) {
   return 0;
 }
 
+/* The index of input `name` of the sim's model, or a Lua error with the nearest name. */
+static int input_index(lua_State *L, const jyModel *model, const char *name, const char *what) {
+  int k = jy_model_find_input(model, name);
+  if (k >= 0) return k;
+  int n = jy_model_num_inputs(model);
+  if (n == 0)
+    return luaL_error(L, "%s: no input '%s' (the model has no inputs: sys:input declares one)",
+                      what, name);
+  const char **names = (const char **)lua_newuserdatauv(L, sizeof *names * (size_t)n, 0);
+  for (int i = 0; i < n; i++) names[i] = jy_model_input_name(model, i);
+  const char *near = jy_nearest_name(name, names, n);
+  if (near) return luaL_error(L, "%s: no input '%s'; did you mean '%s'?", what, name, near);
+  return luaL_error(L, "%s: no input '%s' (model:inputs() lists them)", what, name);
+}
+
+/* sim:set_input(name, value): from now on (the integrator restarts here when it changes). */
+static int sim_set_input(lua_State *L) {
+  LSim *sm = check_sim(L, 1);
+  refuse_if_busy(L, sm, "sim:set_input");
+  const char *name = luaL_checkstring(L, 2);
+  double value = luaL_checknumber(L, 3);
+  int k = input_index(L, sim_model(L, 1)->model, name, "sim:set_input");
+  sm->busy = 1;
+  jyStatus st = jy_sim_set_input_index(sm->sim, k, value);
+  sm->busy = 0;
+  if (st != JY_OK) return luaL_error(L, "sim:set_input: %s", jyl_msg_or(jy_sim_error(sm->sim), st));
+  return 0;
+}
+
+/* sim:input(name): its value now. */
+static int sim_input(lua_State *L) {
+  LSim *sm = check_sim(L, 1);
+  int k = input_index(L, sim_model(L, 1)->model, luaL_checkstring(L, 2), "sim:input");
+  lua_pushnumber(L, jy_sim_input(sm->sim, k));
+  return 1;
+}
+
 static int sim_channels(lua_State *L) {
   LSim *sm = check_sim(L, 1);
   refuse_if_busy(L, sm, "sim:channels");
@@ -439,6 +476,7 @@ static const luaL_Reg sim_meta[] = {
 static const luaL_Reg sim_methods[] = {{"advance", sim_advance},   {"time", sim_time},
                                        {"state", sim_state},       {"set_state", sim_set_state},
                                        {"channels", sim_channels}, {"stats", sim_stats},
+                                       {"set_input", sim_set_input}, {"input", sim_input},
                                        {"close", sim_gc},          {NULL, NULL}};
 
 static const luaL_Reg rows_meta[] = {{"__gc", rows_gc}, {NULL, NULL}};

@@ -100,7 +100,7 @@ static void number_coords_and_rows(jyModel *md) {
 /* t, every part's q, der(q), the derived channels, glue forces, row forces and powers,
  * part outputs, impulses of parts with modes, user channels. */
 static int count_channels(const jyModel *md) {
-  int count = 1 + 2 * md->nlocal + JY_NUM_DERIVED + md->nuser;
+  int count = 1 + 2 * md->nlocal + JY_NUM_DERIVED + md->nuser + md->ninputs;
   for (int g = 0; g < md->nglues; g++) count += md->glues[g].dim;
   for (int i = 0; i < md->nparts; i++) {
     const jyModelPart *p = &md->parts[i];
@@ -241,6 +241,9 @@ static void name_part_channels(Namer *nm) {
 
 static void name_user_channels(Namer *nm, const jySystem *sys) {
   jyModel *md = nm->md;
+  md->input_channel = nm->ch; /* the inputs first: a user channel may read them */
+  for (int k = 0; k < sys->ninputs && !nm->bad; k++)
+    add_channel(nm, join_name(&md->alloc, "input.", sys->inputs[k].name, "", ""));
   md->user_channel = nm->ch;
   for (int u = 0; u < md->nuser && !nm->bad; u++) {
     md->user_channels[u] = sys->channels[u];

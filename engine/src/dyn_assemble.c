@@ -49,9 +49,24 @@ jyPartState jy_part_state(jyEval *e, const jyModelPart *p, const double *q, cons
   size_t index = (size_t)(p - e->model->parts);
   int mode = e->modes ? e->modes[index] : 0;
   void *scratch = p->shape->scratch_size ? e->scratch + e->scratch_at[index] : NULL;
-  return (jyPartState){
-    q,    v,       t,           e->model->gravity, e->part_error, sizeof e->part_error,
-    mode, scratch, e->run_rtol, e->run_atol,       NULL, 0, NULL, NULL, NULL};
+  int ni = e->model->ninputs;
+  if (ni > 0) jy_eval_inputs_at(e, t); /* a failure: reported by the entry points */
+  const double *in = ni > 0 ? e->input_now : NULL;
+  return (jyPartState){q,
+                       v,
+                       t,
+                       e->model->gravity,
+                       e->part_error,
+                       sizeof e->part_error,
+                       mode,
+                       scratch,
+                       e->run_rtol,
+                       e->run_atol,
+                       NULL,
+                       ni,
+                       in,
+                       in ? in + ni : NULL,
+                       in ? in + 2 * ni : NULL};
 }
 
 /* Terminal k of part p at its local state: value, Jacobian (dim x ncoords, local), biases. */
@@ -651,6 +666,7 @@ jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsi
     return JY_ERR_INVALID;
   }
   if (e->tree) return JY_OK; /* no rows: nothing else to assemble, no view needed */
+  if (jy_eval_inputs_at(e, t) != JY_OK) return e->input_status;
   e->trust_parts = 1;
   jyStatus st = assemble_pass(e, q, v, t, what);
   e->trust_parts = 0;

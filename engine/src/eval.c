@@ -422,6 +422,7 @@ static jyEval *create(const jyModel *model, int allow_sparse) {
   /* parts with modes start in mode 0 (a simulation or the compile sets theirs); setting
    * them reads what the lines above allocated */
   if (ok && jy_model_has_modes(model)) ok = jy_eval_set_modes(e, NULL) == JY_OK;
+  if (ok) ok = jy_eval_inputs_init(e) == JY_OK;
   if (!ok) {
     jy_eval_destroy(e);
     return NULL;
@@ -459,6 +460,7 @@ void jy_eval_destroy(jyEval *e) {
   int nbuffers = double_buffers(e, buffers);
   for (int i = 0; i < nbuffers; i++) jy_free(&a, *buffers[i].slot);
   jy_free(&a, e->flags);
+  jy_free(&a, e->input_held);
   jy_free(&a, e->view_at);
   jy_free(&a, e->view_stamp);
   jy_free(&a, e->scratch);

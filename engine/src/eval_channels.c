@@ -302,6 +302,10 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
     st = part_constraint_channels(e, &m->parts[i], q, v, t, acc, out);
   if (st == JY_OK) st = glue_channels(e, q, v, t, acc, out);
   impulse_channels(e, out);
+  if (st == JY_OK && m->ninputs > 0) { /* the values the parts read at this time */
+    st = jy_eval_inputs_at(e, t);
+    if (st == JY_OK) memcpy(out + m->input_channel, e->input_now, sizeof(double) * (size_t)m->ninputs);
+  }
   if (st == JY_OK) st = user_channels(e, t, out);
   return st;
 }

@@ -19,9 +19,13 @@ typedef struct ArkodeStepper {
 
 /* The step limit the parts with modes ask for, through the stop time (int_cvode.c). */
 static void limit_step(jySim *sim, ArkodeStepper *as, double t, N_Vector y) {
-  if (!as->roots) return;
+  double end = jy_sim_stop_time(sim); /* t_end or an input's next breakpoint */
+  if (!as->roots) {
+    ERKStepSetStopTime(as->arkode, end);
+    return;
+  }
   double h = jy_hybrid_max_step(sim, t, N_VGetArrayPointer(y));
-  double stop = h > 0 && t + h < sim->def.t_end ? t + h : sim->def.t_end;
+  double stop = h > 0 && t + h < end ? t + h : end;
   ERKStepSetStopTime(as->arkode, stop); /* again each time: a stop time reached is cleared */
 }
 
@@ -55,7 +59,7 @@ static jyStatus setup(jySim *sim) {
   ERKStepSetTableNum(as->arkode, ARKODE_VERNER_8_5_6);
   ERKStepSetMaxNumSteps(as->arkode, sim->def.max_steps);
   if (sim->max_step > 0) ERKStepSetMaxStep(as->arkode, sim->max_step);
-  ERKStepSetStopTime(as->arkode, sim->def.t_end);
+  ERKStepSetStopTime(as->arkode, jy_sim_stop_time(sim));
   if (sim->project && ERKStepSetPostprocessStepFn(as->arkode, project_step) != ARK_SUCCESS)
     return JY_ERR_INTEGRATOR;
   if (sim->nguards > 0) { /* events: ARKODE locates the guards' zero crossings */

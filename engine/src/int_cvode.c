@@ -177,9 +177,13 @@ static jyStatus attach_linear_solver(jySim *sim, CvodeStepper *cs) {
  * next step is cut there through the stop time (a maximum step set now would only bound
  * the steps after the one CVODE has already chosen). The run's own max_step stays CVODE's. */
 static void limit_step(jySim *sim, CvodeStepper *cs, double t, N_Vector y) {
-  if (!cs->roots) return;
+  double end = jy_sim_stop_time(sim); /* t_end or an input's next breakpoint */
+  if (!cs->roots) {
+    CVodeSetStopTime(cs->cvode, end);
+    return;
+  }
   double h = jy_hybrid_max_step(sim, t, N_VGetArrayPointer(y));
-  double stop = h > 0 && t + h < sim->def.t_end ? t + h : sim->def.t_end;
+  double stop = h > 0 && t + h < end ? t + h : end;
   CVodeSetStopTime(cs->cvode, stop); /* again each time: a stop time reached is cleared */
 }
 
@@ -201,7 +205,7 @@ static jyStatus create_integrator(jySim *sim, CvodeStepper *cs, int lmm, double 
   CVodeSVtolerances(cs->cvode, sim->def.rtol, sim->abstol);
   CVodeSetMaxNumSteps(cs->cvode, sim->def.max_steps);
   if (sim->max_step > 0) CVodeSetMaxStep(cs->cvode, sim->max_step);
-  CVodeSetStopTime(cs->cvode, sim->def.t_end);
+  CVodeSetStopTime(cs->cvode, jy_sim_stop_time(sim));
   if (sim->nguards > 0) { /* events: CVODE locates the guards' zero crossings */
     flag = CVodeRootInit(cs->cvode, sim->nguards, jy_sim_guards);
     if (flag != CV_SUCCESS) return step_status(flag);

@@ -108,6 +108,31 @@ typedef struct jyUserEvent {
   void *ud;
 } jyUserEvent;
 
+/* An input (jy_system_add_input): held (kind JY_INPUT_HELD, its initial value), a time table
+ * (interp, count points; cubic: the spline's second derivatives m2) or a function with
+ * breakpoints. The model's copies own their arrays and names. */
+enum { JY_INPUT_HELD = -1, JY_INPUT_TABLE = 0, JY_INPUT_FUNCTION = 1 };
+typedef struct jyInputDef {
+  char *name, *unit;
+  double value;
+  int kind;
+  jyInterp interp;
+  int count;
+  double *t, *u, *m2;
+  jyInputFn fn;
+  void *ud;
+  int nbreaks;
+  double *breaks;
+} jyInputDef;
+
+/* A sampled controller (jy_system_add_controller). */
+typedef struct jyController {
+  char *name;
+  double period;
+  jyControllerFn fn;
+  void *ud;
+} jyController;
+
 /* Names to indices (open addressing; slot k holds index + 1, 0 empty), so that adding the
  * N-th part or glue checks its name in O(1), not against every earlier one. */
 typedef struct jyNameIndex {
@@ -123,6 +148,10 @@ struct jySystem {
   int nchannels, channels_cap;
   jyUserEvent *events;
   int nevents, events_cap;
+  jyInputDef *inputs;
+  int ninputs, inputs_cap;
+  jyController *controllers;
+  int ncontrollers, controllers_cap;
   jySysPart *parts;
   int nparts, parts_cap;
   jySysGlue *glues;
@@ -209,6 +238,12 @@ struct jyModel {
   int ch_derived;               /* index of the first derived channel (JY_DERIVED_CHANNELS) */
   jyUserEvent *events;          /* nevents, in the order added; names owned by the model */
   int nevents;
+  jyInputDef *inputs; /* ninputs, declaration order; input_channel: "input.<first>" */
+  int ninputs, input_channel;
+  double *breaks; /* nbreaks: every signal's breakpoints, sorted, each once */
+  int nbreaks;
+  jyController *controllers; /* ncontrollers, names owned */
+  int ncontrollers;
   double *q0, *v0; /* consistent initial state */
   /* m flags: the rows that depend on the others at the initial state (redundant
    * constraints), left out of the acceleration solve; ndependent of them. */
@@ -286,6 +321,14 @@ struct jyEval {
   const jyModel *model;
   jyAllocator alloc;
   double run_rtol, run_atol; /* a simulation's tolerances (jyPartState.rtol, .atol), else 0 */
+  /* Inputs (inputs.c): the held values (ninputs), the values, rates and accelerations at
+   * input_t (3 ninputs, after them), valid while input_valid; the segment between
+   * breakpoints being integrated (-inf, inf outside a run); a signal's failure. */
+  double *input_held, *input_now;
+  double input_t, input_lo, input_hi;
+  int input_valid;
+  jyStatus input_status;
+  char input_error[JY_ERROR_LEN];
   double *mass, *force, *nonideal, *jac, *rhs, *residual,
     *rate; /* global, dense; a large model keeps no M and makes A only when compile needs it */
   double *multipliers; /* m */
@@ -395,6 +438,18 @@ struct jyEval {
 
 /* The evaluator's functions, declared in eval.h on the structs above: every stage and stage
  * test that includes this header sees them too. */
+/* inputs.c: the system's inputs and controllers freed, copied into a model, freed there; an
+ * evaluator's inputs made (held values at their initial ones), their values at t (JY_OK, or
+ * a signal's failure in e->error), the segment of the run between breakpoints; the
+ * did-you-mean for an unknown input name. */
+void jy_system_free_inputs(jySystem *sys);
+jyStatus jy_model_copy_inputs(jyModel *md, const jySystem *sys);
+void jy_model_free_inputs(jyModel *md);
+jyStatus jy_eval_inputs_init(jyEval *e);
+jyStatus jy_eval_inputs_at(jyEval *e, double t);
+void jy_eval_input_segment(jyEval *e, double lo, double hi);
+void jy_model_input_hint(const jyModel *model, const char *name, char *out, size_t len);
+
 #include "eval.h"
 
 #endif

@@ -35,6 +35,7 @@ void jy_model_destroy(jyModel *model) {
   jy_free(&a, model->user_channels);
   for (int i = 0; i < model->nevents; i++) jy_free(&a, model->events[i].name);
   jy_free(&a, model->events);
+  jy_model_free_inputs(model);
   if (model->row_names)
     for (int i = 0; i < model->m; i++) jy_free(&a, model->row_names[i]);
   if (model->channel_names)
@@ -172,7 +173,8 @@ jyStatus jy_model_compile(jySystem *sys, const jySolverDef *def, jyModel **out) 
   md->alloc = sys->env->alloc;
   md->solver = def ? *def : jy_default_solver_def();
   const char *stage = "the layout (numbering and names)";
-  jyStatus st = jy_compile_layout(md, sys);
+  jyStatus st = jy_model_copy_inputs(md, sys); /* the layout names their channels */
+  if (st == JY_OK) st = jy_compile_layout(md, sys);
   if (st == JY_OK) st = copy_events(md, sys);
   if (st == JY_OK) st = check_user_channel_names(md, sys);
   for (int i = 0; i < md->nparts && st == JY_OK; i++)

@@ -118,6 +118,55 @@ static jyStatus setup_drift(jySim *sim) {
 
 /* The guards of the parts with modes and of the user events, and the root finding's
  * scratch; nothing for a model without either (its run is the same as before events). */
+/* Every evaluator of the simulation (the formulation's own too), for what must be the same
+ * in each: the held inputs and the segment between breakpoints. */
+static int sim_evals(jySim *sim, jyEval **out) {
+  int count = 0;
+  if (sim->eval) out[count++] = sim->eval;
+  if (sim->np) out[count++] = sim->np->e, out[count++] = sim->np->fd;
+  return count;
+}
+
+/* The segment between the inputs' breakpoints that holds t (seg_lo <= t < seg_hi): the
+ * integrators stop at its end, and a signal reads the piece it integrates over. */
+static void find_segment(jySim *sim, double t) {
+  const jyModel *md = sim->model;
+  int lo = 0, hi = md->nbreaks; /* the first break > t */
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (md->breaks[mid] <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  sim->seg_lo = lo > 0 ? md->breaks[lo - 1] : -INFINITY;
+  sim->seg_hi = lo < md->nbreaks ? md->breaks[lo] : INFINITY;
+  jyEval *evals[3];
+  int count = sim_evals(sim, evals);
+  for (int i = 0; i < count; i++) jy_eval_input_segment(evals[i], sim->seg_lo, sim->seg_hi);
+}
+
+/* The next sample of controller k: t_start + sample[k] period, computed afresh each time
+ * (no sum of periods drifts). */
+static double sample_time(const jySim *sim, int k) {
+  return sim->def.t_start + (double)sim->sample[k] * sim->model->controllers[k].period;
+}
+
+static void find_next_sample(jySim *sim) {
+  sim->next_sample = INFINITY;
+  for (int k = 0; k < sim->model->ncontrollers; k++)
+    if (sample_time(sim, k) < sim->next_sample) sim->next_sample = sample_time(sim, k);
+}
+
+static jyStatus setup_inputs(jySim *sim) {
+  const jyModel *md = sim->model;
+  find_segment(sim, sim->t);
+  sim->next_sample = INFINITY;
+  if (md->ncontrollers == 0) return JY_OK;
+  sim->sample = jy_calloc(&md->alloc, (size_t)md->ncontrollers, sizeof(long));
+  if (!sim->sample) return JY_ERR_NOMEM;
+  find_next_sample(sim);
+  return JY_OK;
+}
+
 static jyStatus setup_events(jySim *sim) {
   const jyAllocator *a = &sim->model->alloc;
   jyStatus st = jy_hybrid_setup(sim);
@@ -189,6 +238,7 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
   if (*status == JY_OK) *status = setup_drift(sim);
   if (*status == JY_OK) *status = jy_sim_setup_friction_watch(sim);
   if (*status == JY_OK) *status = setup_events(sim);
+  if (*status == JY_OK) *status = setup_inputs(sim);
   if (*status == JY_OK) *status = sim->stepper->setup(sim);
   if (*status != JY_OK && !sim->error[0])
     jy_set_error(sim->error, "could not set up the integrator (%s): %s", sim->stepper->name,
@@ -221,6 +271,7 @@ void jy_sim_destroy(jySim *sim) {
   jy_free(a, sim->law_velocity);
   jy_free(a, sim->law_reversals);
   jy_free(a, sim->guard_directions);
+  jy_free(a, sim->sample);
   jy_free(a, sim->roots_found);
   for (int k = 0; k < sim->nevent_kinds; k++) jy_free(a, (char *)sim->event_kinds[k].name);
   jy_free(a, sim->event_kinds);
@@ -243,6 +294,13 @@ jyStatus jy_sim_set_state(jySim *sim, double t, const double *q, const double *v
   sim->burst_count = 0;
   sim->stopped_by[0] = '\0';
   jy_eval_continue_angles(sim->eval); /* a new trajectory: angles continue from here */
+  find_segment(sim, t);
+  for (int k = 0; k < sim->model->ncontrollers; k++) { /* the first sample at or after t */
+    double ahead = floor((t - sim->def.t_start) / sim->model->controllers[k].period);
+    sim->sample[k] = ahead > 1 ? (long)ahead - 1 : 0;
+    while (sample_time(sim, k) < t) sim->sample[k]++;
+  }
+  if (sim->model->ncontrollers) find_next_sample(sim);
   jyStatus st = jy_hybrid_setup(sim); /* the parts' modes at the new state */
   if (st != JY_OK) return st;
   st = initial_multipliers(sim);
@@ -386,26 +444,9 @@ static jyStatus fire_events(jySim *sim, jyRowSink sink, void *ud) {
   return emit_row(sim, sink, ud);
 }
 
-/* Integrates to t_out through the crossings on the way (their rows to the sink), or to the
- * crossing whose event stops the run. */
-static jyStatus advance_through_events(jySim *sim, double t_out, jyRowSink sink, void *ud) {
-  if (!sim || !sim->ready) return JY_ERR_INVALID;
-  if (sim->failure != JY_OK) return sim->failure;
-  if (sim->stopped_by[0]) {
-    jy_set_error(sim->error, "the run was stopped by event '%s' at t = %.9g", sim->stopped_by,
-                 sim->t);
-    return JY_ERR_INVALID;
-  }
-  if (!(t_out >= sim->t)) {
-    jy_set_error(sim->error, "cannot integrate back from t = %.9g to %.9g", sim->t, t_out);
-    return JY_ERR_INVALID;
-  }
-  if (t_out > sim->def.t_end) {
-    jy_set_error(sim->error, "cannot integrate past t_end = %.9g (asked for %.9g)", sim->def.t_end,
-                 t_out);
-    return JY_ERR_INVALID;
-  }
-  if (t_out == sim->t) return JY_OK;
+/* Integrates to t_out (at most the segment's end) through the crossings on the way (their
+ * rows to the sink), or to the crossing whose event stops the run. */
+static jyStatus advance_in_segment(jySim *sim, double t_out, jyRowSink sink, void *ud) {
   for (;;) {
     if (sim->root_pending && sim->root_t <= t_out) {
       jyStatus st = fire_events(sim, sink, ud);
@@ -432,8 +473,134 @@ static jyStatus advance_through_events(jySim *sim, double t_out, jyRowSink sink,
   return JY_OK;
 }
 
+/* The integrator restarted at the reported state at sim->t, after an input changed or at a
+ * breakpoint: the parts' modes decided again with the new forces (a step in a push may
+ * start a block sliding), N–P's multipliers made consistent, no step straddling it. */
+static jyStatus restart_here(jySim *sim, const char *what) {
+  double *y = N_VGetArrayPointer(sim->y);
+  double t = sim->t;
+  sim->root_pending = 0; /* a crossing located past t belongs to the old trajectory */
+  int changed = 0;
+  jyStatus st = jy_hybrid_settle(sim, t, y, &changed);
+  if (st == JY_OK && sim->np) {
+    st = initial_multipliers(sim);
+    if (st == JY_OK) pack_state(sim, y);
+  }
+  if (st == JY_OK) {
+    st = sim->stepper->restart(sim, t);
+    if (st != JY_OK)
+      jy_set_error(sim->error, "the integrator could not restart after %s at t = %.9g", what, t);
+  }
+  unpack_state(sim, y);
+  if (st != JY_OK) sim->failure = st;
+  return st;
+}
+
+/* The controllers due at sim->t run (in the order added) on the reported state; the
+ * integrator restarts there when one changed an input. */
+static jyStatus run_controllers(jySim *sim) {
+  const jyModel *md = sim->model;
+  int changed = 0;
+  for (int k = 0; k < md->ncontrollers; k++) {
+    if (sample_time(sim, k) > sim->t) continue;
+    jyStatus st = jy_controller_run(sim, k, sim->t, N_VGetArrayPointer(sim->y), &changed);
+    if (st != JY_OK) return sim->failure = st;
+    while (sample_time(sim, k) <= sim->t) sim->sample[k]++;
+  }
+  find_next_sample(sim);
+  return changed ? restart_here(sim, "a controller's sample") : JY_OK;
+}
+
+/* Integrates to t_out: segment by segment between the inputs' breakpoints (restarting at
+ * each), through the controllers' samples (each run where it falls, as a host's
+ * jy_sim_advance then jy_sim_set_input would) and the crossings on the way. */
+static jyStatus advance_through_events(jySim *sim, double t_out, jyRowSink sink, void *ud) {
+  if (!sim || !sim->ready) return JY_ERR_INVALID;
+  if (sim->failure != JY_OK) return sim->failure;
+  if (sim->stopped_by[0]) {
+    jy_set_error(sim->error, "the run was stopped by event '%s' at t = %.9g", sim->stopped_by,
+                 sim->t);
+    return JY_ERR_INVALID;
+  }
+  if (!(t_out >= sim->t)) {
+    jy_set_error(sim->error, "cannot integrate back from t = %.9g to %.9g", sim->t, t_out);
+    return JY_ERR_INVALID;
+  }
+  if (t_out > sim->def.t_end) {
+    jy_set_error(sim->error, "cannot integrate past t_end = %.9g (asked for %.9g)", sim->def.t_end,
+                 t_out);
+    return JY_ERR_INVALID;
+  }
+  for (;;) {
+    if (sim->next_sample <= sim->t) {
+      jyStatus st = run_controllers(sim);
+      if (st != JY_OK) return st;
+    }
+    if (t_out == sim->t) return JY_OK;
+    double target = t_out;
+    if (sim->seg_hi < target) target = sim->seg_hi;
+    if (sim->next_sample < target) target = sim->next_sample;
+    jyStatus st = advance_in_segment(sim, target, sink, ud);
+    if (st != JY_OK || sim->stopped_by[0]) return st;
+    if (sim->t >= sim->seg_hi) { /* a breakpoint: the next piece of the signals from here */
+      find_segment(sim, sim->t);
+      st = restart_here(sim, "an input's breakpoint");
+      if (st != JY_OK) return st;
+    }
+  }
+}
+
 jyStatus jy_sim_advance(jySim *sim, double t_out) {
   return advance_through_events(sim, t_out, NULL, NULL);
+}
+
+jyStatus jy_sim_set_input_index(jySim *sim, int k, double value) {
+  if (!sim || !sim->ready) return JY_ERR_INVALID;
+  if (k >= 0 && k < sim->model->ninputs && sim->eval->input_held[k] == value &&
+      sim->model->inputs[k].kind == JY_INPUT_HELD)
+    return JY_OK; /* the value it has: nothing changes, nothing restarts */
+  jyEval *evals[3];
+  int count = sim_evals(sim, evals);
+  for (int i = 0; i < count; i++) {
+    jyStatus st = jy_eval_set_input(evals[i], k, value);
+    if (st != JY_OK) {
+      jy_set_error(sim->error, "%s", jy_eval_error(evals[i]));
+      return st;
+    }
+  }
+  if (sim->failure != JY_OK) return sim->failure;
+  if (sim->stopped_by[0]) return JY_OK; /* nothing more is integrated */
+  return restart_here(sim, "an input's change");
+}
+
+jyStatus jy_sim_set_input(jySim *sim, const char *name, double value) {
+  if (!sim || !sim->ready || !name) return JY_ERR_INVALID;
+  int k = jy_model_find_input(sim->model, name);
+  if (k < 0) {
+    char hint[256] = "";
+    jy_model_input_hint(sim->model, name, hint, sizeof hint);
+    jy_set_error(sim->error, "no input '%s'%s", name, hint);
+    return JY_ERR_INVALID;
+  }
+  return jy_sim_set_input_index(sim, k, value);
+}
+
+double jy_sim_input(const jySim *sim, int k) {
+  if (!sim || !sim->ready || k < 0 || k >= sim->model->ninputs) return NAN;
+  if (jy_eval_inputs_at(sim->eval, sim->t) != JY_OK) return NAN;
+  return sim->eval->input_now[k];
+}
+
+/* An input held by every evaluator of the simulation (an event's action or a controller
+ * set it): sim_events.c. */
+jyStatus jy_sim_hold_input(jySim *sim, int k, double value) {
+  jyEval *evals[3];
+  int count = sim_evals(sim, evals);
+  for (int i = 0; i < count; i++) {
+    jyStatus st = jy_eval_set_input(evals[i], k, value);
+    if (st != JY_OK) return st;
+  }
+  return JY_OK;
 }
 
 jyStatus jy_sim_channels(jySim *sim, double *out) {

@@ -96,11 +96,22 @@ struct jySim {
   int nevent_kinds, event_kinds_cap;
   char stopped_by[128]; /* the event that stopped the run, "" while none has */
   double last_row_t;    /* time of the last row jy_sim_run wrote */
+  /* Inputs: the run's segment between breakpoints (seg_lo <= t < seg_hi; +-inf without
+   * breakpoints), the integrators' stop at its end; the controllers' next samples (index k:
+   * t_start + sample[k] period) and the earliest of them (inf: none). */
+  double seg_lo, seg_hi;
+  long *sample;
+  double next_sample;
   void *hybrid;         /* sim_hybrid.c's state */
   void *user_events;    /* sim_events.c's state */
 };
 
 /* What the steppers call back into (sim_step.c, below them). */
+
+/* Where the integrator must stop: t_end, or the next breakpoint of an input before it. */
+static inline double jy_sim_stop_time(const jySim *sim) {
+  return sim->seg_hi < sim->def.t_end ? sim->seg_hi : sim->def.t_end;
+}
 
 /* The right-hand side y' = f(t, y) for SUNDIALS (UK or N–P by sim->np): 0, 1 (recoverable:
  * the integrator retries smaller) or -1 (fatal, reason in sim->error, sticky). */

@@ -13,7 +13,8 @@
 
 struct jyEventCall {
   jySim *sim;
-  const jyUserEvent *event;
+  const jyUserEvent *event;      /* NULL in a controller's call */
+  const jyController *controller; /* NULL in an event's */
   double t;
   double *q, *v; /* into the state being read (const in a `when`) or changed */
   int in_action;
@@ -31,7 +32,7 @@ typedef struct jyEventsRun {
 
 jyStatus jy_events_setup(jySim *sim) {
   const jyModel *md = sim->model;
-  if (md->nevents == 0) return JY_OK;
+  if (md->nevents == 0 && md->ncontrollers == 0) return JY_OK;
   const jyAllocator *a = &md->alloc;
   jyEventsRun *run = jy_calloc(a, 1, sizeof *run);
   if (!run) return JY_ERR_NOMEM;
@@ -170,7 +171,10 @@ double jy_event_time(const jyEventCall *call) { return call ? call->t : NAN; }
 const double *jy_event_q(const jyEventCall *call) { return call ? call->q : NULL; }
 const double *jy_event_v(const jyEventCall *call) { return call ? call->v : NULL; }
 const jyModel *jy_event_model(const jyEventCall *call) { return call ? call->sim->model : NULL; }
-const char *jy_event_name(const jyEventCall *call) { return call ? call->event->name : ""; }
+const char *jy_event_name(const jyEventCall *call) {
+  if (!call) return "";
+  return call->event ? call->event->name : call->controller->name;
+}
 const char *jy_event_error(const jyEventCall *call) { return call ? call->error : ""; }
 
 static jyStatus call_refused(jyEventCall *call, const char *fmt, const char *what) {
@@ -202,8 +206,12 @@ jyStatus jy_event_channels(jyEventCall *call, const double **row) {
 }
 
 /* Coordinate or velocity j of the state set to value (an action only). */
+static const char *const CONTROLLER_SETS = "a controller sets inputs only (jy_event_set_input; "
+                                           "in Lua s:set_input): a %s jump is an event's action";
+
 static jyStatus set_state(jyEventCall *call, double *x, int j, double value, const char *what) {
   if (!call) return JY_ERR_INVALID;
+  if (call->controller) return call_refused(call, CONTROLLER_SETS, what);
   if (!call->in_action)
     return call_refused(call, "setting a %s is for an event's action, not its `when` function",
                         what);
@@ -242,6 +250,7 @@ jyStatus jy_event_set_param(jyEventCall *call, const char *part, const char *par
   if (!call->in_action)
     return call_refused(call, "%s is for an event's action, not its `when` function",
                         "setting a parameter");
+  if (call->controller) return call_refused(call, CONTROLLER_SETS, "parameter");
   jySim *sim = call->sim;
   if (sim->np)
     return call_refused(call,
@@ -267,8 +276,52 @@ jyStatus jy_event_set_param(jyEventCall *call, const char *part, const char *par
   return JY_OK;
 }
 
+double jy_event_input(const jyEventCall *call, int k) {
+  if (!call) return NAN;
+  jyEval *e = call->sim->eval;
+  if (k < 0 || k >= e->model->ninputs || jy_eval_inputs_at(e, call->t) != JY_OK) return NAN;
+  return e->input_now[k];
+}
+
+jyStatus jy_event_set_input(jyEventCall *call, int k, double value) {
+  if (!call) return JY_ERR_INVALID;
+  if (!call->in_action)
+    return call_refused(call, "%s is for an event's action or a controller, not a `when` function",
+                        "setting an input");
+  jySim *sim = call->sim;
+  const jyModel *md = sim->model;
+  if (k >= 0 && k < md->ninputs && sim->eval->input_held[k] == value &&
+      md->inputs[k].kind == JY_INPUT_HELD)
+    return JY_OK;
+  jyStatus st = jy_sim_hold_input(sim, k, value);
+  if (st != JY_OK) {
+    jy_set_error(call->error, "%s", jy_eval_error(sim->eval));
+    return st;
+  }
+  call->param_changed = 1;
+  call->row_ready = 0;
+  return JY_OK;
+}
+
+jyStatus jy_controller_run(jySim *sim, int k, double t, double *y, int *changed) {
+  jyEventsRun *run = sim->user_events;
+  const jyController *ctl = &sim->model->controllers[k];
+  jyEventCall *c = &run->call;
+  *c = (jyEventCall){
+    .sim = sim, .controller = ctl, .t = t, .q = y, .v = y + sim->nq, .in_action = 1};
+  run->message[0] = '\0';
+  if (ctl->fn(ctl->ud, c, run->message, sizeof run->message) != 0) {
+    sim->failure = JY_ERR_PART;
+    jy_set_error(sim->error, "controller '%s': %s at t = %.9g", ctl->name,
+                 run->message[0] ? run->message : "its function failed", t);
+    return JY_ERR_PART;
+  }
+  if (c->param_changed) *changed = 1;
+  return JY_OK;
+}
+
 void jy_event_stop(jyEventCall *call) {
-  if (call && call->in_action) call->stop = 1;
+  if (call && call->in_action && call->event) call->stop = 1;
 }
 
 jyStatus jy_sim_count_event(jySim *sim, const char *name, double t) {

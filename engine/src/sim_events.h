@@ -43,6 +43,14 @@ jyStatus jy_hybrid_settle(jySim *sim, double t, const double *y, int *changed);
 jyStatus jy_events_setup(jySim *sim);
 void jy_events_destroy(jySim *sim);
 int jy_events_count(const jySim *sim);
+
+/* Controller k at (t, y) (the reported state): its function with an action's view, which
+ * may set held inputs; *changed set when one changed. JY_OK, or the failure (named, in
+ * sim->error). */
+jyStatus jy_controller_run(jySim *sim, int k, double t, double *y, int *changed);
+
+/* Held input k set in every evaluator of the simulation (sim.c). */
+jyStatus jy_sim_hold_input(jySim *sim, int k, double value);
 /* Per user event: -1, 0 or +1 (jyEventDirection). */
 void jy_events_directions(const jySim *sim, int *directions);
 /* The user events' g at (t, y): 0, or -1 with the reason (event name, script line through

@@ -78,6 +78,7 @@ void jy_system_destroy(jySystem *sys) {
   jy_free(a, sys->channels);
   for (int i = 0; i < sys->nevents; i++) jy_free(a, sys->events[i].name);
   jy_free(a, sys->events);
+  jy_system_free_inputs(sys);
   jy_free(a, sys->parts);
   jy_free(a, sys->glues);
   jy_free(a, sys->part_names.slots);
