@@ -281,8 +281,7 @@ static int input_index(lua_State *L, const jyModel *model, const char *name) {
   return k;
 }
 
-/* Sets the inputs of the table at idx ({name = value}) on values (nin, by index) and marks
- * them in set; the field name is `what` (for messages). */
+/* Reads the table at idx ({name = value}) into values (by input index), marking set. */
 static void read_input_values(lua_State *L, int idx, const jyModel *model, double *values,
                               int *set) {
   lua_pushnil(L);
@@ -300,7 +299,7 @@ static void read_input_values(lua_State *L, int idx, const jyModel *model, doubl
 static int fail_with_eval(lua_State *L, jyEval *e, jyStatus st) {
   lua_pushstring(L, jyl_msg_or(jy_eval_error(e), st));
   jy_eval_destroy(e);
-  return lua_error(L);
+  return luaL_error(L, "%s", lua_tostring(L, -1));
 }
 
 /* Sets the held inputs on a fresh evaluator; NULL with the message pushed on failure. */
@@ -368,7 +367,7 @@ static int model_equilibrium(lua_State *L) {
   }
   lua_pop(L, 1);
   jyEval *e = eval_with_inputs(L, model, u, set, nin);
-  if (!e) return lua_error(L);
+  if (!e) return luaL_error(L, "%s", lua_tostring(L, -1));
   jyEquilibriumReport rep;
   jyStatus st = jy_model_equilibrium(e, &def, q, &rep);
   if (st != JY_OK) return fail_with_eval(L, e, st);
@@ -487,7 +486,7 @@ static int model_linearize(lua_State *L) {
   def.noutputs = ny;
   for (int k = 0; k < nin; k++) set[k] = 0; /* every input is set through def.u */
   jyEval *e = eval_with_inputs(L, model, uval, set, nin);
-  if (!e) return lua_error(L);
+  if (!e) return luaL_error(L, "%s", lua_tostring(L, -1));
   jyLinearization *lin = NULL;
   jyStatus st = jy_model_linearize(e, &def, &lin);
   if (st != JY_OK) return fail_with_eval(L, e, st);
