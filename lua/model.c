@@ -313,8 +313,11 @@ static jyEval *eval_with_inputs(lua_State *L, const jyModel *model, const double
   for (int k = 0; k < nin; k++) {
     jyStatus st = set[k] ? jy_eval_set_input(e, k, values[k]) : JY_OK;
     if (st != JY_OK) {
-      lua_pushfstring(L, "input '%s': %s", jy_model_input_name(model, k),
-                      jyl_msg_or(jy_eval_error(e), st));
+      const char *msg = jy_eval_error(e);
+      if (msg && *msg)
+        lua_pushstring(L, msg);
+      else
+        lua_pushfstring(L, "input '%s': %s", jy_model_input_name(model, k), jy_status_text(st));
       jy_eval_destroy(e);
       return NULL;
     }
