@@ -357,7 +357,8 @@ static int model_equilibrium(lua_State *L) {
         luaL_error(L, "option 'hold'[%d] must be a coordinate name (\"part.coord\")", i + 1);
       hold[i] = coord_index(L, model, lua_tostring(L, -1));
       for (int k = 0; k < i; k++)
-        if (hold[k] == hold[i]) luaL_error(L, "option 'hold' names '%s' twice", lua_tostring(L, -1));
+        if (hold[k] == hold[i])
+          luaL_error(L, "option 'hold' names '%s' twice", lua_tostring(L, -1));
       lua_pop(L, 1);
     }
     def.hold = hold;

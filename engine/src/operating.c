@@ -39,9 +39,7 @@ typedef struct Op {
   double *x_q, *x_v, *acc, *dx; /* n each */
 } Op;
 
-static int row_active(const Op *op, int i) {
-  return !(op->e->inactive && op->e->inactive[i]);
-}
+static int row_active(const Op *op, int i) { return !(op->e->inactive && op->e->inactive[i]); }
 
 /* Grows the LAPACK workspace to at least lwork doubles and liwork integers. */
 static jyStatus reserve(Op *op, double lwork, lapack_int liwork) {
@@ -113,7 +111,8 @@ static jyStatus choose_coordinates(Op *op, int velocity) {
     double norm = 0;
     for (int j = 0; j < n; j++) norm = hypot(norm, op->e->jac[i + (size_t)j * rows]);
     if (!(norm > 0)) continue;
-    for (int k = 0; k < c; k++) op->mat[r + (size_t)k * rows] = op->e->jac[i + (size_t)col[k] * rows] / norm;
+    for (int k = 0; k < c; k++)
+      op->mat[r + (size_t)k * rows] = op->e->jac[i + (size_t)col[k] * rows] / norm;
     r++;
   }
   int rank = 0;
@@ -266,10 +265,9 @@ static jyStatus op_init(Op *op, jyEval *e, double t) {
 }
 
 static void op_free(Op *op) {
-  void *blocks[] = {op->held, op->pos_dep, op->pos_ind, op->vel_dep, op->vel_ind,
-                    op->mat,  op->rhs,     op->sv,      op->tau,     op->jpvt,
-                    op->x_q,  op->x_v,     op->acc,     op->dx,      op->work,
-                    op->iwork};
+  void *blocks[] = {op->held, op->pos_dep, op->pos_ind, op->vel_dep, op->vel_ind, op->mat,
+                    op->rhs,  op->sv,      op->tau,     op->jpvt,    op->x_q,     op->x_v,
+                    op->acc,  op->dx,      op->work,    op->iwork};
   for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++) jy_free(op->a, blocks[k]);
 }
 
@@ -308,8 +306,8 @@ jyEquilibriumDef jy_default_equilibrium_def(void) {
 
 typedef struct Eq {
   Op op;
-  const double *zero; /* n zeros: v = 0 */
-  double *q;          /* the iterate */
+  const double *zero;                                 /* n zeros: v = 0 */
+  double *q;                                          /* the iterate */
   double *y, *y_try, *jac, *q_try, *basis, *gram, *w; /* see eq_residual */
   int holds;
   int kinetic_channel;
@@ -362,7 +360,8 @@ static jyStatus eq_residual(Eq *eq, double *q, double *y) {
     int rr = 0;
     for (int i = 0; i < rows; i++) {
       if (!row_used(op, i, 1)) continue;
-      for (int d = 0; d < nd; d++) op->mat[rr + (size_t)d * r] = e->jac[i + (size_t)op->vel_dep[d] * rows];
+      for (int d = 0; d < nd; d++)
+        op->mat[rr + (size_t)d * r] = e->jac[i + (size_t)op->vel_dep[d] * rows];
       rr++;
     }
     for (int d = r; d < nd; d++) op->rhs[d] = 0;
@@ -469,7 +468,8 @@ static jyStatus eq_isolated(Eq *eq, double *rcond) {
     memset(eq->w, 0, sizeof(double) * (size_t)n);
     for (int c = 0; c < np; c++) eq->w[op->pos_ind[c]] = vt[k + (size_t)c * np];
     describe_direction(op, eq->w, dir, sizeof dir);
-    used += (size_t)snprintf(msg + used, JY_ERROR_LEN - used, "%s%s", k > first_free ? "; " : "", dir);
+    used +=
+      (size_t)snprintf(msg + used, JY_ERROR_LEN - used, "%s%s", k > first_free ? "; " : "", dir);
   }
   if (used < JY_ERROR_LEN)
     snprintf(msg + used, JY_ERROR_LEN - used, "): hold %s, or add what fixes %s",
@@ -571,8 +571,9 @@ jyStatus jy_model_equilibrium(jyEval *e, const jyEquilibriumDef *def, double *q,
   eq.w = jy_calloc(a, 2 * (size_t)nk_max, sizeof(double));
   eq.channels = jy_calloc(a, (size_t)m->nchannels + 1, sizeof(double));
   eq.kinetic_channel = m->ch_derived + JY_CH_KINETIC;
-  if (st == JY_OK && (!zero || !eq.q || !eq.y || !eq.y_try || !eq.jac || !eq.q_try || !eq.basis ||
-                      !eq.gram || !eq.w || !eq.channels))
+  if (st == JY_OK &&
+      (!zero || !eq.q || !eq.y || !eq.y_try || !eq.jac || !eq.q_try || !eq.basis || !eq.gram ||
+       !eq.w || !eq.channels))
     st = JY_ERR_NOMEM;
   if (st == JY_OK) {
     const double *guess = d.q ? d.q : m->q0;
@@ -599,8 +600,8 @@ jyStatus jy_model_equilibrium(jyEval *e, const jyEquilibriumDef *def, double *q,
   if (report) *report = rep;
   if (st == JY_ERR_NOMEM && !e->error[0]) jy_set_error(e->error, "equilibrium: out of memory");
   op_free(&eq.op);
-  void *blocks[] = {zero,      eq.q,     eq.y, eq.y_try, eq.jac, eq.q_try,
-                    eq.basis, eq.gram, eq.w, eq.channels};
+  void *blocks[] = {zero,     eq.q,     eq.y,    eq.y_try, eq.jac,
+                    eq.q_try, eq.basis, eq.gram, eq.w,     eq.channels};
   for (size_t k = 0; k < sizeof blocks / sizeof blocks[0]; k++) jy_free(a, blocks[k]);
   return st;
 }
@@ -703,8 +704,9 @@ jyStatus jy_model_linearize(jyEval *e, const jyLinearizeDef *def, jyLinearizatio
   int nu = d.inputs ? d.ninputs : nin_model, ny = d.outputs ? d.noutputs : 0;
   if (nu < 0 || ny < 0 || !(d.tol > 0) || !isfinite(d.tol) || !(d.step > 0) || !(d.step < 1) ||
       !isfinite(d.t)) {
-    jy_set_error(e->error, "linearize: ninputs and noutputs must be >= 0, tol > 0, 0 < step < 1 "
-                           "and t finite");
+    jy_set_error(e->error,
+                 "linearize: ninputs and noutputs must be >= 0, tol > 0, 0 < step < 1 "
+                 "and t finite");
     return JY_ERR_INVALID;
   }
   for (int k = 0; d.inputs && k < nu; k++)
@@ -759,9 +761,8 @@ jyStatus jy_model_linearize(jyEval *e, const jyLinearizeDef *def, jyLinearizatio
   l.nx = nx;
   size_t rows = (size_t)nx + (size_t)ny;
   size_t bytes = sizeof(jyLinearization) +
-                 sizeof(double) * ((size_t)nx * nx + (size_t)nx * nu + (size_t)ny * nx +
-                                   (size_t)ny * nu) +
-                 sizeof(int) * ((size_t)nx + (size_t)nu + (size_t)ny) + 16;
+    sizeof(double) * ((size_t)nx * nx + (size_t)nx * nu + (size_t)ny * nx + (size_t)ny * nu) +
+    sizeof(int) * ((size_t)nx + (size_t)nu + (size_t)ny) + 16;
   lin = jy_calloc(a, 1, bytes);
   dx = jy_calloc(a, (size_t)nx + 1, sizeof(double));
   col = jy_calloc(a, rows + 1, sizeof(double));
@@ -819,9 +820,11 @@ jyStatus jy_model_linearize(jyEval *e, const jyLinearizeDef *def, jyLinearizatio
       double *dst;
       int which;
       if (i < nx)
-        dst = state ? &lin->A[i + (size_t)c * nx] : &lin->B[i + (size_t)(c - nx) * nx], which = state ? 0 : 1;
+        dst = state ? &lin->A[i + (size_t)c * nx] : &lin->B[i + (size_t)(c - nx) * nx],
+        which = state ? 0 : 1;
       else
-        dst = state ? &lin->C[(i - nx) + (size_t)c * ny] : &lin->D[(i - nx) + (size_t)(c - nx) * ny],
+        dst =
+          state ? &lin->C[(i - nx) + (size_t)c * ny] : &lin->D[(i - nx) + (size_t)(c - nx) * ny],
         which = state ? 2 : 3;
       *dst = col[i];
       lin->error_abs[which] = jy_larger(lin->error_abs[which], err[i]);

@@ -513,12 +513,12 @@ JY_API jyStatus jy_eval_set_input(jyEval *eval, int k, double value);
 /* A static equilibrium: q with v = 0 where the accelerations of the free coordinates vanish,
  * the position rows hold and the held coordinates keep their values in q. */
 typedef struct jyEquilibriumDef {
-  const double *q;  /* n: the initial guess and the held values; NULL: jy_model_initial_q */
-  const int *hold;  /* nhold model coordinates held at their values in q (NULL: none) */
+  const double *q; /* n: the initial guess and the held values; NULL: jy_model_initial_q */
+  const int *hold; /* nhold model coordinates held at their values in q (NULL: none) */
   int nhold;
-  double t;         /* time, s (where rows or forces depend on it) */
-  double tol;       /* largest acceleration left in a free coordinate (m/s^2, rad/s^2) */
-  int max_iter;     /* Newton iterations */
+  double t;     /* time, s (where rows or forces depend on it) */
+  double tol;   /* largest acceleration left in a free coordinate (m/s^2, rad/s^2) */
+  int max_iter; /* Newton iterations */
 } jyEquilibriumDef;
 /* t = 0, tol = 1e-9, max_iter = 50, no guess, nothing held. */
 JY_API jyEquilibriumDef jy_default_equilibrium_def(void);
@@ -549,7 +549,7 @@ typedef struct jyLinearizeDef {
   const double *u;     /* ninputs: their values at the operating point (set on the evaluator);
                         * NULL: their initial values */
   int ninputs;
-  const int *outputs;  /* noutputs channel indices for C and D (NULL: none) */
+  const int *outputs; /* noutputs channel indices for C and D (NULL: none) */
   int noutputs;
   double tol;  /* largest position (m) / velocity (m/s) residual allowed at (q, v) */
   double step; /* relative finite-difference step: h_j = step * max(1, |x_j|) */
@@ -562,10 +562,10 @@ JY_API jyLinearizeDef jy_default_linearize_def(void);
  * independent velocities) as offsets from it. Matrices column-major (A[i + j * nx]). */
 typedef struct jyLinearization {
   int nx, nu, ny;
-  int npos;         /* the first npos states are positions, the rest velocities */
-  int *state_coord; /* nx: the model coordinate of each state (a velocity state: its der()) */
-  int *input;       /* nu: model input indices */
-  int *output;      /* ny: channel indices */
+  int npos;              /* the first npos states are positions, the rest velocities */
+  int *state_coord;      /* nx: the model coordinate of each state (a velocity state: its der()) */
+  int *input;            /* nu: model input indices */
+  int *output;           /* ny: channel indices */
   double *A, *B, *C, *D; /* nx x nx, nx x nu, ny x nx, ny x nu */
   /* The estimated error of an entry (the truncation error of the central difference at the
    * smaller step, |D(h) - D(h/2)| / 3, plus rounding; the entries are the Richardson values
@@ -583,8 +583,7 @@ typedef struct jyLinearization {
  * is freed by jy_linearization_destroy. JY_ERR_INCONSISTENT: (q, v) violates a row beyond
  * tol (the message names the worst); JY_ERR_INVALID: bad indices or settings; else what the
  * evaluation returns. */
-JY_API jyStatus jy_model_linearize(jyEval *eval, const jyLinearizeDef *def,
-                                   jyLinearization **out);
+JY_API jyStatus jy_model_linearize(jyEval *eval, const jyLinearizeDef *def, jyLinearization **out);
 JY_API void jy_linearization_destroy(jyLinearization *lin);
 
 /* ---- simulation -------------------------------------------------------------------- */
