@@ -157,6 +157,7 @@ static jyStatus restart(jySim *sim, double t) {
   as->restarts++;
   as->checked_to = t;
   if (ERKStepReInit(as->arkode, jy_sim_rhs, t, sim->y) != ARK_SUCCESS) return JY_ERR_INTEGRATOR;
+  ERKStepSetInitStep(as->arkode, sim->restart_h0); /* 0: ARKODE estimates it (sim.h) */
   limit_step(sim, as, t, sim->y);
   return JY_OK;
 }

@@ -381,6 +381,7 @@ static jyStatus restart_at(jySim *sim, CvodeStepper *cs, double t, N_Vector y) {
   cs->restarts++;
   cs->checked_to = t;
   if (CVodeReInit(cs->cvode, t, y) != CV_SUCCESS) return JY_ERR_INTEGRATOR;
+  CVodeSetInitStep(cs->cvode, sim->restart_h0); /* 0: CVODE estimates it (sim.h) */
   limit_step(sim, cs, t, y);
   if (cs->aut) { /* a restart's state is the earliest auto may go back to */
     cs->held = 0;

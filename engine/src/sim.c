@@ -121,17 +121,16 @@ static jyStatus setup_drift(jySim *sim) {
 /* The segment between the inputs' breakpoints that holds t (seg_lo <= t < seg_hi): the
  * integrators stop at its end, and a signal reads the piece it integrates over. */
 static void find_segment(jySim *sim, double t) {
-  const jyModel *md = sim->model;
-  int lo = 0, hi = md->nbreaks; /* the first break > t */
+  int lo = 0, hi = sim->nbreaks; /* the first break > t */
   while (lo < hi) {
     int mid = lo + (hi - lo) / 2;
-    if (md->breaks[mid] <= t)
+    if (sim->breaks[mid] <= t)
       lo = mid + 1;
     else
       hi = mid;
   }
-  sim->seg_lo = lo > 0 ? md->breaks[lo - 1] : -INFINITY;
-  sim->seg_hi = lo < md->nbreaks ? md->breaks[lo] : INFINITY;
+  sim->seg_lo = lo > 0 ? sim->breaks[lo - 1] : -INFINITY;
+  sim->seg_hi = lo < sim->nbreaks ? sim->breaks[lo] : INFINITY;
   jyEval *evals[3];
   int count = jy_sim_evals(sim, evals);
   for (int i = 0; i < count; i++) jy_eval_input_segment(evals[i], sim->seg_lo, sim->seg_hi);
@@ -151,8 +150,77 @@ static void find_next_sample(jySim *sim) {
     if (sample_time(sim, k) < sim->next_sample) sim->next_sample = sample_time(sim, k);
 }
 
+static int compare_times(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* A signal function declared without breakpoints, sampled at SIGNAL_SCAN + 1 times over the
+ * run: where it starts or stops changing (its value or rate) becomes a breakpoint, so that a
+ * pulse on a flat road (a bump at 6.3 s of a 20 s run) restarts the integrator at its start
+ * instead of being stepped over by steps of a tenth of the span. A pulse narrower than the
+ * scan's spacing can still be missed: declare its breakpoints. Appends to sim->breaks (room
+ * for SIGNAL_SCAN more a signal). */
+enum { SIGNAL_SCAN = 4096 };
+static jyStatus scan_signal(jySim *sim, const jyInputDef *in) {
+  double t0 = sim->def.t_start, span = sim->def.t_end - sim->def.t_start;
+  int was_active = -1;
+  double prev[3] = {0, 0, 0};
+  for (int i = 0; i <= SIGNAL_SCAN; i++) {
+    double t = i == SIGNAL_SCAN ? sim->def.t_end : t0 + span * i / SIGNAL_SCAN, out[3] = {0, 0, 0};
+    char why[200] = "";
+    if (in->fn(in->ud, t, out, why, sizeof why) != 0 || !isfinite(out[0]) || !isfinite(out[1])) {
+      jy_set_error(sim->error, "input '%s' at t = %.9g: %s", in->name, t,
+                   why[0] ? why : "its function gave a value that is not finite");
+      return JY_ERR_PART;
+    }
+    if (i > 0) { /* the interval before t: does the signal change in it? */
+      int active = out[0] != prev[0] || out[1] != 0 || prev[1] != 0;
+      double t_prev = t0 + span * (i - 1) / SIGNAL_SCAN;
+      if (was_active >= 0 && active != was_active && t_prev > t0)
+        sim->breaks[sim->nbreaks++] = t_prev;
+      was_active = active;
+    }
+    memcpy(prev, out, sizeof prev);
+  }
+  return JY_OK;
+}
+
+/* The breakpoints the run stops at: the model's, and those its signal functions declared
+ * without breakpoints show (scan_signal), sorted, each once. */
+static jyStatus setup_breaks(jySim *sim) {
+  const jyModel *md = sim->model;
+  int scans = 0;
+  for (int k = 0; k < md->ninputs; k++)
+    scans += md->inputs[k].kind == JY_INPUT_FUNCTION && md->inputs[k].nbreaks == 0;
+  size_t room = (size_t)md->nbreaks + (size_t)scans * SIGNAL_SCAN + 1;
+  sim->breaks = jy_calloc(&md->alloc, room, sizeof(double));
+  if (!sim->breaks) return JY_ERR_NOMEM;
+  if (md->nbreaks) memcpy(sim->breaks, md->breaks, sizeof(double) * (size_t)md->nbreaks);
+  sim->nbreaks = md->nbreaks;
+  if (scans == 0 || !(sim->def.t_end > sim->def.t_start)) return JY_OK;
+  sim->scan_h = (sim->def.t_end - sim->def.t_start) / SIGNAL_SCAN;
+  for (int k = 0; k < md->ninputs; k++) {
+    const jyInputDef *in = &md->inputs[k];
+    if (in->kind != JY_INPUT_FUNCTION || in->nbreaks > 0) continue;
+    jyStatus st = scan_signal(sim, in);
+    if (st != JY_OK) return st;
+  }
+  qsort(sim->breaks, (size_t)sim->nbreaks, sizeof(double), compare_times);
+  int unique = 0;
+  for (int i = 0; i < sim->nbreaks; i++)
+    if (unique == 0 || sim->breaks[i] != sim->breaks[unique - 1])
+      sim->breaks[unique++] = sim->breaks[i];
+  sim->nbreaks = unique;
+  return JY_OK;
+}
+
 static jyStatus setup_inputs(jySim *sim) {
   const jyModel *md = sim->model;
+  if (md->ninputs > 0) {
+    jyStatus st = setup_breaks(sim);
+    if (st != JY_OK) return st;
+  }
   find_segment(sim, sim->t);
   sim->next_sample = INFINITY;
   if (md->m > 0 && (md->ninputs > 0 || md->ncontrollers > 0)) {
@@ -272,6 +340,7 @@ void jy_sim_destroy(jySim *sim) {
   jy_free(a, sim->guard_directions);
   jy_free(a, sim->sample);
   jy_free(a, sim->settle_weights);
+  jy_free(a, sim->breaks);
   jy_free(a, sim->roots_found);
   for (int k = 0; k < sim->nevent_kinds; k++) jy_free(a, (char *)sim->event_kinds[k].name);
   jy_free(a, sim->event_kinds);
@@ -557,7 +626,10 @@ static jyStatus advance_through_events(jySim *sim, double t_out, jyRowSink sink,
     if (st != JY_OK || sim->stopped_by[0]) return st;
     if (sim->t >= sim->seg_hi) { /* a breakpoint: the next piece of the signals from here */
       find_segment(sim, sim->t);
+      sim->restart_h0 = sim->scan_h;
+      if (sim->restart_h0 > sim->seg_hi - sim->t) sim->restart_h0 = 0; /* the piece is shorter */
       st = restart_here(sim, "an input's breakpoint");
+      sim->restart_h0 = 0;
       if (st != JY_OK) return st;
     }
   }

@@ -100,6 +100,13 @@ struct jySim {
    * breakpoints), the integrators' stop at its end; the controllers' next samples (index k:
    * t_start + sample[k] period) and the earliest of them (inf: none). */
   double seg_lo, seg_hi;
+  double *breaks; /* nbreaks, sorted: the model's and those its signals show (sim.c) */
+  int nbreaks;
+  /* The first step after a restart at a breakpoint when a signal's breakpoints were found by
+   * sampling it (the samples' spacing: a flat signal's first step would otherwise reach
+   * over a whole pulse that vanishes at both of the step's ends), else 0: the integrator
+   * estimates it, as after every other restart. */
+  double scan_h, restart_h0;
   double *settle_weights; /* n: the projection at such a restart (NULL: no rows, no inputs) */
   long *sample;
   double next_sample;

@@ -14,7 +14,7 @@ local joinery = require "joinery"
 
 local ladder = { 1e-4, 1e-6, 1e-8, false } -- false: the defaults
 local methods = { "auto", "adams", "bdf", "erk" }
-tap.plan(3 * #ladder * #methods + 2 + 3 + 4 * #ladder + 2 + 1 + 30)
+tap.plan(4 * #ladder * #methods + 2 + 3 + 4 * #ladder + 2 + 1 + 30)
 
 local m, L, g = 1, 1, 9.81
 local J = m * L * L / 12
@@ -186,6 +186,39 @@ do -- the table's values as a channel, right at and between its points
   local same = true
   for i = 1, #res.t do same = same and math.abs(res["input.tau"][i] - want[i]) < 1e-15 end
   tap.ok(same, "input.tau reports the linear table at 0, 0.25, ... 1.5 s")
+end
+
+-- ---- a function of t without declared breakpoints: a pulse in a long run ------------------
+-- A one-minus-cosine torque pulse of 0.05 s at 6.3 s in a 10 s run, whose steps may be 1 s
+-- (the default max_step): the run samples the signal, restarts where it starts and stops
+-- changing, so the pulse is seen. theta(T) = A D^2 / (4 I) + A D / (2 I) (T - t0 - D).
+-- Tolerance 1000 rtol of theta(T): the pulse's second derivative jumps at both ends inside
+-- a step (measured at most 180 rtol, ERK at the default rtol).
+do
+  local M = joinery.math
+  local A, Dp, t0, T = 2, 0.05, 6.3, 10
+  local exact = A * Dp * Dp / (4 * I) + A * Dp / (2 * I) * (T - t0 - Dp)
+  for _, method in ipairs(methods) do
+    for _, rtol in ipairs(ladder) do
+      local sys = joinery.system { gravity = { 0, 0 } }
+      local pivot = sys:add("ground", "pivot", { dim = 2, x = 0, y = 0 })
+      local w = sys:add("body2d", "w", { m = 1, J = I, init = { x = 0, y = 0, theta = 0 } })
+      sys:pin(w:point("c", { 0, 0 }), pivot.pos, "axle")
+      sys:input { name = "tau", fn = function(t)
+        if t >= t0 and t < t0 + Dp then return A / 2 * (1 - M.cos(2 * math.pi * (t - t0) / Dp)) end
+        return 0 * t
+      end }
+      sys:actuator { name = "drive", on = w.theta, input = "tau" }
+      local s = settings(method, rtol)
+      s.t_end, s.dt_out = T, 1
+      local res = sys:simulate(s)
+      local r = rtol or 1e-11
+      local err = math.abs(res["w.theta"][#res.t] - exact)
+      tap.ok(err <= 1000 * r * exact,
+        string.format("a pulse in a function without breakpoints, %s rtol %s: theta(T) within "
+          .. "%.1f rtol of the closed form", method, rtol or "default", err / (r * exact)))
+    end
+  end
 end
 
 -- ---- a continuous controller: a PD law inside every evaluation -------------------------------
