@@ -130,6 +130,26 @@ static int s_set_input(lua_State *L) {
   return 0;
 }
 
+/* s:apply(coord, value): the generalized force on a coordinate the controller's forces
+ * named (an input its actuator reads). */
+static int s_apply(lua_State *L) {
+  EventCtx *c = active_ctx(L, "s:apply works");
+  const char *key = luaL_checkstring(L, 2);
+  double value = luaL_checknumber(L, 3);
+  int k = -1;
+  if (lua_getiuservalue(L, lua_upvalueindex(1), 4) == LUA_TTABLE &&
+      lua_getfield(L, -1, key) == LUA_TNUMBER)
+    k = (int)lua_tointeger(L, -1);
+  if (k < 0)
+    return luaL_error(L,
+                      "s:apply('%s'): applies a force on a coordinate the controller lists in "
+                      "forces = { \"%s\", ... }",
+                      key, key);
+  if (jy_event_set_input(c->call, k, value) != JY_OK)
+    return luaL_error(L, "s:apply: %s", jy_event_error(c->call));
+  return 0;
+}
+
 /* s:stop() (an action only). */
 static int s_stop(lua_State *L) {
   EventCtx *c = active_ctx(L, "s:stop works");
@@ -146,8 +166,11 @@ static int proxy_index(lua_State *L) {
   static const struct {
     const char *name;
     lua_CFunction fn;
-  } methods[] = {
-    {"set", s_set}, {"set_param", s_set_param}, {"stop", s_stop}, {"set_input", s_set_input}};
+  } methods[] = {{"set", s_set},
+                 {"set_param", s_set_param},
+                 {"stop", s_stop},
+                 {"set_input", s_set_input},
+                 {"apply", s_apply}};
   if (lua_type(L, 2) == LUA_TSTRING)
     for (size_t k = 0; k < sizeof methods / sizeof methods[0]; k++)
       if (strcmp(key, methods[k].name) == 0) {
@@ -362,6 +385,63 @@ static int ctl_fn(void *ud, jyEventCall *call, char *error, size_t error_len) {
   return ev_action(ud, call, error, error_len);
 }
 
+/* forces = { "part.coord", ... } of the controller table at 2 (called with the context at
+ * ctx): each coordinate gets an input "<controller>_<part>_<coord>" (0 N or N m) and an
+ * actuator of that name applying it, and the context's user value 4 maps the coordinate's
+ * name to the input's index for s:apply. Every name is checked before anything is added. */
+static void add_forces(lua_State *L, jySystem *sys, const char *name, int ctx) {
+  lua_newtable(L);
+  int map = lua_gettop(L);
+  if (lua_getfield(L, 2, "forces") == LUA_TNIL) {
+    lua_pop(L, 1);
+    lua_setiuservalue(L, ctx, 4);
+    return;
+  }
+  int list = lua_gettop(L);
+  if (!lua_istable(L, list))
+    luaL_error(L, "controller '%s': forces must be an array of coordinate names (\"part.coord\")",
+               name);
+  int count = (int)lua_rawlen(L, list);
+  jyTerminalId *terms =
+    (jyTerminalId *)lua_newuserdatauv(L, sizeof *terms * (size_t)(count + 1), 0);
+  for (int pass = 0; pass < 2; pass++) /* pass 0 checks, pass 1 adds */
+    for (int i = 0; i < count; i++) {
+      lua_rawgeti(L, list, i + 1);
+      const char *full = lua_tostring(L, -1);
+      const char *dot = full ? strrchr(full, '.') : NULL;
+      if (!dot || lua_type(L, -1) != LUA_TSTRING)
+        luaL_error(L, "controller '%s': forces[%d] must name a coordinate \"part.coord\", got %s",
+                   name, i + 1, full ? full : luaL_typename(L, -1));
+      char part[128], input[300];
+      snprintf(part, sizeof part, "%.*s", (int)(dot - full), full);
+      snprintf(input, sizeof input, "%s_%s_%s", name, part, dot + 1);
+      if (pass == 0) {
+        jyPartId id = jy_system_find_part(sys, part);
+        terms[i] =
+          id.index >= 0 ? jy_system_coord_terminal(sys, id, dot + 1) : (jyTerminalId){-1, -1};
+        if (terms[i].part < 0)
+          luaL_error(L, "controller '%s': forces[%d] = '%s' is no coordinate of this system", name,
+                     i + 1, full);
+        if (jy_system_find_input(sys, input) >= 0 || jy_system_find_part(sys, input).index >= 0)
+          luaL_error(L, "controller '%s': the input and actuator '%s' for '%s' exist already", name,
+                     input, full);
+      } else {
+        int k = jy_system_add_input(sys, input, 0, NULL);
+        jyParamSetting params[] = {{"mode", 2}, {"input", k}};
+        jyPartId act =
+          k >= 0 ? jy_system_add_part(sys, "actuator", input, params, 2) : (jyPartId){-1};
+        if (act.index < 0 ||
+            jy_system_glue(sys, jy_system_terminal(sys, act, "coord"), terms[i], NULL) != JY_OK)
+          luaL_error(L, "controller '%s': %s", name, jy_system_error(sys));
+        lua_pushinteger(L, k);
+        lua_setfield(L, map, full);
+      }
+      lua_pop(L, 1);
+    }
+  lua_settop(L, map);
+  lua_setiuservalue(L, ctx, 4);
+}
+
 /* sys:controller{ name = ..., period = dt, fn = function(s) ... end } */
 static int sys_controller(lua_State *L) {
   jySystem *sys = jyl_system_of(L, 1);
@@ -370,15 +450,17 @@ static int sys_controller(lua_State *L) {
                       "sys:controller takes a table: sys:controller { name = \"...\", period = "
                       "dt, fn = function(s) s:set_input(\"u\", ...) end }");
   lua_settop(L, 2);
-  static const char *const keys[] = {"name", "period", "fn"};
+  static const char *const keys[] = {"name", "period", "fn", "forces"};
   lua_pushnil(L);
   while (lua_next(L, 2)) {
     lua_pop(L, 1);
     const char *key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(not a string)";
-    if (strcmp(key, "name") && strcmp(key, "period") && strcmp(key, "fn")) {
-      const char *near = jy_nearest_name(key, keys, 3);
-      return luaL_error(L, "sys:controller: unknown key '%s'%s%s%s (its keys: name, period, fn)",
-                        key, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+    if (strcmp(key, "name") && strcmp(key, "period") && strcmp(key, "fn") &&
+        strcmp(key, "forces")) {
+      const char *near = jy_nearest_name(key, keys, 4);
+      return luaL_error(
+        L, "sys:controller: unknown key '%s'%s%s%s (its keys: name, period, fn, forces)", key,
+        near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
     }
   }
   if (lua_getfield(L, 2, "name") != LUA_TSTRING)
@@ -399,7 +481,7 @@ static int sys_controller(lua_State *L) {
                       "+ k dt), or absent (continuous), got %s",
                       name, luaL_typename(L, -1));
   lua_pop(L, 1);
-  EventCtx *c = (EventCtx *)lua_newuserdatauv(L, sizeof *c, 3); /* 4 */
+  EventCtx *c = (EventCtx *)lua_newuserdatauv(L, sizeof *c, 4); /* 4 */
   memset(c, 0, sizeof *c);
   luaL_setmetatable(L, JYL_EVENT);
   lua_createtable(L, 0, 8);
@@ -407,7 +489,8 @@ static int sys_controller(lua_State *L) {
   lua_pushvalue(L, 3);
   c->name = lua_tostring(L, -1);
   lua_setiuservalue(L, 4, 2);
-  lua_pushboolean(L, 0);                         /* 5: no `when` */
+  add_forces(L, sys, name, 4); /* user value 4: coordinate name -> the input it drives */
+  lua_pushboolean(L, 0);       /* 5: no `when` */
   if (lua_getfield(L, 2, "fn") != LUA_TFUNCTION) /* 6 */
     return luaL_error(L, "controller '%s': fn must be a function(s), got %s", name,
                       luaL_typename(L, -1));

@@ -79,7 +79,7 @@ local body = sys:add("body2d", "body", { m = 1, J = 0.1 })
 local event_methods = {}
 sys:event { name = "low", when = function(s) return s["bob.y"] + 0.01 end, direction = "down",
   action = function(s)
-    for _, m in ipairs { "set", "set_param", "set_input", "stop" } do
+    for _, m in ipairs { "set", "set_param", "set_input", "apply", "stop" } do
       if type(s[m]) == "function" then event_methods[m] = true end
     end
     s:stop()

@@ -14,7 +14,7 @@ local joinery = require "joinery"
 
 local ladder = { 1e-4, 1e-6, 1e-8, false } -- false: the defaults
 local methods = { "auto", "adams", "bdf", "erk" }
-tap.plan(4 * #ladder * #methods + 2 + 3 + 4 * #ladder + 2 + 1 + 30)
+tap.plan(4 * #ladder * #methods + 2 + 3 + 4 * #ladder + 2 + 1 + 6 + 30)
 
 local m, L, g = 1, 1, 9.81
 local J = m * L * L / 12
@@ -256,6 +256,27 @@ do
   local ok, err = pcall(sys.simulate, sys, { t_end = 0.1 })
   tap.ok(not ok and err:find("controller 'pd'", 1, true) and err:find("continuous controller reads", 1, true),
     "a continuous controller reading a channel of the solve: " .. tostring(err))
+end
+
+-- ---- a controller applying forces on named coordinates (forces = {...}, s:apply) -----------
+do -- a cart pushed by 4 N from a 10 Hz controller: x = F t^2 / (2 m), exactly
+  local sys = joinery.system { gravity = { 0 } }
+  sys:add("mass", "cart", { dim = 1, m = 2 })
+  sys:controller { name = "push", period = 0.1, forces = { "cart.x" },
+    fn = function(s) s:apply("cart.x", 4) end }
+  local res = sys:simulate { t_end = 1, dt_out = 0.5 }
+  tap.ok(math.abs(res["cart.x"][3] - 1) < 1e-12 and res["input.push_cart_x"][3] == 4,
+    "s:apply pushes the cart: x(1) = " .. res["cart.x"][3] .. " against F/(2m) = 1")
+  local bad = joinery.system { gravity = { 0 } }
+  bad:add("mass", "cart", { dim = 1, m = 2 })
+  local spec = { name = "p", period = 0.1, forces = { "cart.y" }, fn = function() end }
+  tap.raises(function() bad:controller(spec) end, { "controller 'p'", "'cart.y'", "no coordinate" },
+    "forces naming no coordinate")
+  bad:controller { name = "q", period = 0.1, forces = { "cart.x" },
+    fn = function(s) s:apply("cart.z", 1) end }
+  local ok, err = pcall(bad.simulate, bad, { t_end = 0.2 })
+  tap.ok(not ok and err:find("s:apply('cart.z')", 1, true),
+    "s:apply on a coordinate not in forces: " .. tostring(err))
 end
 
 -- ---- bad input ------------------------------------------------------------------------------
