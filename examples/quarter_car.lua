@@ -11,10 +11,14 @@
 --              bump and 40 a period over the washboard: every point is a breakpoint
 --   "function" a Lua function of t with its three kinks declared as breakpoints
 -- The integrator stops and restarts at every breakpoint, so the 0.1 s bump is seen at the
--- defaults (no max_step needed). The tyre is a spring from the road's level 0 plus the load
--- k_t y_r(t) on the wheel, a Lua sys:load reading the same road (the table interpolated as
--- the input is; channel road_y, equal to input.road). Wheel and body are body2d parts moving
--- vertically. (A part reading the input itself, such as an actuator, would replace the load.)
+-- defaults (no max_step needed). The input drives the model directly: the road point is
+-- massless, the motor "contact" (sys:motor, position = "road") prescribing its height to be
+-- y_r(t) exactly (a rheonomic row using the input's value, rate and acceleration; where the
+-- table kinks the rate jumps and the engine puts the state back onto the row at the
+-- restart). The tyre is a 1-D spring from the road point to the wheel's height. The row's
+-- force, contact.force (= force.contact.drive), is the road's push on the tyre, the contact
+-- force k_t (L_t - y_w + y_r) = (m_b + m_w) g + k_t (y_r - z_w); the road point's height is
+-- contact.position (= input.road). Wheel and body are body2d parts moving vertically.
 --
 --   joinery run examples/quarter_car.lua                 -- the road as a time table
 --   joinery run examples/quarter_car.lua -- function     -- the road as a function of t
@@ -57,48 +61,31 @@ for i = 0, 10 do point(bump.t0 + i * bump.D / 10) end
 local n_wash = math.floor((T_END - wash.t0) * wash.f * wash.per_period + 0.5)
 for i = 0, n_wash do point(wash.t0 + i / (wash.f * wash.per_period)) end
 
--- The table interpolated linearly, on the piece [T[i], T[i+1]) that holds t.
-local function road_table(t)
-  if t < T[1] then return U[1] + 0 * t end
-  if t >= T[#T] then return U[#U] + 0 * t end
-  local lo, hi = 1, #T -- T[lo] <= t < T[hi]
-  while hi - lo > 1 do
-    local mid = (lo + hi) // 2
-    if t < T[mid] then hi = mid else lo = mid end
-  end
-  return U[lo] + (U[hi] - U[lo]) / (T[hi] - T[lo]) * (t - T[lo])
-end
-
 local sys = joinery.system { gravity = { 0, -g } }
-local road
 if form == "table" then
   sys:input { name = "road", t = T, u = U, interp = "linear", unit = "m" }
-  road = road_table
 else
   sys:input { name = "road", fn = road_fn, breakpoints = { bump.t0, bump.t0 + bump.D, wash.t0 },
     unit = "m" }
-  road = road_fn
 end
 
 -- Heights of the static equilibrium on a flat road (y_r = 0).
 local y_w0 = L_t - (m_b + m_w) * g / k_t
 local y_b0 = y_w0 + L_s - m_b * g / k_s
 
--- Wheel and body move vertically (nothing moves their x or theta); the tyre is a spring
--- from the road's level 0 plus the load k_t y_r(t) on the wheel: -k_t (y_w - y_r - L_t).
-local ground = sys:add("ground2d", "ground", {})
+-- Wheel and body move vertically (nothing moves their x or theta). The tyre is a 1-D
+-- spring from the road point (its end a, a massless coordinate) to the wheel's height; the
+-- motor "contact" holds that end at the road's height y_r(t) (x0 = 0, gain 1).
 local wheel = sys:add("body2d", "wheel", { m = m_w, J = 1, init = { y = y_w0 } })
 local body = sys:add("body2d", "body", { m = m_b, J = 10, init = { y = y_b0 } })
-sys:add("spring", "tyre", { dim = 2, k = k_t, L = L_t, a = ground.pos, b = wheel.pos })
+local tyre = sys:add("spring", "tyre", { dim = 1, k = k_t, L = L_t, b = wheel.y })
+sys:motor { name = "contact", b = tyre.a, position = "road", linear = true }
 sys:add("spring", "suspension", { dim = 2, k = k_s, L = L_s, a = wheel.pos, b = body.pos })
 sys:add("damper", "shock", { dim = 2, c = c_s, a = wheel.pos, b = body.pos })
-sys:load("road", wheel.frame, function(t) return { fy = k_t * road(t) } end)
 
 -- Displacements from the static equilibrium, m.
 sys:channel("body_z", function(s) return s["body.y"] - y_b0 end)
 sys:channel("wheel_z", function(s) return s["wheel.y"] - y_w0 end)
--- The road the load reads, to compare with the input (input.road).
-sys:channel("road_y", function(s) return road(s.t) end)
 
 sys:settings { t_end = T_END, dt_out = 0.01 }
 return sys

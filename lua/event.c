@@ -385,13 +385,18 @@ static int sys_controller(lua_State *L) {
     return luaL_error(L, "sys:controller needs name = \"...\" (a string), got %s",
                       luaL_typename(L, -1));
   const char *name = lua_tostring(L, 3); /* 3 */
-  lua_getfield(L, 2, "period");
+  lua_getfield(L, 2, "period");          /* absent: continuous, run inside every evaluation */
   int isnum = 0;
-  double period = lua_tonumberx(L, -1, &isnum);
-  if (!isnum)
+  double period = lua_isnil(L, -1) ? 0.0 : lua_tonumberx(L, -1, &isnum);
+  if (isnum && !(period > 0))
     return luaL_error(L,
-                      "controller '%s' needs period = dt (s, > 0): it runs at t_start + k dt, "
-                      "got %s",
+                      "controller '%s': period %f is not > 0 (s: it runs at t_start + k "
+                      "period); leave it out for a continuous controller",
+                      name, period);
+  if (!isnum && !lua_isnil(L, -1))
+    return luaL_error(L,
+                      "controller '%s': period must be a number dt > 0 (s: it runs at t_start "
+                      "+ k dt), or absent (continuous), got %s",
                       name, luaL_typename(L, -1));
   lua_pop(L, 1);
   EventCtx *c = (EventCtx *)lua_newuserdatauv(L, sizeof *c, 3); /* 4 */

@@ -666,7 +666,7 @@ jyStatus jy_assemble(jyEval *e, const double *q, const double *v, double t, unsi
     return JY_ERR_INVALID;
   }
   if (e->tree) return JY_OK; /* no rows: nothing else to assemble, no view needed */
-  if (jy_eval_inputs_at(e, t) != JY_OK) return e->input_status;
+  if (jy_eval_inputs_state(e, q, v, t) != JY_OK) return e->input_status;
   e->trust_parts = 1;
   jyStatus st = assemble_pass(e, q, v, t, what);
   e->trust_parts = 0;

@@ -348,7 +348,7 @@ static jyStatus recursion(jyEval *e, const double *q, const double *v, double t,
 jyStatus jy_tree_acceleration(jyEval *e, const double *q, const double *v, double t, double *acc,
                               int glue_forces) {
   const jyModel *m = e->model;
-  if (jy_eval_inputs_at(e, t) != JY_OK) return e->input_status;
+  if (jy_eval_inputs_state(e, q, v, t) != JY_OK) return e->input_status;
   e->trust_parts = 1;
   jyStatus st = recursion(e, q, v, t, acc, glue_forces);
   e->trust_parts = 0;

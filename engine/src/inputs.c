@@ -214,14 +214,14 @@ jyStatus jy_system_add_controller(jySystem *sys, const char *name, double period
     if (strcmp(sys->controllers[k].name, name) == 0)
       why = "has the name of a controller added before";
   if (!why && !fn) why = "needs a function";
-  if (!why && !(period > 0 && isfinite(period)))
-    why = "needs a period > 0 (s): it runs at t_start + k period";
+  if (!why && !(period >= 0 && isfinite(period)))
+    why = "needs a period > 0 (s: it runs at t_start + k period) or 0 (continuous)";
   if (why) {
     jy_set_error(sys->error, "controller '%s' %s", name ? name : "", why);
-    if (name && !(period > 0 && isfinite(period)) && fn && !bad_name(name))
+    if (name && !(period >= 0 && isfinite(period)) && fn && !bad_name(name))
       jy_set_error(sys->error,
-                   "controller '%s': period %g is not > 0 (s): it runs at t_start + k "
-                   "period",
+                   "controller '%s': period %g is neither > 0 (s: it runs at t_start + k "
+                   "period) nor 0 (continuous: at every evaluation)",
                    name, period);
     return JY_ERR_INVALID;
   }
@@ -283,6 +283,7 @@ jyStatus jy_model_copy_inputs(jyModel *md, const jySystem *sys) {
       md->controllers[k] = sys->controllers[k];
       md->controllers[k].name = jy_strdup(a, sys->controllers[k].name);
       md->ncontrollers = k + 1;
+      md->ncontinuous += sys->controllers[k].period == 0;
       if (!md->controllers[k].name) return JY_ERR_NOMEM;
     }
   }
@@ -414,6 +415,45 @@ jyStatus jy_eval_inputs_at(jyEval *e, double t) {
   }
   if (e->input_status != JY_OK) jy_set_error(e->error, "%s", e->input_error);
   return e->input_status;
+}
+
+jyStatus jy_eval_inputs_state(jyEval *e, const double *q, const double *v, double t) {
+  const jyModel *m = e->model;
+  if (m->ncontinuous == 0) return jy_eval_inputs_at(e, t);
+  e->input_valid = 0; /* the controllers' values belong to this state only */
+  jyStatus st = jy_eval_inputs_at(e, t);
+  for (int k = 0; k < m->ncontrollers && st == JY_OK; k++) {
+    const jyController *ctl = &m->controllers[k];
+    if (ctl->period > 0) continue;
+    jyEventCall call = {
+      .eval = e, .controller = ctl, .t = t, .q = (double *)q, .v = (double *)v, .in_action = 1};
+    char why[256] = "";
+    if (ctl->fn(ctl->ud, &call, why, sizeof why) != 0) {
+      jy_set_error(e->error, "controller '%s': %s at t = %.9g", ctl->name,
+                   why[0] ? why : "its function failed", t);
+      st = e->input_status = JY_ERR_PART;
+    }
+  }
+  return st;
+}
+
+jyStatus jy_eval_drive_input(jyEval *e, int k, double value, char *error, size_t len) {
+  const jyModel *m = e->model;
+  if (k < 0 || k >= m->ninputs) {
+    snprintf(error, len, "no input %d (the model has %d)", k, m->ninputs);
+    return JY_ERR_INVALID;
+  }
+  if (m->inputs[k].kind != JY_INPUT_HELD) {
+    snprintf(error, len, "input '%s' is a signal of time: a controller sets held inputs",
+             m->inputs[k].name);
+    return JY_ERR_INVALID;
+  }
+  if (!isfinite(value)) {
+    snprintf(error, len, "input '%s': %g is not a finite value", m->inputs[k].name, value);
+    return JY_ERR_INVALID;
+  }
+  e->input_now[k] = value; /* for this evaluation; rate and acceleration stay 0 */
+  return JY_OK;
 }
 
 jyStatus jy_eval_set_input(jyEval *e, int k, double value) {

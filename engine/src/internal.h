@@ -125,7 +125,21 @@ typedef struct jyInputDef {
   double *breaks;
 } jyInputDef;
 
-/* A sampled controller (jy_system_add_controller). */
+/* The state an event's `when` or action, or a controller, sees (sim_events.c; inputs.c for a
+ * continuous controller, which runs inside an evaluation: sim NULL, eval set). */
+struct jyEventCall {
+  struct jySim *sim;
+  struct jyEval *eval;
+  const struct jyUserEvent *event;       /* NULL in a controller's call */
+  const struct jyController *controller; /* NULL in an event's */
+  double t;
+  double *q, *v; /* into the state being read (const in a `when`) or changed */
+  int in_action;
+  int row_ready, stop, moved, param_changed;
+  char error[512];
+};
+
+/* A controller (jy_system_add_controller): sampled every period, or continuous (period 0). */
 typedef struct jyController {
   char *name;
   double period;
@@ -242,8 +256,8 @@ struct jyModel {
   int ninputs, input_channel;
   double *breaks; /* nbreaks: every signal's breakpoints, sorted, each once */
   int nbreaks;
-  jyController *controllers; /* ncontrollers, names owned */
-  int ncontrollers;
+  jyController *controllers; /* ncontrollers, names owned; ncontinuous of them period 0 */
+  int ncontrollers, ncontinuous;
   double *q0, *v0; /* consistent initial state */
   /* m flags: the rows that depend on the others at the initial state (redundant
    * constraints), left out of the acceleration solve; ndependent of them. */
@@ -447,6 +461,11 @@ jyStatus jy_model_copy_inputs(jyModel *md, const jySystem *sys);
 void jy_model_free_inputs(jyModel *md);
 jyStatus jy_eval_inputs_init(jyEval *e);
 jyStatus jy_eval_inputs_at(jyEval *e, double t);
+/* The inputs at (q, v, t) for an evaluation: jy_eval_inputs_at, then the continuous
+ * controllers' values over them. JY_OK, or the failure in e->error. */
+jyStatus jy_eval_inputs_state(jyEval *e, const double *q, const double *v, double t);
+/* A continuous controller's jy_event_set_input: input k's value for this evaluation. */
+jyStatus jy_eval_drive_input(jyEval *e, int k, double value, char *error, size_t len);
 void jy_eval_input_segment(jyEval *e, double lo, double hi);
 void jy_model_input_hint(const jyModel *model, const char *name, char *out, size_t len);
 

@@ -140,7 +140,9 @@ static void find_segment(jySim *sim, double t) {
 /* The next sample of controller k: t_start + sample[k] period, computed afresh each time
  * (no sum of periods drifts). */
 static double sample_time(const jySim *sim, int k) {
-  return sim->def.t_start + (double)sim->sample[k] * sim->model->controllers[k].period;
+  double period = sim->model->controllers[k].period;
+  if (period == 0) return INFINITY; /* continuous: it runs inside every evaluation */
+  return sim->def.t_start + (double)sim->sample[k] * period;
 }
 
 static void find_next_sample(jySim *sim) {
@@ -294,6 +296,7 @@ jyStatus jy_sim_set_state(jySim *sim, double t, const double *q, const double *v
   jy_eval_continue_angles(sim->eval); /* a new trajectory: angles continue from here */
   find_segment(sim, t);
   for (int k = 0; k < sim->model->ncontrollers; k++) { /* the first sample at or after t */
+    if (sim->model->controllers[k].period == 0) continue;
     double ahead = floor((t - sim->def.t_start) / sim->model->controllers[k].period);
     sim->sample[k] = ahead > 1 ? (long)ahead - 1 : 0;
     while (sample_time(sim, k) < t) sim->sample[k]++;
@@ -512,7 +515,7 @@ static jyStatus run_controllers(jySim *sim) {
   const jyModel *md = sim->model;
   int changed = 0;
   for (int k = 0; k < md->ncontrollers; k++) {
-    if (sample_time(sim, k) > sim->t) continue;
+    if (sample_time(sim, k) > sim->t) continue; /* not due (or continuous) */
     jyStatus st = jy_controller_run(sim, k, sim->t, N_VGetArrayPointer(sim->y), &changed);
     if (st != JY_OK) return sim->failure = st;
     while (sample_time(sim, k) <= sim->t) sim->sample[k]++;

@@ -11,17 +11,6 @@
 
 #include "sim_events.h"
 
-struct jyEventCall {
-  jySim *sim;
-  const jyUserEvent *event;       /* NULL in a controller's call */
-  const jyController *controller; /* NULL in an event's */
-  double t;
-  double *q, *v; /* into the state being read (const in a `when`) or changed */
-  int in_action;
-  int row_ready, stop, moved, param_changed;
-  char error[512];
-};
-
 typedef struct jyEventsRun {
   jyEventCall call;
   double *row;        /* nchannels: jy_event_channels */
@@ -175,7 +164,10 @@ jyStatus jy_events_fire(jySim *sim, double t, double *y, const int *found, int *
 double jy_event_time(const jyEventCall *call) { return call ? call->t : NAN; }
 const double *jy_event_q(const jyEventCall *call) { return call ? call->q : NULL; }
 const double *jy_event_v(const jyEventCall *call) { return call ? call->v : NULL; }
-const jyModel *jy_event_model(const jyEventCall *call) { return call ? call->sim->model : NULL; }
+const jyModel *jy_event_model(const jyEventCall *call) {
+  if (!call) return NULL;
+  return call->sim ? call->sim->model : call->eval->model;
+}
 const char *jy_event_name(const jyEventCall *call) {
   if (!call) return "";
   return call->event ? call->event->name : call->controller->name;
@@ -189,6 +181,12 @@ static jyStatus call_refused(jyEventCall *call, const char *fmt, const char *wha
 
 jyStatus jy_event_channels(jyEventCall *call, const double **row) {
   if (!call || !row) return JY_ERR_INVALID;
+  if (!call->sim) {
+    jy_set_error(call->error,
+                 "a continuous controller reads coordinates, velocities and inputs: "
+                 "the other channels come from the solve it is part of");
+    return JY_ERR_INVALID;
+  }
   jyEventsRun *run = call->sim->user_events;
   if (!call->row_ready) {
     /* The simulation's evaluator reports angles continuous from its last output row: this
@@ -283,7 +281,7 @@ jyStatus jy_event_set_param(jyEventCall *call, const char *part, const char *par
 
 double jy_event_input(const jyEventCall *call, int k) {
   if (!call) return NAN;
-  jyEval *e = call->sim->eval;
+  jyEval *e = call->sim ? call->sim->eval : call->eval;
   if (k < 0 || k >= e->model->ninputs || jy_eval_inputs_at(e, call->t) != JY_OK) return NAN;
   return e->input_now[k];
 }
@@ -293,6 +291,7 @@ jyStatus jy_event_set_input(jyEventCall *call, int k, double value) {
   if (!call->in_action)
     return call_refused(call, "%s is for an event's action or a controller, not a `when` function",
                         "setting an input");
+  if (!call->sim) return jy_eval_drive_input(call->eval, k, value, call->error, sizeof call->error);
   jySim *sim = call->sim;
   const jyModel *md = sim->model;
   if (k >= 0 && k < md->ninputs && sim->eval->input_held[k] == value &&

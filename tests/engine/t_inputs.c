@@ -329,9 +329,9 @@ static void bad_input(void) {
   ok(jy_system_add_input(w.sys, "w", NAN, NULL) < 0, "a NaN initial value: %s",
      jy_system_error(w.sys));
   Ctl ctl = {0, 0};
-  st = jy_system_add_controller(w.sys, "pd", 0, pd, &ctl);
+  st = jy_system_add_controller(w.sys, "pd", NAN, pd, &ctl);
   ok(st == JY_ERR_INVALID && strstr(jy_system_error(w.sys), "period"),
-     "a controller with period 0: %s", jy_system_error(w.sys));
+     "a controller with a NaN period: %s", jy_system_error(w.sys));
   st = jy_system_add_controller(w.sys, "pd", -DT, pd, &ctl);
   ok(st == JY_ERR_INVALID && strstr(jy_system_error(w.sys), "period"),
      "a controller with a negative period: %s", jy_system_error(w.sys));

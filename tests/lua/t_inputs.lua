@@ -14,7 +14,7 @@ local joinery = require "joinery"
 
 local ladder = { 1e-4, 1e-6, 1e-8, false } -- false: the defaults
 local methods = { "auto", "adams", "bdf", "erk" }
-tap.plan(2 * #ladder * #methods + 2 + 3 + 4 * #ladder + 2 + 30)
+tap.plan(3 * #ladder * #methods + 2 + 3 + 4 * #ladder + 2 + 1 + 30)
 
 local m, L, g = 1, 1, 9.81
 local J = m * L * L / 12
@@ -186,6 +186,43 @@ do -- the table's values as a channel, right at and between its points
   local same = true
   for i = 1, #res.t do same = same and math.abs(res["input.tau"][i] - want[i]) < 1e-15 end
   tap.ok(same, "input.tau reports the linear table at 0, 0.25, ... 1.5 s")
+end
+
+-- ---- a continuous controller: a PD law inside every evaluation -------------------------------
+-- m x'' = -k x - c x' through the actuator: the damped oscillator's closed form. Tolerance
+-- 100 rtol of the 0.1 m amplitude for the multistep methods (worst measured 11); ERK's error
+-- grows past its rtol at the tight end as docs/numerics.md measures (up to 7.8e3 rtol), so
+-- 1e4 for it (measured here: 305 at the default rtol).
+do
+  local mm, k, c, x0 = 2, 50, 4, 0.1
+  local w0 = math.sqrt(k / mm)
+  local z = c / (2 * math.sqrt(k * mm))
+  local wd = w0 * math.sqrt(1 - z * z)
+  local function exact(t) return x0 * math.exp(-z * w0 * t) * (math.cos(wd * t) + z * w0 / wd * math.sin(wd * t)) end
+  for _, method in ipairs(methods) do
+    for _, rtol in ipairs(ladder) do
+      local sys = joinery.system { gravity = { 0 } }
+      local b = sys:add("mass", "b", { dim = 1, m = mm, init = { x = x0 } })
+      sys:input { name = "f", value = 0 }
+      sys:actuator { name = "a", on = b.x, input = "f" }
+      sys:controller { name = "pd", fn = function(s) s:set_input("f", -k * s["b.x"] - c * s["der(b.x)"]) end }
+      local res = sys:simulate(settings(method, rtol))
+      local n, worst = #res.t, 0
+      for i = 1, n do worst = math.max(worst, math.abs(res["b.x"][i] - exact(res.t[i]))) end
+      local r = rtol or 1e-11
+      tap.ok(worst <= (method == "erk" and 1e4 or 100) * r * x0 and res.stats.restarts == 0 and
+        math.abs(res["input.f"][n] + k * res["b.x"][n] + c * res["der(b.x)"][n]) < 1e-12,
+        string.format("continuous PD, %s rtol %s: x(t) within %.1f rtol of the closed form, "
+          .. "input.f the law's value, no restart", method, rtol or "default", worst / (r * x0)))
+    end
+  end
+  local sys = joinery.system { gravity = { 0 } }
+  sys:add("mass", "b", { dim = 1, m = 1 })
+  sys:input { name = "f", value = 0 }
+  sys:controller { name = "pd", fn = function(s) return s.energy end }
+  local ok, err = pcall(sys.simulate, sys, { t_end = 0.1 })
+  tap.ok(not ok and err:find("controller 'pd'", 1, true) and err:find("continuous controller reads", 1, true),
+    "a continuous controller reading a channel of the solve: " .. tostring(err))
 end
 
 -- ---- bad input ------------------------------------------------------------------------------

@@ -312,8 +312,10 @@ JY_API jyStatus jy_event_set_input(jyEventCall *call, int k, double value);
  * event action (jy_event_q, jy_event_channels, jy_event_input) and sets held inputs
  * (jy_event_set_input), which keep their values until it sets them again (a zero-order
  * hold). Its run is exactly what a host calling jy_sim_advance(t_k) then jy_sim_set_input
- * would give, bit for bit. name: unique among the controllers, no '.'. ud must outlive
- * every model compiled from the system. */
+ * would give, bit for bit. period 0: a continuous controller, run inside every evaluation
+ * before the parts; it reads the time, q, v and the inputs (jy_event_channels refuses) and
+ * the inputs it sets hold for that evaluation only. name: unique among the controllers, no
+ * '.'. ud must outlive every model compiled from the system. */
 typedef int (*jyControllerFn)(void *ud, jyEventCall *call, char *error, size_t error_len);
 JY_API jyStatus jy_system_add_controller(jySystem *sys, const char *name, double period,
                                          jyControllerFn fn, void *ud);
@@ -508,6 +510,90 @@ JY_API const char *jy_eval_error(const jyEval *eval);
 /* Sets held input k of this evaluator (its initial value until then): for operating points
  * and linearization. JY_ERR_INVALID for a signal, a bad index or a value not finite. */
 JY_API jyStatus jy_eval_set_input(jyEval *eval, int k, double value);
+
+/* ---- operating points and linearization (docs/control.md) ---------------------------
+ * Both work on an evaluator, at the input values set on it (jy_eval_set_input), and leave
+ * their message in jy_eval_error. Both choose independent coordinates from the model's own by
+ * a pivoted QR of the constraint Jacobian (rows scaled to unit length; columns taken from
+ * the last coordinate back, so that ties keep the earlier coordinates independent): the
+ * position rows leave the position coordinates, all rows (velocity rows too) the velocity
+ * ones. Redundant rows count once. */
+
+/* A static equilibrium: q with v = 0 where the accelerations of the free coordinates vanish,
+ * the position rows hold and the held coordinates keep their values in q. */
+typedef struct jyEquilibriumDef {
+  const double *q; /* n: the initial guess and the held values; NULL: jy_model_initial_q */
+  const int *hold; /* nhold model coordinates held at their values in q (NULL: none) */
+  int nhold;
+  double t;     /* time, s (where rows or forces depend on it) */
+  double tol;   /* largest acceleration left in a free coordinate (m/s^2, rad/s^2) */
+  int max_iter; /* Newton iterations */
+} jyEquilibriumDef;
+/* t = 0, tol = 1e-9, max_iter = 50, no guess, nothing held. */
+JY_API jyEquilibriumDef jy_default_equilibrium_def(void);
+
+typedef struct jyEquilibriumReport {
+  int iterations;  /* Newton steps taken */
+  double residual; /* the largest acceleration of a free coordinate at q (held ones held) */
+  int nfree;       /* the free (independent, not held) coordinates solved for */
+  double rcond;    /* smallest over largest singular value of the reduced Jacobian at q */
+} jyEquilibriumReport;
+
+/* Solves for q (n, out; may be def->q) by Gauss–Newton on the free coordinates' accelerations
+ * (with holds: the generalized forces along the free directions, the held coordinates'
+ * reactions left free), the dependent coordinates meeting the position rows at each step;
+ * the reduced Jacobian by central differences, each step a minimum-norm least-squares solve
+ * (LAPACK dgelsd). report may be NULL. JY_ERR_CONVERGENCE: no equilibrium found (the message
+ * gives the acceleration left and where); JY_ERR_NOT_UNIQUE: not isolated (the reduced
+ * Jacobian is singular: the message names the free directions); JY_ERR_INVALID: a bad
+ * argument (a held index out of range or held twice, tol or q not finite); else what the
+ * evaluation returns. */
+JY_API jyStatus jy_model_equilibrium(jyEval *eval, const jyEquilibriumDef *def, double *q,
+                                     jyEquilibriumReport *report);
+
+typedef struct jyLinearizeDef {
+  const double *q, *v; /* n each: the operating point; NULL: the model's initial state */
+  double t;            /* time, s */
+  const int *inputs;   /* ninputs input indices for B and D; NULL: every input */
+  const double *u;     /* ninputs: their values at the operating point (set on the evaluator);
+                        * NULL: their initial values */
+  int ninputs;
+  const int *outputs; /* noutputs channel indices for C and D (NULL: none) */
+  int noutputs;
+  double tol;  /* largest position (m) / velocity (m/s) residual allowed at (q, v) */
+  double step; /* relative finite-difference step: h_j = step * max(1, |x_j|) */
+} jyLinearizeDef;
+/* The initial state, t = 0, every input at its initial value, no outputs, tol = 1e-8,
+ * step = 1e-4. */
+JY_API jyLinearizeDef jy_default_linearize_def(void);
+
+/* x' = A x + B u, y = C x + D u about the operating point, x = (independent positions,
+ * independent velocities) as offsets from it. Matrices column-major (A[i + j * nx]). */
+typedef struct jyLinearization {
+  int nx, nu, ny;
+  int npos;              /* the first npos states are positions, the rest velocities */
+  int *state_coord;      /* nx: the model coordinate of each state (a velocity state: its der()) */
+  int *input;            /* nu: model input indices */
+  int *output;           /* ny: channel indices */
+  double *A, *B, *C, *D; /* nx x nx, nx x nu, ny x nx, ny x nu */
+  /* The estimated error of an entry (the truncation error of the central difference at the
+   * smaller step, |D(h) - D(h/2)| / 3, plus rounding; the entries are the Richardson values
+   * (4 D(h/2) - D(h)) / 3, usually far better): the largest over A, B, C, D relative to
+   * max(1, |entry|), and the largest absolute estimate in each matrix. */
+  double error;
+  double error_abs[4];
+  jyAllocator alloc; /* the model's allocator, which jy_linearization_destroy frees it with */
+} jyLinearization;
+
+/* Linearizes by central differences at steps h and h/2 with Richardson extrapolation, each
+ * perturbed state carried back onto the constraints (the dependent positions by Gauss–Newton,
+ * the dependent velocities from the rows' rates) before jy_eval_acceleration and
+ * jy_eval_channels; B and D perturb inputs through jy_eval_set_input (restored after). *out
+ * is freed by jy_linearization_destroy. JY_ERR_INCONSISTENT: (q, v) violates a row beyond
+ * tol (the message names the worst); JY_ERR_INVALID: bad indices or settings; else what the
+ * evaluation returns. */
+JY_API jyStatus jy_model_linearize(jyEval *eval, const jyLinearizeDef *def, jyLinearization **out);
+JY_API void jy_linearization_destroy(jyLinearization *lin);
 
 /* ---- simulation -------------------------------------------------------------------- */
 
