@@ -7,7 +7,7 @@ local here = arg[0]:match("^(.*[/\\])") or ""
 local tap = dofile(here .. "tap.lua")
 local joinery = require "joinery"
 
-tap.plan(6 + 5 + 14)
+tap.plan(6 + 5 + 14 + 16) -- each raises: the location and every part of its message
 
 local function zeros(r, c)
   local M = {}
