@@ -35,8 +35,7 @@ static void matrix_shape(lua_State *L, int idx, const char *what, int *rows, int
 
 /* Reads the rows x cols matrix at idx into out (column-major). A number s for a square
  * argument (Q, R) is s times the identity. */
-static void read_matrix(lua_State *L, int idx, const char *what, int rows, int cols,
-                        double *out) {
+static void read_matrix(lua_State *L, int idx, const char *what, int rows, int cols, double *out) {
   if (lua_type(L, idx) == LUA_TNUMBER) {
     double s = lua_tonumber(L, idx);
     for (int j = 0; j < cols; j++)
@@ -84,12 +83,14 @@ static int l_lqr(lua_State *L) {
   matrix_shape(L, 2, "B", &nb, &m);
   if (nb != n) luaL_error(L, "joinery.lqr: B has %d rows, A has %d", nb, n);
   if (lua_type(L, 3) != LUA_TNUMBER && !lua_istable(L, 3))
-    luaL_error(L, "joinery.lqr: Q must be a table of rows or a number (times the identity), "
-                  "got %s",
+    luaL_error(L,
+               "joinery.lqr: Q must be a table of rows or a number (times the identity), "
+               "got %s",
                luaL_typename(L, 3));
   if (lua_type(L, 4) != LUA_TNUMBER && !lua_istable(L, 4))
-    luaL_error(L, "joinery.lqr: R must be a table of rows or a number (times the identity), "
-                  "got %s",
+    luaL_error(L,
+               "joinery.lqr: R must be a table of rows or a number (times the identity), "
+               "got %s",
                luaL_typename(L, 4));
   size_t nn = (size_t)n, mm = (size_t)m;
   double *A = jyl_scratch(L, nn * nn), *B = jyl_scratch(L, nn * mm);

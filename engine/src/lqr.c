@@ -51,8 +51,8 @@ jyStatus jy_lqr(int n, int m, const double *A, const double *B, const double *Q,
                 double *K, double *P, char *error, size_t len) {
   if (error && len > 0) error[0] = '\0';
   if (n < 1 || m < 1 || n > 10000 || m > 10000)
-    return fail(error, len, JY_ERR_INVALID, "lqr: n = %d states and m = %d inputs must be >= 1",
-                n, m);
+    return fail(error, len, JY_ERR_INVALID, "lqr: n = %d states and m = %d inputs must be >= 1", n,
+                m);
   if (!A || !B || !Q || !R || !K || !P)
     return fail(error, len, JY_ERR_INVALID, "lqr: A, B, Q, R, K and P must all be given");
   const struct {
@@ -67,12 +67,10 @@ jyStatus jy_lqr(int n, int m, const double *A, const double *B, const double *Q,
   const double sym_tol = 1e-12;
   if (asymmetry(Q, n) > sym_tol)
     return fail(error, len, JY_ERR_INVALID,
-                "lqr: Q is not symmetric (|Q - Q'| is %.3g of its largest entry)",
-                asymmetry(Q, n));
+                "lqr: Q is not symmetric (|Q - Q'| is %.3g of its largest entry)", asymmetry(Q, n));
   if (asymmetry(R, m) > sym_tol)
     return fail(error, len, JY_ERR_INVALID,
-                "lqr: R is not symmetric (|R - R'| is %.3g of its largest entry)",
-                asymmetry(R, m));
+                "lqr: R is not symmetric (|R - R'| is %.3g of its largest entry)", asymmetry(R, m));
 
   size_t nn = (size_t)n, mm = (size_t)m, n2 = 2 * nn;
   size_t doubles = mm * mm + mm * nn + nn * nn + 2 * n2 * n2 + 2 * n2 + 2 * nn * nn;
@@ -89,7 +87,7 @@ jyStatus jy_lqr(int n, int m, const double *A, const double *B, const double *Q,
   double *H = G + nn * nn;  /* 2n x 2n: the Hamiltonian, then its Schur form */
   double *U = H + n2 * n2;  /* 2n x 2n: the Schur vectors */
   double *wr = U + n2 * n2, *wi = wr + n2;
-  double *U11t = wi + n2;  /* n x n: U11', then its LU factors */
+  double *U11t = wi + n2;      /* n x n: U11', then its LU factors */
   double *Pt = U11t + nn * nn; /* n x n: U21', then P' */
   jyStatus st = JY_OK;
 
@@ -99,9 +97,9 @@ jyStatus jy_lqr(int n, int m, const double *A, const double *B, const double *Q,
     for (size_t j = 0; j < nn; j++) X[i + j * mm] = B[j + i * nn];
   lapack_int info = LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', m, n, Rf, m, X, m);
   if (info > 0) {
-    st = fail(error, len, JY_ERR_INVALID,
-              "lqr: R is not positive definite (its leading minor of order %d is not > 0)",
-              (int)info);
+    st =
+      fail(error, len, JY_ERR_INVALID,
+           "lqr: R is not positive definite (its leading minor of order %d is not > 0)", (int)info);
     goto done;
   }
   if (info < 0) {
@@ -128,8 +126,8 @@ jyStatus jy_lqr(int n, int m, const double *A, const double *B, const double *Q,
   hnorm = sqrt(hnorm);
 
   lapack_int sdim = 0;
-  info = LAPACKE_dgees(LAPACK_COL_MAJOR, 'V', 'S', stable, 2 * n, H, 2 * n, &sdim, wr, wi, U,
-                       2 * n);
+  info =
+    LAPACKE_dgees(LAPACK_COL_MAJOR, 'V', 'S', stable, 2 * n, H, 2 * n, &sdim, wr, wi, U, 2 * n);
   if (info < 0 || (info > 0 && info <= 2 * n)) {
     st = fail(error, len, JY_ERR_CONVERGENCE,
               "lqr: the Schur form of the Hamiltonian matrix did not converge (dgees info %d)",
@@ -165,8 +163,7 @@ jyStatus jy_lqr(int n, int m, const double *A, const double *B, const double *Q,
   double unorm = LAPACKE_dlange(LAPACK_COL_MAJOR, '1', n, n, U11t, n);
   info = LAPACKE_dgesv(LAPACK_COL_MAJOR, n, n, U11t, n, ipiv, Pt, n);
   double rcond = 0;
-  if (info == 0 && LAPACKE_dgecon(LAPACK_COL_MAJOR, '1', n, U11t, n, unorm, &rcond) != 0)
-    rcond = 0;
+  if (info == 0 && LAPACKE_dgecon(LAPACK_COL_MAJOR, '1', n, U11t, n, unorm, &rcond) != 0) rcond = 0;
   if (info != 0 || !(rcond > (double)n * DBL_EPSILON)) {
     st = fail(error, len, JY_ERR_CONVERGENCE,
               "lqr: no stabilizing solution: U11 of the stable invariant subspace is singular "

@@ -44,14 +44,14 @@ static jyModel *build(jyEnv *env) {
   jy_system_set_coord(sys, pole, "theta", th);
   jyPartId base = jy_system_add_part(sys, "marker2d", "pole_base",
                                      (jyParamSetting[]){{"rx", -l / 2}, {"ry", 0}}, 2);
-  jy_system_glue(sys, jy_system_terminal(sys, base, "body"),
-                 jy_system_terminal(sys, pole, "frame"), "pole_base.body");
+  jy_system_glue(sys, jy_system_terminal(sys, base, "body"), jy_system_terminal(sys, pole, "frame"),
+                 "pole_base.body");
   jy_system_glue(sys, jy_system_terminal(sys, base, "pos"), jy_system_terminal(sys, cart, "pos"),
                  "pivot");
   int u = jy_system_add_input(sys, "u", 0, "N");
-  jyPartId push = jy_system_add_part(
-    sys, "actuator", "push",
-    (jyParamSetting[]){{"mode", 2}, {"gain", 1}, {"force", 0}, {"input", u}}, 4);
+  jyPartId push =
+    jy_system_add_part(sys, "actuator", "push",
+                       (jyParamSetting[]){{"mode", 2}, {"gain", 1}, {"force", 0}, {"input", u}}, 4);
   jy_system_glue(sys, jy_system_terminal(sys, push, "coord"),
                  jy_system_coord_terminal(sys, cart, "x"), "push.coord");
   jyModel *model = NULL;

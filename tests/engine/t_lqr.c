@@ -36,8 +36,8 @@ static double residual(int n, int m, const double *A, const double *Q, const dou
   for (int j = 0; j < n; j++)
     for (int i = 0; i < n; i++) {
       long double r = Q[i + j * n], t = 0;
-      for (int k = 0; k < n; k++) r += (long double)A[k + i * n] * P[k + j * n] +
-                                       (long double)P[i + k * n] * A[k + j * n];
+      for (int k = 0; k < n; k++)
+        r += (long double)A[k + i * n] * P[k + j * n] + (long double)P[i + k * n] * A[k + j * n];
       for (int a = 0; a < m; a++)
         for (int b = 0; b < m; b++) t += (long double)K[a + i * m] * R[a + b * m] * K[b + j * m];
       r -= t;
@@ -74,8 +74,8 @@ static int positive_definite(int n, const double *P) {
   return LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', n, L, n) == 0;
 }
 
-static void bad(const char *what, int n, int m, const double *A, const double *B,
-                const double *Q, const double *R, jyStatus want, const char *part) {
+static void bad(const char *what, int n, int m, const double *A, const double *B, const double *Q,
+                const double *R, jyStatus want, const char *part) {
   double K[8], P[16];
   for (int k = 0; k < 8; k++) K[k] = 42;
   for (int k = 0; k < 16; k++) P[k] = 42;
