@@ -92,6 +92,11 @@ int jyl_push_names(lua_State *L, const jyModel *model, int n, jylNameFn fn);
 /* Pushes {channel name = value} of the channel values in x. */
 void jyl_push_channel_table(lua_State *L, const jyModel *model, const double *x);
 
+/* ---- lua/control.c ----------------------------------------------------------------------- */
+
+/* Sets joinery.lqr in the module table at module_idx. */
+void jyl_open_control(lua_State *L, int module_idx);
+
 /* ---- lua/system.c ------------------------------------------------------------------------ */
 
 /* joinery.system([{gravity = {...}}]); upvalue 1 = env userdata */

@@ -822,6 +822,25 @@ JY_API jyEventSummary jy_sim_event_summary(const jySim *sim, int k);
  * return JY_OK with jy_sim_time at the stop, and further advancing is JY_ERR_INVALID. */
 JY_API const char *jy_sim_stopped_by(const jySim *sim);
 
+/* ---- control (docs/control-examples.md) ----------------------------------------------- */
+
+/* The continuous-time linear-quadratic regulator of x' = A x + B u: the gain K (m x n) of
+ * u = -K x that minimizes the integral of x'Q x + u'R u, and the stabilizing solution P
+ * (n x n, symmetric) of the algebraic Riccati equation A'P + PA - P B R^-1 B' P + Q = 0, with
+ * K = R^-1 B' P. A is n x n, B n x m, Q n x n (symmetric, usually positive semidefinite),
+ * R m x m (symmetric positive definite); all column-major (A[i + j * n]). Solved by LAPACK
+ * alone, as SLICOT's SB02MD: the real Schur form of the Hamiltonian [A, -B R^-1 B'; -Q, -A']
+ * with its stable eigenvalues ordered first (dgees), whose Schur vectors [U11; U21] span the
+ * stable invariant subspace, P = U21 U11^-1 (dgesv); R^-1 B' by Cholesky (dposv). Keeps no
+ * state; allocates with malloc and frees before it returns. JY_OK; JY_ERR_INVALID: n or m
+ * < 1, an entry not finite, Q or R not symmetric (to 1e-12 of the largest entry), R not
+ * positive definite; JY_ERR_CONVERGENCE: no stabilizing solution (an eigenvalue of the
+ * Hamiltonian within sqrt(eps) |H| of the imaginary axis, or U11 singular: (A, B) not
+ * stabilizable); JY_ERR_NOMEM. On an error the message (at most len bytes with its NUL) is
+ * in error (which may be NULL), and K and P are untouched. */
+JY_API jyStatus jy_lqr(int n, int m, const double *A, const double *B, const double *Q,
+                       const double *R, double *K, double *P, char *error, size_t len);
+
 #ifdef __cplusplus
 }
 #endif
