@@ -542,6 +542,18 @@ static jyStatus eq_solve(Eq *eq, const jyEquilibriumDef *def, jyEquilibriumRepor
   return eq_isolated(eq, &rep->rcond);
 }
 
+/* Both solves work on dense matrices (the constraint Jacobian, the reduced Jacobian): a model
+ * beyond the dense solves' size is refused, saying so, rather than run out of memory. */
+static int too_large(jyEval *e, const char *what) {
+  const jyModel *m = e->model;
+  if (m->n <= JY_DENSE_FALLBACK_MAX_COORDS) return 0;
+  jy_set_error(e->error,
+               "%s works with dense matrices, for models of at most %d coordinates; this one "
+               "has %d",
+               what, JY_DENSE_FALLBACK_MAX_COORDS, m->n);
+  return 1;
+}
+
 jyStatus jy_model_equilibrium(jyEval *e, const jyEquilibriumDef *def, double *q,
                               jyEquilibriumReport *report) {
   if (!e || !q) return JY_ERR_INVALID;
@@ -554,6 +566,7 @@ jyStatus jy_model_equilibrium(jyEval *e, const jyEquilibriumDef *def, double *q,
     jy_set_error(e->error, "equilibrium: tol must be a positive number, max_iter >= 0, t finite");
     return JY_ERR_INVALID;
   }
+  if (too_large(e, "equilibrium")) return JY_ERR_INVALID;
   Eq eq;
   memset(&eq, 0, sizeof eq);
   jyStatus st = op_init(&eq.op, e, d.t);
@@ -709,6 +722,7 @@ jyStatus jy_model_linearize(jyEval *e, const jyLinearizeDef *def, jyLinearizatio
                  "and t finite");
     return JY_ERR_INVALID;
   }
+  if (too_large(e, "linearize")) return JY_ERR_INVALID;
   for (int k = 0; d.inputs && k < nu; k++)
     if (d.inputs[k] < 0 || d.inputs[k] >= nin_model) {
       jy_set_error(e->error, "linearize: input index %d out of range (the model has %d)",

@@ -234,4 +234,19 @@ do
   tap.raises(function() model:linearize { step = 2 } end, { "step" }, "a step out of range")
   tap.raises(function() model:linearize { q = { 1, 2 } } end, { "'q' must have 3 entries" }, "a q of the wrong size")
 end
+
+do -- a model beyond the dense solves' size: a clear refusal, not an allocation of n^2 doubles
+  local sys = joinery.system { gravity = { 0, -9.81 } }
+  local prev = sys:add("ground", "g", { dim = 2 })
+  for i = 1, 1001 do
+    local b = sys:add("mass", "m" .. i, { dim = 2, m = 1, init = { x = i * 0.1, y = 0 } })
+    sys:add("spring", "s" .. i, { dim = 2, k = 100, L = 0.1, a = prev.pos, b = b.pos })
+    prev = b
+  end
+  local model = sys:compile()
+  tap.raises(function() model:linearize {} end, { "linearize works with dense matrices", "2002" },
+    "linearize on 2002 coordinates")
+  tap.raises(function() model:equilibrium {} end, { "equilibrium works with dense matrices" },
+    "equilibrium on 2002 coordinates")
+end
 tap.done()
