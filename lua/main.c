@@ -20,6 +20,10 @@
  *   options) gives it the full Lua library.
  *   joinery run: the rows stream to F (memory stays flat); SIGINT or SIGTERM stops the run
  *   at its next row as a failure, exit status 128 + the signal's number.
+ *   joinery check SCRIPT [--json] [-- ARGS...]
+ *                                  compiles the system SCRIPT returns and prints the model
+ *                                  doctor's analysis (model:check()), as text or one JSON
+ *                                  object; exit status 0 sound, 1 findings, 2 errors.
  *   joinery types                  lists the registered part types
  *   joinery doc TYPE               parameters, terminals and coordinates of a part type
  *   joinery --help | --version
@@ -27,7 +31,7 @@
  *   to a script's error, for those debugging the script's own functions.
  *
  * Exit status: 0 success, 1 error ("joinery: <message>" on stderr), 2 usage error, 130/143
- * a run interrupted by SIGINT/SIGTERM.
+ * a run interrupted by SIGINT/SIGTERM; joinery check: 0 sound, 1 findings, 2 errors.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -60,6 +64,9 @@ static const char usage_head[] =
   "                                       run a Lua script (require \"joinery\" works)\n"
   "       joinery [--trust] run SCRIPT [OPTIONS] [-- ARGS...]\n"
   "                                       simulate the system SCRIPT returns, write a CSV\n"
+  "       joinery [--trust] check SCRIPT [--json] [-- ARGS...]\n"
+  "                                       the model doctor: size, rank, degrees of freedom\n"
+  "                                       and findings; exit 0 sound, 1 findings, 2 errors\n"
   "       joinery types                   list the part types\n"
   "       joinery doc TYPE                describe a part type\n"
   "       joinery settings                every setting as a markdown table\n"
@@ -441,6 +448,31 @@ static void print_methods(lua_State *L, int stats) {
          (long)int_field(L, stats, "to_adams"));
 }
 
+/* One line of the model doctor on stderr: "model: N coordinates, M rows (R redundant), D
+ * degrees of freedom" and its other findings' count (joinery check SCRIPT lists them). */
+static void print_check_line(lua_State *L, int model) {
+  lua_getfield(L, model, "check");
+  lua_pushvalue(L, model);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK || !lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    return;
+  }
+  int c = lua_gettop(L);
+  lua_getfield(L, c, "redundant");
+  long redundant = (long)luaL_len(L, -1);
+  lua_pop(L, 1);
+  long dof = (long)int_field(L, c, "dof"), velocity = (long)int_field(L, c, "velocity_rows");
+  long others = (long)int_field(L, c, "findings") - redundant;
+  fprintf(stderr, "model: %ld coordinates, %ld rows (%ld redundant",
+          (long)int_field(L, c, "coords"), (long)int_field(L, c, "rows"), redundant);
+  if (velocity > 0) fprintf(stderr, ", %ld nonholonomic", velocity);
+  fprintf(stderr, "), %ld degree%s of freedom", dof, dof == 1 ? "" : "s");
+  if (others > 0)
+    fprintf(stderr, "; %ld other finding%s (joinery check)", others, others == 1 ? "" : "s");
+  fputc('\n', stderr);
+  lua_pop(L, 1);
+}
+
 static int simulate_system(lua_State *L) {
   /* The flags over the script's sys:settings: solver settings for the compile, run settings
    * and out for the run (the model takes a copy of the system's run settings). */
@@ -476,6 +508,7 @@ static int simulate_system(lua_State *L) {
   }
   lua_pop(L, 1);
   fflush(stdout);
+  print_check_line(L, 3);
   warn_moved(L, 3);
 
   /* Streamed: the rows go to the file, the result keeps only those print_summary shows. */
@@ -669,6 +702,178 @@ static int cmd_run(lua_State *L, Cli *cli, int at) {
   return 0;
 }
 
+/* ---- joinery check ---------------------------------------------------------------------- */
+
+/* The doctor's printer, in Lua: called with (system, script, json), returns the text and the
+ * exit status. Loaded and run before the sandbox, so the library functions it keeps are the
+ * full ones. A compile that fails on massless coordinates no constraint determines is a
+ * finding (the compile's first acceleration names them), any other failure an error. */
+static const char *const check_printer[] = {
+  "local format, concat, pcall, ipairs, tostring, type, mtype, huge, floor =",
+  "  string.format, table.concat, pcall, ipairs, tostring, type, math.type, math.huge,",
+  "  math.floor\n",
+  "local gmatch, match, gsub, pairs, next, sort = string.gmatch, string.match, string.gsub, pairs,"
+  "  next, table.sort\n",
+  "local function jstr(s)\n",
+  "  return '\"' .. gsub(tostring(s), '[%c\"\\\\]', function(c)\n",
+  "    if c == '\"' then return '\\\\\"' elseif c == '\\\\' then return '\\\\\\\\' end\n",
+  "    return format('\\\\u%04x', c:byte()) end) .. '\"'\n",
+  "end\n",
+  "local function json(v)\n",
+  "  local t = type(v)\n",
+  "  if t == 'table' then\n",
+  "    local out = {}\n",
+  "    if v[1] ~= nil or next(v) == nil and v.__array then\n",
+  "      for _, x in ipairs(v) do out[#out + 1] = json(x) end\n",
+  "      return '[' .. concat(out, ',') .. ']'\n",
+  "    end\n",
+  "    local keys = {}\n",
+  "    for k in pairs(v) do if k ~= '__array' then keys[#keys + 1] = k end end\n",
+  "    sort(keys)\n",
+  "    if #keys == 0 then return '[]' end\n",
+  "    for _, k in ipairs(keys) do out[#out + 1] = jstr(k) .. ':' .. json(v[k]) end\n",
+  "    return '{' .. concat(out, ',') .. '}'\n",
+  "  elseif t == 'string' then return jstr(v)\n",
+  "  elseif t == 'number' then\n",
+  "    if mtype(v) == 'integer' then return format('%d', v) end\n",
+  "    if v ~= v or v == huge or v == -huge then return 'null' end\n",
+  "    return format('%.17g', v)\n",
+  "  elseif t == 'boolean' then return tostring(v) end\n",
+  "  return 'null'\n",
+  "end\n",
+  "local function row_text(r)\n",
+  "  if r.glue then return format('%s (glue %s between %s and %s)', r.name, r.glue, r.part, r.part_b) end\n",
+  "  return r.part and format('%s (part %s)', r.name, r.part) or r.name\n",
+  "end\n",
+  "return function(sys, script, as_json)\n",
+  "  local ok, model = pcall(sys.compile, sys)\n",
+  "  local c\n",
+  "  if not ok then\n",
+  "    local list = match(tostring(model), 'massless coordinates that no constraint determines: ([^;]*)')\n",
+  "    if not list then return nil, tostring(model) end\n",
+  "    c = { compiled = false, error = tostring(model), massless = {}, findings = 0, sound = false }\n",
+  "    for name in gmatch(list, '[^,%s]+') do\n",
+  "      c.massless[#c.massless + 1] = { name = name, part = match(name, '^(.*)%.[^.]*$') }\n",
+  "      c.findings = c.findings + 1\n",
+  "    end\n",
+  "  else\n",
+  "    c = model:check()\n",
+  "    c.moved.values = {}\n",
+  "    for i, mv in ipairs(model:moved()) do\n",
+  "      c.moved.values[i] = { name = mv.name, from = mv.from, to = mv.to,\n",
+  "        kind = mv.set and 'set' or mv.follows_glue and 'follows_glue' or 'unset' }\n",
+  "    end\n",
+  "    c.compiled = true\n",
+  "  end\n",
+  "  c.script = script\n",
+  "  local status = c.findings > 0 and 1 or 0\n",
+  "  if as_json then return json(c) .. '\\n', status end\n",
+  "  local o = {}\n",
+  "  local function say(...) o[#o + 1] = format(...) end\n",
+  "  local function list(title, items, fmt)\n",
+  "    if #items == 0 then say('%s: none', title) return end\n",
+  "    say('%s: %d', title, #items)\n",
+  "    for _, it in ipairs(items) do say('  %s', fmt(it)) end\n",
+  "  end\n",
+  "  say('model check of %s', script)\n",
+  "  if not c.compiled then\n",
+  "    say('the compile stopped at the first acceleration: %s', c.error)\n",
+  "    list('massless coordinates no row determines', c.massless,\n",
+  "      function(it) return format('%s (part %s): give it mass or glue its terminal', it.name, it.part) end)\n",
+  "    say('findings: %d (not sound)', c.findings)\n",
+  "    return concat(o, '\\n') .. '\\n', status\n",
+  "  end\n",
+  "  say('coordinates: %d', c.coords)\n",
+  "  say('constraint rows: %d (%d position, %d velocity/nonholonomic)', c.rows, c.position_rows, c.velocity_rows)\n",
+  "  say('rank of A: %d of the position rows, %d of all rows%s', c.rank, c.rank_all,\n",
+  "    c.rank_from_svd and '' or ' (from the compile\\'s dependent rows: too large to decompose)')\n",
+  "  say('degrees of freedom: %d (%d coordinates - rank %d, at the initial state)', c.dof, c.coords, c.rank)\n",
+  "  if c.velocity_rows > 0 then say('velocity freedoms: %d (with the %d nonholonomic rows)', c.motion_dof, c.velocity_rows) end\n",
+  "  list('redundant rows', c.redundant, row_text)\n",
+  "  list('massless coordinates with no row', c.massless, function(it) return format('%s (part %s)', it.name, it.part or '?') end)\n",
+  "  if not c.mass_known then say('  (a tree model forms no mass matrix: only parts without mass were looked at)') end\n",
+  "  list('terminals never glued', c.unglued, function(it) return format('%s.%s: massless, held by no glue', it.part, it.terminal) end)\n",
+  "  list('parts not connected to anything', c.isolated, function(it) return it.name end)\n",
+  "  say('initial state: %d values moved (%d set by the script, %d unset or guessed, %d following their glue)',\n",
+  "    c.moved.set + c.moved.unset + c.moved.follows_glue, c.moved.set, c.moved.unset, c.moved.follows_glue)\n",
+  "  for i, mv in ipairs(c.moved.values) do\n",
+  "    if i > 20 then say('  ... and %d more', #c.moved.values - 20) break end\n",
+  "    say('  %s: %.9g -> %.9g (%s)', mv.name, mv.from, mv.to, mv.kind == 'set' and 'set by the script'\n",
+  "      or mv.kind == 'unset' and 'unset or guessed' or 'follows its glue')\n",
+  "  end\n",
+  "  local s = c.singular\n",
+  "  if s.sigma then\n",
+  "    local along = {}\n",
+  "    for _, x in ipairs(s.coords) do along[#along + 1] = format('%s (%.3g)', x.name, x.weight) end\n",
+  "    say('nearest singular configuration: smallest singular value %.4g (threshold %g)%s, along %s', s.sigma, s.tol,\n",
+  "      s.near and ': NEAR SINGULAR' or '', concat(along, ', '))\n",
+  "  else say('nearest singular configuration: not computed (no rows, or too large)') end\n",
+  "  say('findings: %d%s', c.findings, c.findings == 0 and ' (sound)' or ' (not sound)')\n",
+  "  return concat(o, '\\n') .. '\\n', status\n",
+  "end\n",
+  NULL};
+
+static int cmd_check(lua_State *L, Cli *cli, int at) {
+  const char *script = NULL;
+  int json = 0, first_arg = cli->argc, nargs = 0, script_at = 0;
+  for (int i = at; i < cli->argc; i++) {
+    const char *a = cli->argv[i];
+    if (strcmp(a, "--") == 0) {
+      first_arg = i + 1;
+      nargs = cli->argc - i - 1;
+      break;
+    }
+    if (strcmp(a, "--json") == 0)
+      json = 1;
+    else if (strcmp(a, "--trust") == 0)
+      cli->trust = 1;
+    else if (strcmp(a, "--traceback") == 0)
+      cli->traceback = 1;
+    else if (a[0] == '-' && a[1])
+      return usage_error("check: unknown option %s (check SCRIPT [--json] [-- ARGS...])", a);
+    else if (script)
+      return usage_error("check takes one SCRIPT (its arguments go after --)");
+    else {
+      script = a;
+      script_at = i;
+    }
+  }
+  if (!script) return usage_error("check needs a SCRIPT");
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int i = 0; check_printer[i]; i++) luaL_addstring(&b, check_printer[i]);
+  luaL_pushresult(&b);
+  const char *code = lua_tostring(L, -1);
+  if (luaL_loadbufferx(L, code, strlen(code), "=check", "t") != LUA_OK)
+    return luaL_error(L, "%s", lua_tostring(L, -1));
+  lua_call(L, 0, 1);
+  lua_remove(L, -2); /* the code */
+  int printer = lua_gettop(L);
+  enter_sandbox(L, cli, NULL);
+  set_arg_table(L, cli->argv, script_at, script_at, first_arg, nargs);
+  if (run_script(L, script, cli->argv, first_arg, nargs, 1, cli->traceback) != 0) return 2;
+  if (!luaL_testudata(L, -1, JYL_SYSTEM)) {
+    fprintf(stderr,
+            "joinery: %s must return a system (end it with `return sys`), but it returned %s\n",
+            script, lua_isnil(L, -1) ? "nothing" : luaL_typename(L, -1));
+    return 2;
+  }
+  lua_pushvalue(L, printer);
+  lua_insert(L, -2);
+  lua_pushstring(L, script);
+  lua_pushboolean(L, json);
+  if (docall(L, 3, 2, cli->traceback) != LUA_OK) {
+    print_error(lua_tostring(L, -1));
+    return 2;
+  }
+  if (lua_isnil(L, -2)) {
+    print_error(lua_tostring(L, -1));
+    return 2;
+  }
+  fputs(lua_tostring(L, -2), stdout);
+  return (int)lua_tointeger(L, -1);
+}
+
 /* ---- joinery types / doc --------------------------------------------------------------- */
 
 static int cmd_types(lua_State *L) {
@@ -797,6 +1002,7 @@ static int dispatch(lua_State *L, Cli *cli) {
     return 0;
   }
   if (strcmp(cmd, "run") == 0) return cmd_run(L, cli, at + 1);
+  if (strcmp(cmd, "check") == 0) return cmd_check(L, cli, at + 1);
   if (strcmp(cmd, "types") == 0) {
     if (cli->argc != at + 1) return usage_error("types takes no arguments");
     return cmd_types(L);

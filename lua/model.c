@@ -22,6 +22,7 @@
  * Both run on an evaluator of their own, made and destroyed in the call (the inputs they set
  * stay theirs); every argument is read before it is made, so a Lua error leaks nothing.
  */
+#include <math.h>
 #include <string.h>
 
 #include <lauxlib.h>
@@ -145,6 +146,96 @@ static int model_moved(lua_State *L) {
     lua_setfield(L, -2, "warn");
     lua_rawseti(L, -2, i + 1);
   }
+  return 1;
+}
+
+/* model:check() -> table: the model doctor's analysis (jy_model_check; docs/lua-api.md). */
+static void push_items(lua_State *L, const jyCheckItem *items, int count, const char *field) {
+  lua_createtable(L, count, 0);
+  for (int i = 0; i < count; i++) {
+    const jyCheckItem *it = &items[i];
+    lua_createtable(L, 0, 5);
+    lua_pushstring(L, it->name);
+    lua_setfield(L, -2, "name");
+    if (it->part) {
+      lua_pushstring(L, it->part);
+      lua_setfield(L, -2, "part");
+    }
+    if (it->glue) {
+      lua_pushstring(L, it->glue);
+      lua_setfield(L, -2, "glue");
+      lua_pushstring(L, it->part_b);
+      lua_setfield(L, -2, "part_b");
+    }
+    if (it->terminal) {
+      lua_pushstring(L, it->terminal);
+      lua_setfield(L, -2, "terminal");
+    }
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, field);
+}
+
+static void set_bool(lua_State *L, const char *key, int value) {
+  lua_pushboolean(L, value);
+  lua_setfield(L, -2, key);
+}
+
+static void set_number(lua_State *L, const char *key, double value) {
+  lua_pushnumber(L, value);
+  lua_setfield(L, -2, key);
+}
+
+static int model_check(lua_State *L) {
+  const jyModel *model = jyl_check_model(L, 1)->model;
+  jyModelCheck c;
+  jyStatus st = jy_model_check(model, &c);
+  if (st != JY_OK) {
+    jy_model_check_free(model, &c);
+    return luaL_error(L, "model check: %s", jy_status_text(st));
+  }
+  lua_createtable(L, 0, 24);
+  static const char *const ints[] = {"coords", "rows",     "position_rows", "velocity_rows", "rank",
+                                     "dof",    "rank_all", "motion_dof",    "findings"};
+  const int vals[] = {c.coords, c.rows,     c.position_rows, c.velocity_rows, c.rank,
+                      c.dof,    c.rank_all, c.motion_dof,    c.findings};
+  for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+    lua_pushinteger(L, vals[i]);
+    lua_setfield(L, -2, ints[i]);
+  }
+  set_bool(L, "rank_from_svd", c.rank_from_svd);
+  set_bool(L, "mass_known", c.mass_known);
+  set_bool(L, "sound", c.findings == 0);
+  push_items(L, c.redundant, c.nredundant, "redundant");
+  push_items(L, c.massless, c.nmassless, "massless");
+  push_items(L, c.unglued, c.nunglued, "unglued");
+  push_items(L, c.isolated, c.nisolated, "isolated");
+  lua_createtable(L, 0, 5); /* singular */
+  if (isnan(c.sigma))
+    set_bool(L, "sigma", 0);
+  else
+    set_number(L, "sigma", c.sigma);
+  set_number(L, "tol", c.sigma_tol);
+  set_bool(L, "near", c.near_singular);
+  lua_createtable(L, c.nsingular_coords, 0);
+  for (int i = 0; i < c.nsingular_coords; i++) {
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, c.singular_coords[i].name);
+    lua_setfield(L, -2, "name");
+    set_number(L, "weight", c.singular_coords[i].value);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "coords");
+  lua_setfield(L, -2, "singular");
+  lua_createtable(L, 0, 3); /* moved: counts */
+  static const char *const moved[] = {"set", "unset", "follows_glue"};
+  const int counts[] = {c.moved_set, c.moved_unset, c.moved_follow};
+  for (int i = 0; i < 3; i++) {
+    lua_pushinteger(L, counts[i]);
+    lua_setfield(L, -2, moved[i]);
+  }
+  lua_setfield(L, -2, "moved");
+  jy_model_check_free(model, &c);
   return 1;
 }
 
@@ -570,6 +661,7 @@ static const luaL_Reg model_methods[] = {{"coords", model_coords},
                                          {"initial", model_initial},
                                          {"report", model_report},
                                          {"moved", model_moved},
+                                         {"check", model_check},
                                          {"acceleration", model_acceleration},
                                          {"evaluate", model_evaluate},
                                          {"simulate", model_simulate},

@@ -465,6 +465,62 @@ typedef struct jyMovedValue {
 JY_API int jy_model_num_moved(const jyModel *model);
 JY_API const jyMovedValue *jy_model_moved(const jyModel *model, int i);
 
+/* ---- the model doctor (jy_model_check; `joinery check`, docs/cli.md) ---------------
+ * An analysis of a compiled model at its initial state: its size, the rank of the
+ * constraint Jacobian A and the degrees of freedom, and the findings that make a model
+ * suspect. One entry of a list: the row, coordinate or part it names (names point into the
+ * model, valid as long as it). */
+typedef struct jyCheckItem {
+  int index;            /* model row, model coordinate or part index */
+  const char *name;     /* the row's, coordinate's or part's name */
+  const char *part;     /* the part owning the row or coordinate (NULL for a glue row) */
+  const char *glue;     /* a glue row: its glue, between part and part_b; else NULL */
+  const char *part_b;   /* a glue row: the glue's second part; else NULL */
+  const char *terminal; /* an unglued terminal: its name; else NULL */
+  double value;         /* singular_coords: the singular vector's entry; else 0 */
+} jyCheckItem;
+
+/* Singular values under this (of A with its rows scaled to unit length, the redundant rows
+ * left out) make the initial state "near a singular configuration": a finding. */
+#define JY_CHECK_SINGULAR_TOL 1e-3
+#define JY_CHECK_SINGULAR_COORDS 4 /* the coordinates named along the singular direction */
+
+typedef struct jyModelCheck {
+  int coords;        /* n */
+  int rows;          /* m, every row */
+  int position_rows; /* holonomic rows, phi(q, t) = 0 */
+  int velocity_rows; /* nonholonomic rows (velocity and acceleration rows), counted apart */
+  /* The rank of the position rows' Jacobian at the initial state and the degrees of freedom
+   * n - rank; the rank of all rows and the velocity freedoms n - rank_all. By a singular
+   * value decomposition (cut: the solver's rank_rcond) when m^2 n is at most 1e8; beyond,
+   * from the compile's dependent rows (rank_from_svd 0). */
+  int rank, dof, rank_all, motion_dof, rank_from_svd;
+  /* The findings. redundant: the rows the compile found dependent on the others
+   * (jy_model_report names them too). massless: coordinates with no mass and no row (their
+   * acceleration is undetermined); mass_known 0 when the model is solved by the tree
+   * recursion and forms no M (then only parts without mass count). unglued: a terminal made
+   * of massless coordinates that no glue holds (a rod's or spring's free end). isolated: a
+   * part no glue connects to another (a model of one part has none). */
+  int nredundant, nmassless, nunglued, nisolated, mass_known;
+  jyCheckItem *redundant, *massless, *unglued, *isolated;
+  /* The distance to the nearest singular configuration: the smallest singular value of A
+   * (kept rows scaled to unit length; NAN when there are no rows or it is too large to
+   * decompose), and the coordinates with the largest entries of its right singular vector
+   * (those along which A loses rank), largest first. near_singular: sigma < sigma_tol. */
+  double sigma, sigma_tol;
+  int near_singular, nsingular_coords;
+  jyCheckItem singular_coords[JY_CHECK_SINGULAR_COORDS];
+  /* The initial-state solve's moves by kind (jy_model_moved): set by the script, unset or
+   * guessed, following their glue. Not findings. */
+  int moved_set, moved_unset, moved_follow;
+  int findings; /* nredundant + nmassless + nunglued + nisolated + near_singular */
+} jyModelCheck;
+
+/* Fills *out (freed by jy_model_check_free). JY_ERR_NOMEM, or an evaluation's error at the
+ * initial state (*out then holds what was found before it, freed the same way). */
+JY_API jyStatus jy_model_check(const jyModel *model, jyModelCheck *out);
+JY_API void jy_model_check_free(const jyModel *model, jyModelCheck *check);
+
 /* Output channels, in CSV column order: "t", every coordinate of every part "part.coord"
  * in the order the parts were added (those glue elimination substituted away too, as
  * the terminal they follow moves them: the columns do not depend on how the model was
