@@ -83,6 +83,9 @@ void jyl_new_class(lua_State *L, const char *name, const luaL_Reg *meta, const l
 
 /* The userdata one file hands another. */
 LSystem *jyl_check_system(lua_State *L, int idx);
+/* Sets field of the table on top to an array of the model doctor's items, each {name =,
+ * part =, glue =, part_b =, terminal =} with the fields the item has (lua/model.c). */
+void jyl_push_check_items(lua_State *L, const jyCheckItem *items, int count, const char *field);
 LModel *jyl_check_model(lua_State *L, int idx);
 /* Frees the model's engine objects (its last sim is gone, or it never had one). */
 void jyl_model_release(LModel *m);

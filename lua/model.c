@@ -150,7 +150,7 @@ static int model_moved(lua_State *L) {
 }
 
 /* model:check() -> table: the model doctor's analysis (jy_model_check; docs/lua-api.md). */
-static void push_items(lua_State *L, const jyCheckItem *items, int count, const char *field) {
+void jyl_push_check_items(lua_State *L, const jyCheckItem *items, int count, const char *field) {
   lua_createtable(L, count, 0);
   for (int i = 0; i < count; i++) {
     const jyCheckItem *it = &items[i];
@@ -206,10 +206,10 @@ static int model_check(lua_State *L) {
   set_bool(L, "rank_from_svd", c.rank_from_svd);
   set_bool(L, "mass_known", c.mass_known);
   set_bool(L, "sound", c.findings == 0);
-  push_items(L, c.redundant, c.nredundant, "redundant");
-  push_items(L, c.massless, c.nmassless, "massless");
-  push_items(L, c.unglued, c.nunglued, "unglued");
-  push_items(L, c.isolated, c.nisolated, "isolated");
+  jyl_push_check_items(L, c.redundant, c.nredundant, "redundant");
+  jyl_push_check_items(L, c.massless, c.nmassless, "massless");
+  jyl_push_check_items(L, c.unglued, c.nunglued, "unglued");
+  jyl_push_check_items(L, c.isolated, c.nisolated, "isolated");
   lua_createtable(L, 0, 5); /* singular */
   if (isnan(c.sigma))
     set_bool(L, "sigma", 0);

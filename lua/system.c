@@ -481,6 +481,25 @@ static int sys_compile(lua_State *L) {
   return 1;
 }
 
+/* sys:check() -> {unglued = {{name =, part =, terminal =}, ...}, isolated = {{name =}, ...},
+ * findings =}: the findings that need no compile (jy_system_check). */
+static int sys_check(lua_State *L) {
+  const jySystem *sys = jyl_check_system(L, 1)->sys;
+  jyModelCheck c;
+  jyStatus st = jy_system_check(sys, &c);
+  if (st != JY_OK) {
+    jy_system_check_free(sys, &c);
+    return luaL_error(L, "system check: %s", jy_status_text(st));
+  }
+  lua_createtable(L, 0, 3);
+  jyl_push_check_items(L, c.unglued, c.nunglued, "unglued");
+  jyl_push_check_items(L, c.isolated, c.nisolated, "isolated");
+  lua_pushinteger(L, c.findings);
+  lua_setfield(L, -2, "findings");
+  jy_system_check_free(sys, &c);
+  return 1;
+}
+
 /* sys:simulate([opts]) */
 static int sys_simulate(lua_State *L) {
   LSystem *s = jyl_check_system(L, 1);
@@ -682,10 +701,11 @@ static int terminal_tostring(lua_State *L) {
 
 static const luaL_Reg system_meta[] = {
   {"__gc", sys_gc}, {"__close", sys_gc}, {"__tostring", sys_tostring}, {NULL, NULL}};
-static const luaL_Reg system_methods[] = {
-  {"add", sys_add},         {"glue", sys_glue},         {"settings", sys_settings},
-  {"compile", sys_compile}, {"simulate", sys_simulate}, {"part", sys_part},
-  {"parts", sys_parts},     {"close", sys_gc},          {NULL, NULL}};
+static const luaL_Reg system_methods[] = {{"add", sys_add},           {"glue", sys_glue},
+                                          {"settings", sys_settings}, {"compile", sys_compile},
+                                          {"simulate", sys_simulate}, {"part", sys_part},
+                                          {"parts", sys_parts},       {"check", sys_check},
+                                          {"close", sys_gc},          {NULL, NULL}};
 
 static const luaL_Reg part_meta[] = {
   {"__index", part_index}, {"__tostring", part_tostring}, {NULL, NULL}};

@@ -97,24 +97,22 @@ static jyCheckItem *grow(const jyAllocator *a, jyCheckItem *list, int count) {
   return bigger;
 }
 
-#define PUSH(list, count, item)                              \
-  do {                                                       \
-    jyCheckItem *grown_ = grow(&md->alloc, (list), (count)); \
-    if (!grown_) {                                           \
-      st = JY_ERR_NOMEM;                                     \
-      goto done;                                             \
-    }                                                        \
-    (list) = grown_;                                         \
-    (list)[(count)++] = (item);                              \
+#define PUSH(list, count, item) PUSH_TO(&md->alloc, list, count, item)
+#define PUSH_TO(alloc_, list, count, item)                 \
+  do {                                                     \
+    jyCheckItem *grown_ = grow((alloc_), (list), (count)); \
+    if (!grown_) {                                         \
+      st = JY_ERR_NOMEM;                                   \
+      goto done;                                           \
+    }                                                      \
+    (list) = grown_;                                       \
+    (list)[(count)++] = (item);                            \
   } while (0)
 
+static void free_lists(const jyAllocator *a, jyModelCheck *c);
+
 void jy_model_check_free(const jyModel *md, jyModelCheck *c) {
-  if (!md || !c) return;
-  jy_free(&md->alloc, c->redundant);
-  jy_free(&md->alloc, c->massless);
-  jy_free(&md->alloc, c->unglued);
-  jy_free(&md->alloc, c->isolated);
-  memset(c, 0, sizeof *c);
+  if (md && c) free_lists(&md->alloc, c);
 }
 
 jyStatus jy_model_check(const jyModel *md, jyModelCheck *c) {
@@ -289,5 +287,62 @@ done:
   jy_free(alloc, held);
   jy_free(alloc, connected);
   jy_eval_destroy(e);
+  return st;
+}
+
+static void free_lists(const jyAllocator *a, jyModelCheck *c) {
+  jy_free(a, c->redundant);
+  jy_free(a, c->massless);
+  jy_free(a, c->unglued);
+  jy_free(a, c->isolated);
+  memset(c, 0, sizeof *c);
+}
+
+void jy_system_check_free(const jySystem *sys, jyModelCheck *c) {
+  if (sys && c) free_lists(&sys->env->alloc, c);
+}
+
+jyStatus jy_system_check(const jySystem *sys, jyModelCheck *c) {
+  if (!sys || !c) return JY_ERR_INVALID;
+  memset(c, 0, sizeof *c);
+  const jyAllocator *alloc = &sys->env->alloc;
+  jyStatus st = JY_OK;
+  /* per part, a flag for each terminal a glue holds (declared ones, then coordinates) */
+  size_t *at = jy_calloc(alloc, (size_t)sys->nparts + 1, sizeof(size_t));
+  unsigned char *held = NULL, *connected = jy_calloc(alloc, (size_t)sys->nparts + 1, 1);
+  if (at) {
+    for (int i = 0; i < sys->nparts; i++)
+      at[i + 1] =
+        at[i] + (size_t)sys->parts[i].shape->nterminals + (size_t)sys->parts[i].shape->ncoords;
+    held = jy_calloc(alloc, at[sys->nparts] + 1, 1);
+  }
+  if (!at || !held || !connected) {
+    st = JY_ERR_NOMEM;
+    goto done;
+  }
+  for (int g = 0; g < sys->nglues; g++) {
+    const jySysGlue *gl = &sys->glues[g];
+    held[at[gl->a.part] + (size_t)gl->a.terminal] = 1;
+    held[at[gl->b.part] + (size_t)gl->b.terminal] = 1;
+    connected[gl->a.part] = connected[gl->b.part] = 1;
+  }
+  for (int i = 0; i < sys->nparts; i++) {
+    const jySysPart *p = &sys->parts[i];
+    if (!connected[i] && sys->nparts > 1)
+      PUSH_TO(alloc, c->isolated, c->nisolated, ((jyCheckItem){.index = i, .name = p->name}));
+    if (p->type->mass) continue;
+    for (int k = 0; k < p->shape->nterminals; k++) {
+      if (!p->shape->terminals[k].is_coord_block || held[at[i] + (size_t)k]) continue;
+      PUSH_TO(
+        alloc, c->unglued, c->nunglued,
+        ((jyCheckItem){
+          .index = i, .name = p->name, .part = p->name, .terminal = p->shape->terminals[k].name}));
+    }
+  }
+done:
+  c->findings = c->nunglued + c->nisolated;
+  jy_free(alloc, held);
+  jy_free(alloc, connected);
+  jy_free(alloc, at);
   return st;
 }

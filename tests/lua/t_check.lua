@@ -16,7 +16,7 @@ local function json_ok(script)
 end
 
 -- ---- model:check() ---------------------------------------------------------------------
-local function model_of(script) return dofile(root .. "/" .. script):compile() end
+local function model_of(script, ...) return assert(loadfile(root .. "/" .. script))(...):compile() end
 
 local c = model_of("examples/pendulum.lua"):check()
 tap.is(c.coords, 2, "pendulum: 2 coordinates")
@@ -43,7 +43,7 @@ tap.is(c.rank, 5, "four_bar_redundant: rank 5 of 6 rows")
 tap.is(c.redundant[1] and c.redundant[1].name, "BC.length", "four_bar_redundant: BC.length is redundant")
 tap.is(c.redundant[1] and c.redundant[1].part, "BC", "four_bar_redundant: ... a row of part BC")
 
-c = model_of("tests/lua/check/lone_mass.lua"):check()
+c = model_of("tests/lua/check/broken.lua", "compiles"):check()
 tap.is(#c.isolated, 1, "lone mass: one part not connected")
 tap.is(c.isolated[1] and c.isolated[1].name, "lone", "lone mass: it is 'lone'")
 tap.is(c.dof, 3, "lone mass: 3 degrees of freedom")
@@ -52,21 +52,33 @@ c = model_of("examples/rolling_disk.lua"):check()
 tap.ok(c.velocity_rows > 0 and c.motion_dof == c.dof - c.velocity_rows,
   "rolling disk: nonholonomic rows counted apart")
 
+-- sys:check(): what needs no compile
+local sc = dofile(root .. "/tests/lua/check/broken.lua"):check()
+tap.is(sc.findings, 2, "sys:check() of the broken model: 2 findings")
+tap.ok(sc.unglued[1] and sc.unglued[1].part == "dangle" and sc.unglued[1].terminal == "b",
+  "sys:check(): the spring's free end dangle.b")
+tap.is(sc.isolated[1] and sc.isolated[1].name, "lone", "sys:check(): the lone mass")
+tap.is(dofile(root .. "/examples/pendulum.lua"):check().findings, 0, "sys:check() of the pendulum: none")
+
 -- ---- joinery check ----------------------------------------------------------------------
--- script, exit status, texts its report must hold
+-- script, exit status, texts its report must hold, the script's arguments
 local cases = {
   { "examples/pendulum.lua", 0, { "degrees of freedom: 1 ", "findings: 0 (sound)" } },
   { "examples/bricard.lua", 1, { "degrees of freedom: 1 (35 coordinates - rank 34" } },
   { "examples/four_bar_redundant.lua", 1, { "BC.length (part BC)" } },
-  { "tests/lua/check/lone_mass.lua", 1, { "parts not connected to anything: 1\n  lone" } },
-  { "tests/lua/check/dangling_spring.lua", 1, { "dangle.bx (part dangle)", "dangle.by (part dangle)" } },
+  { "tests/lua/check/broken.lua", 1, { "parts not connected to anything: 1\n  lone",
+    "degrees of freedom: 3 " }, " -- compiles" },
+  { "tests/lua/check/broken.lua", 1, { "dangle.bx (part dangle)", "dangle.by (part dangle)",
+    "terminals never glued: 1\n  dangle.b:", "parts not connected to anything: 1\n  lone",
+    "findings: 4 (not sound)" } },
 }
 local code, out, err
 for _, case in ipairs(cases) do
-  code, out = check(case[1])
-  tap.is(code, case[2], "check " .. case[1] .. ": exit " .. case[2])
+  code, out = check(case[1], case[4])
+  local what = "check " .. case[1] .. (case[4] or "")
+  tap.is(code, case[2], what .. ": exit " .. case[2])
   for _, text in ipairs(case[3]) do
-    tap.has(out, text, "check " .. case[1] .. ": " .. text:gsub("\n", " / "))
+    tap.has(out, text, what .. ": " .. text:gsub("\n", " / "))
   end
 end
 local broken = cmd.write("broken.lua", "error('no model here')\n")
@@ -81,7 +93,7 @@ tap.is(code, 2, "check without a script: usage error")
 -- --json parses
 tap.is(json_ok("examples/pendulum.lua"), 0, "check --json pendulum parses")
 tap.is(json_ok("examples/four_bar_redundant.lua"), 0, "check --json four_bar_redundant parses")
-tap.is(json_ok("tests/lua/check/dangling_spring.lua"), 0, "check --json dangling spring parses")
+tap.is(json_ok("tests/lua/check/broken.lua"), 0, "check --json of a model the compile refuses parses")
 code, out = check("examples/four_bar_redundant.lua", " --json")
 tap.is(code, 1, "check --json: the same exit status")
 tap.has(out, '"name":"BC.length"', "check --json: the redundant row")

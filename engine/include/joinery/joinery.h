@@ -516,6 +516,15 @@ typedef struct jyModelCheck {
   int findings; /* nredundant + nmassless + nunglued + nisolated + near_singular */
 } jyModelCheck;
 
+/* The findings that need no compile, on the system (the compile refuses a model whose
+ * massless coordinates nothing determines, so these are what is left to say then): unglued,
+ * the terminals of parts without mass (no mass function: rods, springs, joints) that are
+ * blocks of their own coordinates and that no glue holds; isolated, the parts no glue holds
+ * (none in a system of one part); findings, their number. The other fields are zero. Names
+ * are valid as long as the system; freed by jy_system_check_free. JY_ERR_NOMEM. */
+JY_API jyStatus jy_system_check(const jySystem *sys, jyModelCheck *out);
+JY_API void jy_system_check_free(const jySystem *sys, jyModelCheck *check);
+
 /* Fills *out (freed by jy_model_check_free). JY_ERR_NOMEM, or an evaluation's error at the
  * initial state (*out then holds what was found before it, freed the same way). */
 JY_API jyStatus jy_model_check(const jyModel *model, jyModelCheck *out);
