@@ -130,6 +130,8 @@ typedef struct jylRunOpts {
   /* Non-NULL: a run stops at the next output row once *stop is non-zero (the number of the
    * signal a handler caught) with the error "interrupted by SIGINT ...". */
   const volatile sig_atomic_t *stop;
+  /* 1: no progress line when stderr is not a terminal (joinery run --quiet). */
+  int quiet;
 } jylRunOpts;
 
 /* Runs a fresh simulation of the model at model_idx and pushes the result table. */

@@ -158,6 +158,11 @@ static void print_usage(FILE *f) {
     fprintf(f, "  %s", flag);
     print_wrapped(f, help, 2 + (int)strlen(flag));
   }
+  fputs("  --quiet", f);
+  print_wrapped(f,
+                "run: no progress line every 10 s when stderr is not a terminal (on a terminal "
+                "the progress line rewrites itself)",
+                (int)strlen("  --quiet"));
   fputs("  --trust", f);
   print_wrapped(f,
                 "give the script the full Lua library: programs, native code, any file (without "
@@ -193,6 +198,7 @@ typedef struct Cli {
   int status;    /* exit status */
   int trust;     /* --trust: the script gets the full Lua library */
   int traceback; /* --traceback: a script's error with the Lua stack traceback */
+  int quiet;     /* run --quiet: no progress lines when stderr is not a terminal */
 } Cli;
 
 static void print_error(const char *msg) {
@@ -475,7 +481,10 @@ static void print_check_line(lua_State *L, int model) {
 
 static int simulate_system(lua_State *L) {
   /* The flags over the script's sys:settings: solver settings for the compile, run settings
-   * and out for the run (the model takes a copy of the system's run settings). */
+   * and out for the run (the model takes a copy of the system's run settings). Argument 3:
+   * --quiet. */
+  int quiet = lua_toboolean(L, 3);
+  lua_settop(L, 2);
   jySimDef def = jyl_check_system(L, 1)->def;
   jySolverDef solver = jyl_check_system(L, 1)->solver;
   const char *out = NULL;
@@ -512,7 +521,7 @@ static int simulate_system(lua_State *L) {
   warn_moved(L, 3);
 
   /* Streamed: the rows go to the file, the result keeps only those print_summary shows. */
-  jylRunOpts opts = {out, 1, NULL}; /* stopped by the flag dispatch set (jyl_set_stop_flag) */
+  jylRunOpts opts = {out, 1, NULL, quiet}; /* stopped by the flag dispatch set */
   lua_settop(L, 3);
   jyl_run_simulation(L, 3, &def, &opts); /* leaves the sim and the row buffer below */
   lua_replace(L, 4);                     /* 4: result */
@@ -521,8 +530,11 @@ static int simulate_system(lua_State *L) {
   lua_getfield(L, 4, "seconds");
   double seconds = lua_tonumber(L, -1);
   lua_getfield(L, 4, "stats"); /* 6 */
-  printf("run time %.4g s (%ld steps, %ld right-hand-side evaluations)\n", seconds,
-         (long)int_field(L, 6, "steps"), (long)int_field(L, 6, "rhs_evals"));
+  lua_getfield(L, 4, "cpu_seconds");
+  double cpu = lua_tonumber(L, -1);
+  lua_pop(L, 1);
+  printf("run time: wall %.4g s, CPU %.4g s (%ld steps, %ld right-hand-side evaluations)\n",
+         seconds, cpu, (long)int_field(L, 6, "steps"), (long)int_field(L, 6, "rhs_evals"));
   if (def.method == JY_METHOD_AUTO) print_methods(L, 6);
   print_events(L, 4, (long)int_field(L, 6, "guard_evals"));
   lua_getfield(L, 4, "channels");
@@ -620,6 +632,10 @@ static int read_run_args(lua_State *L, Cli *cli, int at, int settings, RunArgs *
       cli->traceback = 1;
       continue;
     }
+    if (strcmp(a, "--quiet") == 0) {
+      cli->quiet = 1;
+      continue;
+    }
     if (a[0] == '-' && a[1] != '\0') {
       int status = read_flag(L, cli, &i, settings);
       if (status >= 0) return status;
@@ -693,8 +709,9 @@ static int cmd_run(lua_State *L, Cli *cli, int at) {
   lua_pushcfunction(L, simulate_system);
   lua_insert(L, -2);
   lua_pushvalue(L, settings);
+  lua_pushboolean(L, cli->quiet);
   catch_interrupts(L);
-  if (docall(L, 2, 0, cli->traceback) != LUA_OK) {
+  if (docall(L, 3, 0, cli->traceback) != LUA_OK) {
     fflush(stdout);
     print_error(lua_tostring(L, -1));
     return caught_signal ? 128 + caught_signal : 1; /* as a shell reports a signal */

@@ -285,7 +285,7 @@ static int model_simulate(lua_State *L) {
   const char *out = NULL;
   if (!lua_isnoneornil(L, 2)) jyl_read_settings(L, 2, &d, NULL, &out);
   lua_settop(L, 2);
-  jylRunOpts opts = {out, 0, NULL};
+  jylRunOpts opts = {out, 0, NULL, 0};
   return jyl_run_simulation(L, 1, &d, &opts);
 }
 

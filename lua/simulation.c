@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,11 +59,20 @@ typedef struct LRows {
   int nch;
   int streamed;
   const volatile sig_atomic_t *stop;
-  jySim *sim;             /* told why when a signal stops it */
-  int failed;             /* 1: out of memory, 2: row width differs from the model's, 3: stopped */
-  int progress, reported; /* show the simulated time on a terminal during long runs */
-  double t0, t_end, next_report;
+  jySim *sim; /* told why when a signal stops it */
+  int failed; /* 1: out of memory, 2: row width differs from the model's, 3: stopped */
+  /* Progress of a long run: 1 a line rewritten on a terminal (from 1 s on, twice a second),
+   * 2 a line every 10 s when stderr is not a terminal (joinery run without --quiet), 0 none. */
+  int progress, reported;
+  double t0, t_start, t_end, next_report, every;
 } LRows;
+
+/* The process's CPU time, s: the summary's CPU time beside the wall time. */
+static double cpu_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static double now_seconds(void) {
   struct timespec ts;
@@ -154,6 +164,28 @@ static int rows_reserve(LRows *r, size_t w) {
   return 0;
 }
 
+/* The progress line at simulated time t: the fraction done, the steps, the wall time so far
+ * and an estimate of what is left (from the pace so far). */
+static void report_progress(LRows *r, double t, double now) {
+  double span = r->t_end - r->t_start, done = span > 0 ? (t - r->t_start) / span : 1;
+  double spent = now - r->t0, left = done > 0 ? spent * (1 - done) / done : NAN;
+  jySimStats st = jy_sim_stats(r->sim);
+  char eta[32] = "?";
+  if (isfinite(left)) snprintf(eta, sizeof eta, "%.0f s", left);
+  if (r->progress == 1) {
+    fprintf(stderr, "\r  t = %.6g of %.6g s (%.1f%%), %ld steps, %.0f s so far, about %s left ", t,
+            r->t_end, 100 * done, st.steps, spent, eta);
+    r->reported = 1;
+    r->next_report = now + 0.5;
+  } else {
+    fprintf(stderr,
+            "progress: t = %.6g of %.6g s (%.1f%%), %ld steps, %.0f s so far, about %s left\n", t,
+            r->t_end, 100 * done, st.steps, spent, eta);
+    r->next_report = now + r->every;
+  }
+  fflush(stderr);
+}
+
 /* The row sink: copies the row; never calls Lua. */
 static int rows_sink(void *ud, const double *row, int nchannels) {
   LRows *r = (LRows *)ud;
@@ -171,12 +203,7 @@ static int rows_sink(void *ud, const double *row, int nchannels) {
   r->nrows++;
   if (r->progress) {
     double now = now_seconds();
-    if (now >= r->next_report) {
-      fprintf(stderr, "\r  t = %.6g of %.6g s (%.0f s so far)", row[0], r->t_end, now - r->t0);
-      fflush(stderr);
-      r->reported = 1;
-      r->next_report = now + 0.5;
-    }
+    if (now >= r->next_report) report_progress(r, row[0], now);
   }
   return 0;
 }
@@ -273,8 +300,11 @@ static LRows *new_rows(lua_State *L, int nch, double t_end, double t0, const jyl
   luaL_setmetatable(L, JYL_ROWS);
   r->t0 = t0;
   r->t_end = t_end;
-  r->progress = isatty(STDERR_FILENO);
-  r->next_report = t0 + 1.0; /* runs shorter than a second stay quiet */
+  r->progress = isatty(STDERR_FILENO) ? 1 : opts->streamed && !opts->quiet ? 2 : 0;
+  r->every = 10.0; /* JOINERY_PROGRESS_SECONDS: the interval of the lines to a file */
+  const char *every = getenv("JOINERY_PROGRESS_SECONDS");
+  if (every && strtod(every, NULL) > 0) r->every = strtod(every, NULL);
+  r->next_report = t0 + (r->progress == 2 ? r->every : 1.0); /* short runs stay quiet */
   return r;
 }
 
@@ -304,7 +334,7 @@ static void set_channel_columns(lua_State *L, int res, const jyModel *model, LRo
 
 /* Pushes the result table of a finished run of the sim at sim_idx (model at model_idx). */
 static void push_result(lua_State *L, int model_idx, int sim_idx, LRows *r, const char *out,
-                        double seconds) {
+                        double seconds, double cpu) {
   const jyModel *model = ((LModel *)lua_touserdata(L, model_idx))->model;
   lua_createtable(L, 0, r->nch + 8);
   int res = lua_gettop(L);
@@ -330,6 +360,8 @@ static void push_result(lua_State *L, int model_idx, int sim_idx, LRows *r, cons
   set_event_summary(L, res, sim);
   lua_pushnumber(L, seconds);
   lua_setfield(L, res, "seconds");
+  lua_pushnumber(L, cpu);
+  lua_setfield(L, res, "cpu_seconds");
   lua_pushvalue(L, model_idx);
   lua_setfield(L, res, "model");
 }
@@ -340,19 +372,20 @@ int jyl_run_simulation(lua_State *L, int model_idx, const jySimDef *def, const j
   if (opts->out) jyl_check_output_not_input(L, opts->out);
   LSim *sm = jyl_new_sim(L, model_idx, def);
   int sim_idx = lua_gettop(L);
-  double t0 = now_seconds();
+  double t0 = now_seconds(), cpu0 = cpu_seconds();
   LRows *r = new_rows(L, jy_model_num_channels(m->model), def->t_end, t0, opts);
+  r->t_start = def->t_start;
   r->sim = sm->sim;
   const char *out = opts->out;
   jyStatus st =
     out ? jy_sim_write_csv(sm->sim, out, rows_sink, r) : jy_sim_run(sm->sim, rows_sink, r);
-  double seconds = now_seconds() - t0;
-  if (r->reported) fprintf(stderr, "\r%40s\r", "");
+  double seconds = now_seconds() - t0, cpu = cpu_seconds() - cpu0;
+  if (r->reported) fprintf(stderr, "\r%100s\r", "");
   if (r->failed == 1) return luaL_error(L, "out of memory collecting the output rows");
   if (r->failed == 2) return luaL_error(L, "the engine gave rows of the wrong width");
   if (r->failed == 3) return luaL_error(L, "%s", jy_sim_error(sm->sim));
   if (st != JY_OK) return luaL_error(L, "%s", jyl_msg_or(jy_sim_error(sm->sim), st));
-  push_result(L, model_idx, sim_idx, r, out, seconds);
+  push_result(L, model_idx, sim_idx, r, out, seconds, cpu);
   /* Release the integrator now rather than at the next collection. */
   lua_pushcfunction(L, sim_gc);
   lua_pushvalue(L, sim_idx);

@@ -509,7 +509,7 @@ static int sys_simulate(lua_State *L) {
   if (!lua_isnoneornil(L, 2)) jyl_read_settings(L, 2, &d, &solver, &out);
   lua_settop(L, 2);
   jyl_compile_system(L, 1, &solver); /* index 3 */
-  jylRunOpts opts = {out, 0, NULL};
+  jylRunOpts opts = {out, 0, NULL, 0};
   return jyl_run_simulation(L, 3, &d, &opts);
 }
 

@@ -2,7 +2,7 @@
 -- Runs the binary that runs this test (arg[-1]) in child processes.
 local tap = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
 -- 23 single checks, 8 usage errors, 2 systems with nothing to integrate
-tap.plan(23 + 8 + 2)
+tap.plan(23 + 8 + 2 + 2)
 
 local cmd = tap.command()
 local quote, sh, joinery = cmd.quote, cmd.sh, cmd.run
@@ -57,8 +57,16 @@ code, out, err = joinery("run " .. quote(pendulum) .. " --out " .. quote(csv)
 tap.ok(code == 0, "run with every flag: status 0")
 tap.ok(out:find("model: 2 coordinates, 1 constraint rows", 1, true), "run prints the model size")
 tap.ok(out:find("wrote 6 rows x 28 columns to " .. csv, 1, true), "run prints what it wrote")
-tap.ok(out:find("run time", 1, true), "run prints the run time")
+tap.ok(out:find("run time: wall %S+ s, CPU %S+ s %(%d+ steps"), "run prints the wall and CPU time")
 tap.diag(out .. err)
+-- progress lines when stderr is not a terminal (here every millisecond), none with --quiet
+local run_p = "JOINERY_PROGRESS_SECONDS=0.001 " .. quote(exe) .. " run " .. quote(pendulum)
+  .. " --out " .. quote(tmp .. "/progress.csv") .. " --t-end 20 --dt-out 0.001"
+local _, _, err_p = sh(run_p)
+tap.ok(err_p:find("progress: t = %S+ of 20 s %(%d+%.%d%%%), %d+ steps, %d+ s so far, about "),
+  "run prints progress lines to a file: " .. (err_p:match("progress:[^\n]*") or err_p))
+local _, _, err_q = sh(run_p .. " --quiet")
+tap.ok(not err_q:find("progress:", 1, true), "run --quiet prints none")
 local f = io.open(csv)
 local lines = 0
 if f then for _ in f:lines() do lines = lines + 1 end f:close() end
