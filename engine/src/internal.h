@@ -459,6 +459,10 @@ struct jyEval {
 void jy_system_free_inputs(jySystem *sys);
 jyStatus jy_model_copy_inputs(jyModel *md, const jySystem *sys);
 void jy_model_free_inputs(jyModel *md);
+/* jy_eval_channels computing only what the channels with want[i] set need (want NULL:
+ * all); the others are left as they were in out. eval_channels.c says what is skipped. */
+jyStatus jy_eval_channels_masked(jyEval *e, const double *q, const double *v, double t, double *out,
+                                 const unsigned char *want);
 jyStatus jy_eval_inputs_init(jyEval *e);
 jyStatus jy_eval_inputs_at(jyEval *e, double t);
 /* The inputs at (q, v, t) for an evaluation: jy_eval_inputs_at, then the continuous
