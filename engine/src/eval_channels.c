@@ -319,7 +319,7 @@ jyStatus jy_eval_channels_masked(jyEval *e, const double *q, const double *v, do
   double *acc = e->channel_scratch;
   /* Solved, with the multipliers, where the evaluator solves (the store on a large model);
    * a tree model has no rows: the recursion, with the eliminated glues' forces. */
-  jyStatus st = e->tree ? jy_tree_acceleration(e, q, v, t, acc, 1)
+  jyStatus st = e->tree ? jy_tree_acceleration(e, q, v, t, acc, want_glue)
                         : jy_assemble(e, q, v, t,
                                       JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL |
                                         JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS | JY_ASM_SPARSE_ONLY);
