@@ -431,12 +431,15 @@ static void project_for_report(jySim *sim, double t) {
 static jyStatus emit_row(jySim *sim, jyRowSink sink, void *ud) {
   if (!sink) return JY_OK;
   sim->last_row_t = sim->t;
-  if (sim->rows_seen++ % sim->def.every != 0) return JY_OK; /* decimated: not computed */
+  /* decimated: not computed, unless a selected angle output must follow it (sim_columns.c) */
+  int skipped = sim->rows_seen++ % sim->def.every != 0;
+  if (skipped && !sim->angle_rows) return JY_OK;
   jyStatus st = jy_eval_channels_masked(sim->eval, sim->q, sim->v, sim->t, sim->row, sim->want);
   if (st != JY_OK) {
     jy_set_error(sim->error, "%s", jy_eval_error(sim->eval));
     return st;
   }
+  if (skipped) return JY_OK;
   for (int k = 0; k < sim->ncols; k++) sim->col_row[k] = sim->row[sim->cols[k]];
   if (sink(ud, sim->col_row, sim->ncols) == 0) return JY_OK;
   jy_set_error(sim->error, "%s at t = %.9g",

@@ -55,6 +55,7 @@ struct jySim {
   unsigned char *want;
   double *col_row;
   long rows_seen;
+  int angle_rows; /* selected angle outputs: the rows every skips are still evaluated */
   /* Natsiavas–Paraskevopoulos: the multiplier coordinates and their work (NULL with UK).
    * The integrated state is [q, v] (UK) or [q, lambda, v, lambda'] (N–P); nq is its
    * first half. */

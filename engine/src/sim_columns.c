@@ -110,6 +110,16 @@ jyStatus jy_sim_select_columns(jySim *sim) {
   if (!any) /* the default: every channel but the copies of eliminated coordinates */
     for (int i = 1; i < m->nchannels; i++)
       if (jy_model_channel_coord(m, i, NULL) != -2) add_column(sim, i);
+  /* An angle output continues from its last report (within pi of it): with every > 1 the
+   * rows between the written ones still report the selected angle outputs, so that a part
+   * turning more than half a turn between two written rows is not unwrapped wrongly. */
+  sim->angle_rows = 0;
+  for (int i = 0; i < m->nparts && !sim->angle_rows; i++) {
+    const jyModelPart *p = &m->parts[i];
+    unsigned bits = p->shape->angle_outputs;
+    for (int k = 0; bits && k < p->shape->noutputs; k++, bits >>= 1)
+      if ((bits & 1u) && sim->want[p->output_channel + k]) sim->angle_rows = 1;
+  }
   return JY_OK;
 }
 
