@@ -249,7 +249,7 @@ static void impulse_channels(jyEval *e, double *out) {
     int ch = m->parts[i].impulse_channel;
     if (ch < 0) continue;
     out[ch] = e->impulse ? e->impulse[i] : 0.0;
-    if (e->impulse) e->impulse[i] = 0.0;
+    if (e->impulse && !e->keep_impulses) e->impulse[i] = 0.0;
   }
 }
 

@@ -440,7 +440,8 @@ struct jyEval {
   int *modes;
   unsigned char *inactive;
   int ninactive;
-  double *impulse; /* nparts: the impulse of each part's last impact, reported once; NULL */
+  double *impulse;   /* nparts: the impulse of each part's last impact, reported once; NULL */
+  int keep_impulses; /* set: a row evaluated but not written (every) leaves them pending */
   /* Parameter overrides of this evaluator (jy_eval_set_param): nparts instances, NULL until
    * the first; an overridden part's params and data are owned copies (owned_params). */
   jyPartInstance *insts;

@@ -434,7 +434,9 @@ static jyStatus emit_row(jySim *sim, jyRowSink sink, void *ud) {
   /* decimated: not computed, unless a selected angle output must follow it (sim_columns.c) */
   int skipped = sim->rows_seen++ % sim->def.every != 0;
   if (skipped && !sim->angle_rows) return JY_OK;
+  sim->eval->keep_impulses = skipped; /* reported in the next row written */
   jyStatus st = jy_eval_channels_masked(sim->eval, sim->q, sim->v, sim->t, sim->row, sim->want);
+  sim->eval->keep_impulses = 0;
   if (st != JY_OK) {
     jy_set_error(sim->error, "%s", jy_eval_error(sim->eval));
     return st;

@@ -135,6 +135,25 @@ do
       table.concat(some["h.angle"], ", ")))
 end
 
+-- An impact's impulse is reported in the first row written after it, however many rows
+-- every skips: the impulses of a bouncing ball add up to the full run's.
+do
+  local ball = dofile(root .. "/examples/bouncing_ball.lua"):compile()
+  local o = { t_end = 3, columns = "impulse.*" }
+  local function total(res)
+    local sum, n = 0, 0
+    for _, x in ipairs(res["impulse.floor"]) do
+      if x ~= 0 then sum, n = sum + x, n + 1 end
+    end
+    return sum, n
+  end
+  local sum_all, n_all = total(ball:simulate(o))
+  o.every = 7
+  local sum_some, n_some = total(ball:simulate(o))
+  tap.ok(n_all > 2 and n_some == n_all and sum_some == sum_all,
+    string.format("every = 7: the %d impacts' impulses all reported (sum %.17g, full run %.17g)", n_some, sum_some, sum_all))
+end
+
 -- ---- user channels not selected are not computed --------------------------------------
 sys = dofile(chain)
 local calls = { a = 0, b = 0 }
