@@ -37,6 +37,7 @@
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -116,7 +117,7 @@ static void format_help(char *buf, size_t len, const jylSetting *s) {
   jyl_format_default(def, sizeof def, s->info);
   if (s->info->domain == JY_DOMAIN_CHOICE)
     format_choices(buf, len, s->info, 1);
-  else if (s->kind == JYL_SETTING_OUT)
+  else if (s->kind == JYL_SETTING_OUT || s->kind == JYL_SETTING_COLUMNS)
     snprintf(buf, len, "%s", s->info->doc);
   else
     snprintf(buf, len, "%s (default %s)", s->info->doc, def);
@@ -163,6 +164,9 @@ static void print_usage(FILE *f) {
                 "run: no progress line every 10 s when stderr is not a terminal (on a terminal "
                 "the progress line rewrites itself)",
                 (int)strlen("  --quiet"));
+  fputs("  --columns-from FILE", f);
+  print_wrapped(f, "the setting columns from a file, one pattern a line (# comments)",
+                (int)strlen("  --columns-from FILE"));
   fputs("  --trust", f);
   print_wrapped(f,
                 "give the script the full Lua library: programs, native code, any file (without "
@@ -581,7 +585,7 @@ static int read_flag(lua_State *L, Cli *cli, int *i, int settings) {
     value = cli->argv[++*i];
   if (!value || !*value || (!eq && strncmp(value, "--", 2) == 0))
     return usage_error("option %s needs a value", name);
-  if (flag.kind == JYL_SETTING_OUT) {
+  if (flag.kind == JYL_SETTING_OUT || flag.kind == JYL_SETTING_COLUMNS) {
     lua_pushstring(L, value);
   } else if (spec->domain == JY_DOMAIN_CHOICE) {
     if (!jyl_find_choice(spec, value)) {
@@ -606,6 +610,42 @@ static int read_flag(lua_State *L, Cli *cli, int *i, int settings) {
       lua_pushnumber(L, x);
   }
   lua_setfield(L, settings, spec->name);
+  return -1;
+}
+
+/* --columns-from FILE: the setting columns from a file of patterns, one a line (blank
+ * lines and lines starting with # skipped). Read before the script runs, outside the
+ * sandbox: the file is the command line's, as the script is. Returns -1, or the usage exit
+ * status (2) when the file cannot be read or holds no pattern. */
+static int read_columns_from(lua_State *L, Cli *cli, int *i, int settings) {
+  const char *a = cli->argv[*i], *path = NULL;
+  if (a[14] == '=')
+    path = a + 15;
+  else if (*i + 1 < cli->argc)
+    path = cli->argv[++*i];
+  if (!path || !*path) return usage_error("option --columns-from needs a value");
+  FILE *f = fopen(path, "r");
+  if (!f) return usage_error("--columns-from %s: %s", path, strerror(errno));
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  char line[4096];
+  int n = 0;
+  while (fgets(line, sizeof line, f)) {
+    char *p = line, *end;
+    while (*p == ' ' || *p == '\t') p++;
+    end = p + strlen(p);
+    while (end > p && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+      end--;
+    if (end == p || *p == '#') continue;
+    if (n++) luaL_addchar(&b, ',');
+    luaL_addlstring(&b, p, (size_t)(end - p));
+  }
+  int failed = ferror(f);
+  fclose(f);
+  luaL_pushresult(&b);
+  if (failed) return usage_error("--columns-from %s: read error", path);
+  if (n == 0) return usage_error("--columns-from %s: no pattern in the file", path);
+  lua_setfield(L, settings, "columns");
   return -1;
 }
 
@@ -634,6 +674,11 @@ static int read_run_args(lua_State *L, Cli *cli, int at, int settings, RunArgs *
     }
     if (strcmp(a, "--quiet") == 0) {
       cli->quiet = 1;
+      continue;
+    }
+    if (strncmp(a, "--columns-from", 14) == 0 && (a[14] == '\0' || a[14] == '=')) {
+      int status = read_columns_from(L, cli, &i, settings);
+      if (status >= 0) return status;
       continue;
     }
     if (a[0] == '-' && a[1] != '\0') {

@@ -28,6 +28,19 @@ static const jySettingInfo out_info = {"out",
                                        NULL,
                                        0};
 
+static const jySettingInfo columns_info = {
+  "columns",
+  JY_DOMAIN_FINITE,
+  0,
+  0,
+  "glob patterns",
+  "PATTERNS",
+  "output channels: comma-separated globs (* any run, ? one character), t always first; "
+  "default: every channel but the copies of eliminated coordinates",
+  NULL,
+  NULL,
+  0};
+
 /* ---- the schema ------------------------------------------------------------------------ */
 
 static int num_run(void) {
@@ -41,14 +54,18 @@ int jyl_setting_at(int i, jylSetting *s) {
     *s = (jylSetting){JYL_SETTING_OUT, 0, &out_info};
     return 1;
   }
-  int nrun = num_run();
-  if (i - 1 < nrun) {
-    *s = (jylSetting){JYL_SETTING_RUN, i - 1, jy_sim_setting(i - 1)};
+  if (i == 1) {
+    *s = (jylSetting){JYL_SETTING_COLUMNS, 0, &columns_info};
     return 1;
   }
-  const jySettingInfo *info = jy_solver_setting(i - 1 - nrun);
+  int nrun = num_run();
+  if (i - 2 < nrun) {
+    *s = (jylSetting){JYL_SETTING_RUN, i - 2, jy_sim_setting(i - 2)};
+    return 1;
+  }
+  const jySettingInfo *info = jy_solver_setting(i - 2 - nrun);
   if (!info) return 0;
-  *s = (jylSetting){JYL_SETTING_SOLVER, i - 1 - nrun, info};
+  *s = (jylSetting){JYL_SETTING_SOLVER, i - 2 - nrun, info};
   return 1;
 }
 
@@ -77,7 +94,7 @@ int jyl_setting_is_integer(const jySettingInfo *s) {
 }
 
 void jyl_format_default(char *buf, size_t len, const jySettingInfo *s) {
-  if (s == &out_info)
+  if (s == &out_info || s == &columns_info)
     snprintf(buf, len, "%s", "");
   else if (s->domain == JY_DOMAIN_CHOICE)
     snprintf(buf, len, "%s", s->choices[jyl_default_choice(s)].name);
@@ -142,6 +159,53 @@ static double read_value(lua_State *L, const jylSetting *s) {
   return x;
 }
 
+/* The registry table that keeps the selections' strings alive (jySimDef holds a pointer). */
+static const char columns_key = 'c';
+
+void jyl_read_columns(lua_State *L, int idx, jySimDef *d, const char *what) {
+  idx = lua_absindex(L, idx);
+  if (lua_isnil(L, idx)) {
+    d->columns = NULL;
+    return;
+  }
+  luaL_Buffer b;
+  if (lua_type(L, idx) == LUA_TSTRING) {
+    lua_pushvalue(L, idx);
+  } else if (lua_type(L, idx) == LUA_TTABLE) {
+    lua_Integer n = luaL_len(L, idx);
+    luaL_buffinit(L, &b);
+    for (lua_Integer k = 1; k <= n; k++) {
+      if (lua_rawgeti(L, idx, k) != LUA_TSTRING)
+        luaL_error(L, "%s: pattern %d must be a string, got %s", what, (int)k,
+                   luaL_typename(L, -1));
+      const char *p = lua_tostring(L, -1);
+      if (strchr(p, ',')) luaL_error(L, "%s: pattern '%s' has a comma (one pattern each)", what, p);
+      lua_pop(L, 1);
+      if (k > 1) luaL_addchar(&b, ',');
+      lua_rawgeti(L, idx, k);
+      luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+  } else {
+    luaL_error(L, "%s must be a string of patterns or a list of them, got %s", what,
+               luaL_typename(L, idx));
+  }
+  /* anchored: registry[columns_key][string] = true */
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &columns_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &columns_key);
+  }
+  lua_pushvalue(L, -2);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+  const char *str = lua_tostring(L, -1);
+  d->columns = *str ? str : NULL;
+  lua_pop(L, 1);
+}
+
 void jyl_read_solver(lua_State *L, int idx, jySolverDef *d) {
   idx = lua_absindex(L, idx);
   luaL_checktype(L, idx, LUA_TTABLE);
@@ -179,6 +243,8 @@ void jyl_read_settings(lua_State *L, int idx, jySimDef *d, jySolverDef *solver, 
         luaL_error(L, "setting 'out' must be a string, got %s", luaL_typename(L, -1));
       jyl_sandbox_check_write(L, lua_tostring(L, -1), "setting 'out'");
       *out = lua_tostring(L, -1);
+    } else if (s.kind == JYL_SETTING_COLUMNS) {
+      jyl_read_columns(L, -1, d, "setting 'columns'");
     } else if (s.kind == JYL_SETTING_RUN) {
       jy_sim_def_set(d, s.index, read_value(L, &s));
     } else {
@@ -212,6 +278,14 @@ void jyl_push_settings(lua_State *L, const jySimDef *d, const jySolverDef *solve
   jylSetting s;
   for (int i = 0; jyl_setting_at(i, &s); i++) {
     if (s.kind == JYL_SETTING_OUT) continue;
+    if (s.kind == JYL_SETTING_COLUMNS) {
+      if (d->columns)
+        lua_pushstring(L, d->columns);
+      else
+        lua_pushliteral(L, "");
+      lua_setfield(L, -2, s.info->name);
+      continue;
+    }
     push_value(L, s.info,
                s.kind == JYL_SETTING_RUN ? jy_sim_def_get(d, s.index)
                                          : jy_solver_def_get(solver, s.index));

@@ -1,7 +1,9 @@
 /* lua/settings.h — the run settings (jySimDef) and solver settings (jySolverDef) as the
  * script and the command line name them. Every name, kind, default, range and choice comes
  * from the engine's lists (joinery.h, JY_RUN_SETTINGS and JY_SOLVER_SETTINGS, through
- * jy_sim_setting / jy_solver_setting); this file adds only the run's output file, "out".
+ * jy_sim_setting / jy_solver_setting); this file adds only the run's output file, "out", and
+ * the output selection, "columns" (jySimDef.columns, a string the number schema cannot
+ * describe).
  * sys:settings, sys:compile, sys:simulate, model:simulate and model:sim read them through
  * jyl_read_settings / jyl_read_solver; `joinery run` (lua/main.c) builds its flags, its usage
  * text, its checks of a flag's value and `joinery settings` from the same schema. */
@@ -15,9 +17,10 @@
 #include "joinery/joinery.h"
 
 typedef enum jylSettingKind {
-  JYL_SETTING_OUT,    /* the file a run writes (sys:simulate, model:simulate, joinery run) */
-  JYL_SETTING_RUN,    /* a run setting: jy_sim_setting(index) */
-  JYL_SETTING_SOLVER, /* a solver setting: jy_solver_setting(index) */
+  JYL_SETTING_OUT,     /* the file a run writes (sys:simulate, model:simulate, joinery run) */
+  JYL_SETTING_COLUMNS, /* the output selection, jySimDef.columns (a string, not a number) */
+  JYL_SETTING_RUN,     /* a run setting: jy_sim_setting(index) */
+  JYL_SETTING_SOLVER,  /* a solver setting: jy_solver_setting(index) */
 } jylSettingKind;
 
 typedef struct jylSetting {
@@ -26,7 +29,7 @@ typedef struct jylSetting {
   const jySettingInfo *info; /* name, domain, default, ARG, doc (out has one of its own) */
 } jylSetting;
 
-/* Setting i of all a run reads, in the order --help lists them: out, the run settings, the
+/* Setting i of all a run reads, in the order --help lists them: out, columns, the run settings, the
  * solver settings. Returns 0 when i is past the last. */
 int jyl_setting_at(int i, jylSetting *s);
 /* The setting named name (the Lua key), or 0. */
@@ -48,6 +51,9 @@ void jyl_format_default(char *buf, size_t len, const jySettingInfo *s);
 void jyl_read_settings(lua_State *L, int idx, jySimDef *d, jySolverDef *solver, const char **out);
 /* Applies the solver settings table at idx (sys:compile's argument) to *d. */
 void jyl_read_solver(lua_State *L, int idx, jySolverDef *d);
+/* Sets d->columns from the value at idx: a string of comma-separated patterns or an array
+ * of patterns (nil or {}: the default); the string is kept alive for the state's life. */
+void jyl_read_columns(lua_State *L, int idx, jySimDef *d, const char *what);
 /* Pushes a table of both kinds of settings (sys:settings()). */
 void jyl_push_settings(lua_State *L, const jySimDef *d, const jySolverDef *solver);
 

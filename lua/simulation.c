@@ -3,7 +3,9 @@
  * output row through a row sink that only copies numbers into a malloc'ed buffer, so that no
  * Lua error is raised while the engine is on the C stack.
  *
- * Result of simulate: res.channels (names in CSV order, "t" first), res[<channel>] (array
+ * Result of simulate: res.channels (the run's columns, jySimDef.columns: the names in CSV
+ *   order, "t" first; by default every channel but the copies of eliminated coordinates),
+ *   res[<channel>] (array
  *   per channel: res.t, res["bob.x"], res["der(bob.x)"], res.energy, res["force.hinge.x"],
  *   ...), res.rows (number of output rows), res.report, res.stats ({steps=, rhs_evals=,
  *   error_test_fails=, nonlinear_fails=, jac_evals=, jac_rhs_evals=, krylov_iters=,
@@ -311,9 +313,14 @@ static LRows *new_rows(lua_State *L, int nch, double t_end, double t0, const jyl
 /* Sets res[<channel>] to the array of that channel's values in the collected rows (streamed:
  * rows 1..3 and the last, at their row numbers), and res.channels and res.rows; frees the
  * rows. */
-static void set_channel_columns(lua_State *L, int res, const jyModel *model, LRows *r) {
+static void set_channel_columns(lua_State *L, int res, const jyModel *model, const jySim *sim,
+                                LRows *r) {
   int nch = r->nch;
-  jyl_push_names(L, model, nch, jy_model_channel_name);
+  lua_createtable(L, nch, 0);
+  for (int c = 0; c < nch; c++) {
+    lua_pushstring(L, jy_model_channel_name(model, jy_sim_column(sim, c)));
+    lua_rawseti(L, -2, c + 1);
+  }
   lua_setfield(L, res, "channels");
   size_t nrows = r->nrows, kept = r->n / (size_t)nch;
   for (int c = 0; c < nch; c++) {
@@ -322,7 +329,7 @@ static void set_channel_columns(lua_State *L, int res, const jyModel *model, LRo
       lua_pushnumber(L, r->data[i * (size_t)nch + (size_t)c]);
       lua_rawseti(L, -2, r->streamed && i == STREAM_HEAD ? (lua_Integer)nrows : (lua_Integer)i + 1);
     }
-    lua_setfield(L, res, jy_model_channel_name(model, c));
+    lua_setfield(L, res, jy_model_channel_name(model, jy_sim_column(sim, c)));
   }
   free(r->data);
   r->data = NULL;
@@ -338,8 +345,8 @@ static void push_result(lua_State *L, int model_idx, int sim_idx, LRows *r, cons
   const jyModel *model = ((LModel *)lua_touserdata(L, model_idx))->model;
   lua_createtable(L, 0, r->nch + 8);
   int res = lua_gettop(L);
-  set_channel_columns(L, res, model, r);
   const jySim *sim = ((LSim *)lua_touserdata(L, sim_idx))->sim;
+  set_channel_columns(L, res, model, sim, r);
   if (out) {
     lua_pushstring(L, out);
     lua_setfield(L, res, "out");
@@ -373,7 +380,8 @@ int jyl_run_simulation(lua_State *L, int model_idx, const jySimDef *def, const j
   LSim *sm = jyl_new_sim(L, model_idx, def);
   int sim_idx = lua_gettop(L);
   double t0 = now_seconds(), cpu0 = cpu_seconds();
-  LRows *r = new_rows(L, jy_model_num_channels(m->model), def->t_end, t0, opts);
+  (void)m;
+  LRows *r = new_rows(L, jy_sim_num_columns(sm->sim), def->t_end, t0, opts);
   r->t_start = def->t_start;
   r->sim = sm->sim;
   const char *out = opts->out;

@@ -470,6 +470,19 @@ static int sys_settings(lua_State *L) {
   return 1;
 }
 
+/* sys:output(patterns): the output selection of its runs (the setting columns): a list of
+ * glob patterns or one string of comma-separated ones; nil or {} restores the default.
+ * Returns sys. */
+static int sys_output(lua_State *L) {
+  LSystem *s = jyl_check_system(L, 1);
+  lua_settop(L, 2);
+  jySimDef d = s->def;
+  jyl_read_columns(L, 2, &d, "sys:output");
+  s->def = d;
+  lua_settop(L, 1);
+  return 1;
+}
+
 /* Compiles the system at idx; pushes the model. */
 /* sys:compile([solver]): the solver settings over those of sys:settings */
 static int sys_compile(lua_State *L) {
@@ -701,11 +714,17 @@ static int terminal_tostring(lua_State *L) {
 
 static const luaL_Reg system_meta[] = {
   {"__gc", sys_gc}, {"__close", sys_gc}, {"__tostring", sys_tostring}, {NULL, NULL}};
-static const luaL_Reg system_methods[] = {{"add", sys_add},           {"glue", sys_glue},
-                                          {"settings", sys_settings}, {"compile", sys_compile},
-                                          {"simulate", sys_simulate}, {"part", sys_part},
-                                          {"parts", sys_parts},       {"check", sys_check},
-                                          {"close", sys_gc},          {NULL, NULL}};
+static const luaL_Reg system_methods[] = {{"add", sys_add},
+                                          {"glue", sys_glue},
+                                          {"settings", sys_settings},
+                                          {"output", sys_output},
+                                          {"compile", sys_compile},
+                                          {"simulate", sys_simulate},
+                                          {"part", sys_part},
+                                          {"parts", sys_parts},
+                                          {"check", sys_check},
+                                          {"close", sys_gc},
+                                          {NULL, NULL}};
 
 static const luaL_Reg part_meta[] = {
   {"__index", part_index}, {"__tostring", part_tostring}, {NULL, NULL}};

@@ -103,14 +103,17 @@ void jy_eval_continue_angles(jyEval *e) {
 /* One part's kinetic and potential energy (kinetic 1/2 v^T M v without an energy
  * function) and its output channels. */
 static jyStatus part_energy_and_outputs(jyEval *e, const jyModelPart *part, const double *q,
-                                        const double *v, double t, double energy[2], double *out) {
+                                        const double *v, double t, double energy[2], double *out,
+                                        int want_energy, int want_outputs) {
   const jyPartType *type = part->inst.type;
+  if (!want_energy && !want_outputs) return JY_OK;
   int nc = part->inst.ncoords, mapped;
   const double *ql, *vl;
   jyStatus st = jy_localize_same_state(e, part, q, v, t, &ql, &vl, &mapped);
   if (st != JY_OK) return st;
   jyPartState s = jy_part_state(e, part, ql, vl, t);
-  if (type->energy) {
+  if (!want_energy) {
+  } else if (type->energy) {
     double tk = 0, vp = 0;
     if (type->energy(jy_eval_inst(e, part), &s, &tk, &vp) != 0)
       return jy_part_failed(e, part, "energy", t);
@@ -124,7 +127,7 @@ static jyStatus part_energy_and_outputs(jyEval *e, const jyModelPart *part, cons
       for (int b = 0; b < nc; b++)
         energy[0] += 0.5 * vl[a] * e->local_mass[a + (size_t)b * nc] * vl[b];
   }
-  if (part->shape->noutputs > 0 && type->outputs) {
+  if (want_outputs && part->shape->noutputs > 0 && type->outputs) {
     double *dst = out + part->output_channel;
     memset(dst, 0, sizeof(double) * (size_t)part->shape->noutputs);
     if (type->outputs(jy_eval_inst(e, part), &s, e->multipliers + part->row_offset, dst) != 0)
@@ -156,11 +159,12 @@ static void derived_channels(jyEval *e, const double *v, const double energy[2],
 /* A part's row forces (its multipliers) and the power of the ideal and non-ideal
  * constraint forces on it. */
 static jyStatus part_constraint_channels(jyEval *e, const jyModelPart *part, const double *q,
-                                         const double *v, double t, const double *acc,
-                                         double *out) {
+                                         const double *v, double t, const double *acc, double *out,
+                                         const unsigned char *want) {
   for (int r = 0; r < part->inst.nrows; r++)
     out[part->row_force_channel + r] = e->multipliers[part->row_offset + r];
   if (part->power_channel < 0) return JY_OK;
+  if (want && !want[part->power_channel] && !want[part->power_channel + 1]) return JY_OK;
   double ideal_power = 0; /* mu . (A v) over the part's rows, in global terms */
   for (int r = 0; r < part->inst.nrows; r++)
     ideal_power += e->multipliers[part->row_offset + r] * e->jac_times_v[part->row_offset + r];
@@ -217,9 +221,9 @@ static jyStatus glue_channels(jyEval *e, const double *q, const double *v, doubl
 }
 
 /* The user's channels, computed from the row filled so far. */
-static jyStatus user_channels(jyEval *e, double t, double *out) {
+static jyStatus user_channels(jyEval *e, double t, double *out, int nuser) {
   const jyModel *m = e->model;
-  for (int u = 0; u < m->nuser; u++) {
+  for (int u = 0; u < nuser; u++) {
     const jyUserChannel *c = &m->user_channels[u];
     e->part_error[0] = '\0';
     double value = 0;
@@ -245,7 +249,7 @@ static void impulse_channels(jyEval *e, double *out) {
     int ch = m->parts[i].impulse_channel;
     if (ch < 0) continue;
     out[ch] = e->impulse ? e->impulse[i] : 0.0;
-    if (e->impulse) e->impulse[i] = 0.0;
+    if (e->impulse && !e->keep_impulses) e->impulse[i] = 0.0;
   }
 }
 
@@ -253,19 +257,23 @@ static void impulse_channels(jyEval *e, double *out) {
  * the state, those glue elimination substituted away from the part's view (the terminal
  * they follow). */
 static jyStatus coordinate_channels(jyEval *e, const double *q, const double *v, double t,
-                                    double *q_out, double *v_out) {
+                                    double *q_out, double *v_out, const unsigned char *want) {
   const jyModel *m = e->model;
   int at = 0;
   for (int i = 0; i < m->nparts; i++) {
     const jyModelPart *p = &m->parts[i];
     int nc = p->inst.ncoords, mapped = 0;
     const double *ql = NULL, *vl = NULL;
-    if (p->nlinks > 0) {
+    int needed = !want; /* the copies of eliminated coordinates someone reads */
+    for (int j = 0; j < nc && !needed; j++)
+      needed = p->coord_map[j] < 0 && (want[1 + at + j] || want[1 + m->nlocal + at + j]);
+    if (p->nlinks > 0 && needed) {
       jyStatus st = jy_localize_same_state(e, p, q, v, t, &ql, &vl, &mapped);
       if (st != JY_OK) return st;
     }
     for (int j = 0; j < nc; j++, at++) {
       int k = p->coord_map[j];
+      if (k < 0 && !ql) continue; /* not selected: not computed */
       q_out[at] = k >= 0 ? q[k] : ql[j];
       v_out[at] = k >= 0 ? v[k] : vl[j];
     }
@@ -276,12 +284,42 @@ static jyStatus coordinate_channels(jyEval *e, const double *q, const double *v,
 /* Every localization below is at the state just solved (jy_localize_same_state): the views
  * of that solve stand, so each part costs O(1) however deep it follows. */
 jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t, double *out) {
+  return jy_eval_channels_masked(e, q, v, t, out, NULL);
+}
+
+/* Whether any of channels [first, first + count) is wanted. */
+static int any_wanted(const unsigned char *want, int first, int count) {
+  for (int i = 0; i < count; i++)
+    if (want[first + i]) return 1;
+  return 0;
+}
+
+/* With a mask, what no wanted channel needs is skipped: a part's energy (when none of
+ * energy, kinetic, potential is wanted) and outputs, a part's powers, the glue forces (all
+ * or none: an eliminated glue's balance reads its followers'), the copies of eliminated
+ * coordinates, and the user channels after the last one wanted. A user channel reads any
+ * channel before it: when one is computed, the whole row before it is too. The
+ * acceleration solve, the coordinates, row forces, residuals, impulses and inputs are
+ * always computed (cheap beside the solve, or needed by it). */
+jyStatus jy_eval_channels_masked(jyEval *e, const double *q, const double *v, double t, double *out,
+                                 const unsigned char *want) {
   if (!e || !q || !v || !out) return JY_ERR_INVALID;
   const jyModel *m = e->model;
+  int nuser = m->nuser;
+  if (want) {
+    while (nuser > 0 && !want[m->user_channel + nuser - 1]) nuser--;
+    if (nuser > 0) want = NULL;
+  }
+  int want_energy = !want || any_wanted(want, m->ch_derived + JY_CH_ENERGY, 1) ||
+    any_wanted(want, m->ch_derived + JY_CH_KINETIC, 1) ||
+    any_wanted(want, m->ch_derived + JY_CH_POTENTIAL, 1);
+  int want_glue = !want;
+  for (int g = 0; g < m->nglues && !want_glue; g++)
+    want_glue = any_wanted(want, m->glues[g].force_channel, m->glues[g].dim);
   double *acc = e->channel_scratch;
   /* Solved, with the multipliers, where the evaluator solves (the store on a large model);
    * a tree model has no rows: the recursion, with the eliminated glues' forces. */
-  jyStatus st = e->tree ? jy_tree_acceleration(e, q, v, t, acc, 1)
+  jyStatus st = e->tree ? jy_tree_acceleration(e, q, v, t, acc, want_glue)
                         : jy_assemble(e, q, v, t,
                                       JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL |
                                         JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS | JY_ASM_SPARSE_ONLY);
@@ -290,23 +328,26 @@ jyStatus jy_eval_channels(jyEval *e, const double *q, const double *v, double t,
   jy_eval_constraint_times(e, v, e->jac_times_v);
 
   out[0] = t;
-  st = coordinate_channels(e, q, v, t, out + 1, out + 1 + m->nlocal);
+  st = coordinate_channels(e, q, v, t, out + 1, out + 1 + m->nlocal, want);
   if (st != JY_OK) return st;
   double energy[2] = {0, 0}; /* kinetic, potential */
-  for (int i = 0; i < m->nparts && st == JY_OK; i++)
-    st = part_energy_and_outputs(e, &m->parts[i], q, v, t, energy, out);
+  for (int i = 0; i < m->nparts && st == JY_OK; i++) {
+    const jyModelPart *p = &m->parts[i];
+    int want_outputs = !want || any_wanted(want, p->output_channel, p->shape->noutputs);
+    st = part_energy_and_outputs(e, p, q, v, t, energy, out, want_energy, want_outputs);
+  }
   if (st != JY_OK) return st;
   e->angles_reported = 1;
   derived_channels(e, v, energy, out + m->ch_derived);
   for (int i = 0; i < m->nparts && st == JY_OK; i++)
-    st = part_constraint_channels(e, &m->parts[i], q, v, t, acc, out);
-  if (st == JY_OK) st = glue_channels(e, q, v, t, acc, out);
+    st = part_constraint_channels(e, &m->parts[i], q, v, t, acc, out, want);
+  if (st == JY_OK && want_glue) st = glue_channels(e, q, v, t, acc, out);
   impulse_channels(e, out);
   if (st == JY_OK && m->ninputs > 0) { /* the values the parts read at this time */
     st = jy_eval_inputs_at(e, t);
     if (st == JY_OK)
       memcpy(out + m->input_channel, e->input_now, sizeof(double) * (size_t)m->ninputs);
   }
-  if (st == JY_OK) st = user_channels(e, t, out);
+  if (st == JY_OK) st = user_channels(e, t, out, nuser);
   return st;
 }

@@ -440,7 +440,8 @@ struct jyEval {
   int *modes;
   unsigned char *inactive;
   int ninactive;
-  double *impulse; /* nparts: the impulse of each part's last impact, reported once; NULL */
+  double *impulse;   /* nparts: the impulse of each part's last impact, reported once; NULL */
+  int keep_impulses; /* set: a row evaluated but not written (every) leaves them pending */
   /* Parameter overrides of this evaluator (jy_eval_set_param): nparts instances, NULL until
    * the first; an overridden part's params and data are owned copies (owned_params). */
   jyPartInstance *insts;
@@ -459,6 +460,10 @@ struct jyEval {
 void jy_system_free_inputs(jySystem *sys);
 jyStatus jy_model_copy_inputs(jyModel *md, const jySystem *sys);
 void jy_model_free_inputs(jyModel *md);
+/* jy_eval_channels computing only what the channels with want[i] set need (want NULL:
+ * all); the others are left as they were in out. eval_channels.c says what is skipped. */
+jyStatus jy_eval_channels_masked(jyEval *e, const double *q, const double *v, double t, double *out,
+                                 const unsigned char *want);
 jyStatus jy_eval_inputs_init(jyEval *e);
 jyStatus jy_eval_inputs_at(jyEval *e, double t);
 /* The inputs at (q, v, t) for an evaluation: jy_eval_inputs_at, then the continuous

@@ -202,16 +202,17 @@ static int is_special_file(const char *path) {
 }
 
 /* The header line; the sink's write error is noted. */
-static void write_header(csv_sink *sink, const jyModel *m) {
-  for (int i = 0; i < m->nchannels && !sink->failed; i++)
-    note_write(sink, fprintf(sink->file, i ? ",%s" : "%s", m->channel_names[i]) < 0);
+static void write_header(csv_sink *sink, const jySim *sim) {
+  const jyModel *m = sim->model;
+  for (int k = 0; k < sim->ncols && !sink->failed; k++)
+    note_write(sink, fprintf(sink->file, k ? ",%s" : "%s", m->channel_names[sim->cols[k]]) < 0);
   if (!sink->failed) note_write(sink, fputc('\n', sink->file) == EOF);
 }
 
 /* Runs into the open sink and closes it; a write or close error is JY_ERR_IO naming the
  * file, the time reached and the system's reason. */
 static jyStatus run_into(jySim *sim, csv_sink *sink, const char *path) {
-  write_header(sink, sim->model);
+  write_header(sink, sim);
   jyStatus st = sink->failed ? JY_ERR_IO : jy_sim_run(sim, write_row, sink);
   if (fflush(sink->file) != 0) note_write(sink, 1);
   if (fclose(sink->file) != 0) note_write(sink, 1);

@@ -279,6 +279,8 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
   if (!sim->q || !sim->v || !sim->row || !sim->eval) return sim;
   jy_eval_continue_angles(sim->eval);
   *status = check_def(sim, &sim->def);
+  if (*status == JY_OK) *status = jy_sim_select_columns(sim);
+  sim->def.columns = NULL; /* read here only */
   if (*status != JY_OK) return sim;
   sim->max_step = resolve_max_step(&sim->def);
   sim->eval->run_rtol = sim->def.rtol; /* parts with modes size their bands by them */
@@ -326,6 +328,9 @@ void jy_sim_destroy(jySim *sim) {
   if (sim->ctx) SUNContext_Free(&sim->ctx);
   const jyAllocator *a = &sim->model->alloc;
   jy_eval_destroy(sim->eval);
+  jy_free(a, sim->cols);
+  jy_free(a, sim->want);
+  jy_free(a, sim->col_row);
   jy_np_destroy(sim->np);
   jy_free(a, sim->lam);
   jy_free(a, sim->lamdot);
@@ -425,10 +430,20 @@ static void project_for_report(jySim *sim, double t) {
 /* The output row at the reported state to the sink (none: nothing to do). */
 static jyStatus emit_row(jySim *sim, jyRowSink sink, void *ud) {
   if (!sink) return JY_OK;
-  jyStatus st = jy_sim_channels(sim, sim->row);
-  if (st != JY_OK) return st;
   sim->last_row_t = sim->t;
-  if (sink(ud, sim->row, sim->model->nchannels) == 0) return JY_OK;
+  /* decimated: not computed, unless a selected angle output must follow it (sim_columns.c) */
+  int skipped = sim->rows_seen++ % sim->def.every != 0;
+  if (skipped && !sim->angle_rows) return JY_OK;
+  sim->eval->keep_impulses = skipped; /* reported in the next row written */
+  jyStatus st = jy_eval_channels_masked(sim->eval, sim->q, sim->v, sim->t, sim->row, sim->want);
+  sim->eval->keep_impulses = 0;
+  if (st != JY_OK) {
+    jy_set_error(sim->error, "%s", jy_eval_error(sim->eval));
+    return st;
+  }
+  if (skipped) return JY_OK;
+  for (int k = 0; k < sim->ncols; k++) sim->col_row[k] = sim->row[sim->cols[k]];
+  if (sink(ud, sim->col_row, sim->ncols) == 0) return JY_OK;
   jy_set_error(sim->error, "%s at t = %.9g",
                sim->stop_reason[0] ? sim->stop_reason : "stopped by the output sink", sim->t);
   sim->stop_reason[0] = '\0';
@@ -705,6 +720,7 @@ jyStatus jy_sim_run(jySim *sim, jyRowSink sink, void *ud) {
   double span = d->t_end - d->t_start;
   long count = (long)ceil(span / d->dt_out - 1e-9);
   sim->last_row_t = NAN;
+  sim->rows_seen = 0;
   for (long k = 0; k <= count; k++) {
     double t_out = k == count ? d->t_end : d->t_start + (double)k * d->dt_out;
     if (t_out < sim->t) continue;

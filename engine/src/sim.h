@@ -48,6 +48,14 @@ struct jySim {
   double t;
   double *q, *v; /* reported state at t (n each) */
   double *row;   /* one output row (nchannels) */
+  /* The output selection (sim_columns.c): ncols channel indices, "t" first; want[i]: channel
+   * i is a column; col_row: the columns of one row; rows_seen: output rows so far this run
+   * (every `every`-th is written). */
+  int *cols, ncols;
+  unsigned char *want;
+  double *col_row;
+  long rows_seen;
+  int angle_rows; /* selected angle outputs: the rows every skips are still evaluated */
   /* Natsiavas–Paraskevopoulos: the multiplier coordinates and their work (NULL with UK).
    * The integrated state is [q, v] (UK) or [q, lambda, v, lambda'] (N–P); nq is its
    * first half. */
@@ -209,3 +217,7 @@ void jy_sim_root_located(jySim *sim, double t, N_Vector y);
 void jy_stats_add(jySimStats *sum, const jySimStats *more);
 
 #endif
+
+/* Resolves sim->def.columns into sim->cols, want and col_row (sim_columns.c); an unmatched
+ * pattern is JY_ERR_INVALID with the message in sim->error. */
+jyStatus jy_sim_select_columns(jySim *sim);

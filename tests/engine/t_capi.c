@@ -44,7 +44,7 @@ static int compare_row(void *ud, const double *row, int nchannels) {
 }
 
 int main(void) {
-  plan(9);
+  plan(12);
   jyEnv *env = jy_env_create(NULL);
   ok(env && jy_components_register(env) == JY_OK, "environment with the built-in parts");
   jySystem *sys = jy_system_create(env);
@@ -100,6 +100,29 @@ int main(void) {
   st = jy_sim_run(again, compare_row, &c2);
   ok(st == JY_OK && c2.worst == c.worst, "a second simulation of one model repeats the first");
   jy_sim_destroy(again);
+
+  /* The output selection (jySimDef.columns) and decimation (every) from C. */
+  jySimDef sel = def;
+  char patterns[] = "right.x, left.?";
+  sel.columns = patterns;
+  sel.every = 100;
+  jySim *chosen = jy_sim_create(model, &sel, &st);
+  patterns[0] = '\0'; /* read by jy_sim_create only */
+  int ncols = jy_sim_num_columns(chosen);
+  ok(st == JY_OK && ncols == 3 && jy_sim_column(chosen, 0) == 0 &&
+       jy_sim_column(chosen, 1) == c.ix2 && jy_sim_column(chosen, 2) == c.ix1,
+     "columns 'right.x, left.?': t, right.x, left.x (%d columns)", ncols);
+  check c3 = {2, 1, 0, 0};
+  st = st == JY_OK ? jy_sim_run(chosen, compare_row, &c3) : st;
+  ok(st == JY_OK && c3.rows == 11 && c3.worst <= c.worst,
+     "every = 100: 11 of the 1001 rows, the selected columns where the row puts them");
+  jy_sim_destroy(chosen);
+  sel.columns = "left.*,nothing?here";
+  chosen = jy_sim_create(model, &sel, &st);
+  ok(st == JY_ERR_INVALID &&
+       strstr(jy_sim_error(chosen), "'nothing?here' matches no output channel"),
+     "a pattern matching nothing: %s", jy_sim_error(chosen));
+  jy_sim_destroy(chosen);
   jy_sim_destroy(sim);
   jy_model_destroy(model);
   jy_env_destroy(env);

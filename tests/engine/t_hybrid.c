@@ -249,6 +249,7 @@ static jyStatus run(jySystem *sys, double t_end, const char *column, Rows *r, jy
   jySimDef def = jy_default_sim_def();
   def.t_end = t_end;
   def.formulation = formulation;
+  def.columns = "*"; /* every channel: the rows are indexed as the model's channels */
   jyStatus st;
   jySim *sim = jy_sim_create(*md, &def, &st);
   if (sim && st == JY_OK) st = jy_sim_run(sim, collect, r);

@@ -38,7 +38,7 @@ int main(void) {
   for (int i = 0; i < nrun; i++)
     for (int j = 0; j < nsolver; j++)
       names_unique &= strcmp(jy_sim_setting(i)->name, jy_solver_setting(j)->name) != 0;
-  ok(nrun == 13 && nsolver == 9, "13 run settings and 9 solver settings (got %d, %d)", nrun,
+  ok(nrun == 14 && nsolver == 9, "14 run settings and 9 solver settings (got %d, %d)", nrun,
      nsolver);
   ok(defaults_agree, "each setting's default in the schema is the default def's field");
   ok(names_unique, "no name is both a run and a solver setting");

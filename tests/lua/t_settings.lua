@@ -42,7 +42,9 @@ local _, usage = run("--help")
 local flags_are_settings = true
 for flag in usage:gmatch("\n  %-%-([%w-]+)") do
   local key = flag:gsub("-", "_")
-  if defaults[key] == nil and key ~= "out" and key ~= "trust" then -- --trust: lua/sandbox.c
+  if defaults[key] == nil and key ~= "out" and key ~= "trust" -- --trust: lua/sandbox.c
+    and key ~= "columns_from" -- a file of the setting columns' patterns
+    and key ~= "quiet" then -- no progress lines (the command's, not the run's)
     flags_are_settings = false
     tap.diag("--" .. flag .. " is no setting")
   end

@@ -756,10 +756,28 @@ typedef enum jyNewtonSolver { JY_NEWTON_SOLVERS(JY_CHOICE_ENUM_) } jyNewtonSolve
   X(atol_velocity, double, JY_DOMAIN_NONNEGATIVE, 0, "> 0 (or 0: 10 atol)", "A",                  \
     "absolute tolerance on the velocities; 0: 10 atol")                                           \
   C(newton, jyNewtonSolver, JY_NEWTON_SOLVERS, JY_NEWTON_AUTO, "newton solver", "S",              \
-    "Newton's linear solver (BDF only)")
+    "Newton's linear solver (BDF only)")                                                          \
+  X(every, long, JY_DOMAIN_COUNT_POSITIVE, 1, "> 0", "K",                                         \
+    "write every K-th output row (the 1st, K+1-th, ...); the others are not computed")
 
+/* columns: the output selection, comma-separated glob patterns over the channel names
+ * ('*' any run of characters, '?' one; spaces around a pattern are ignored): "p*.theta,
+ * energy,force.motor". The columns are "t" first, then each pattern's matches in channel
+ * order, a channel matched by an earlier pattern not repeated. A pattern that matches no
+ * channel is JY_ERR_INVALID from jy_sim_create, naming it and the nearest channel. NULL or
+ * "" (the default): every channel except the copies of eliminated coordinates (those for
+ * which jy_model_channel_coord is -2), so that the output grows with the parts' own
+ * coordinates and not with the glue; they stay selectable by name or glob. Read by
+ * jy_sim_create only (the string need not outlive it). A string rather than a list: it is
+ * what the command line and a file of patterns give, and it keeps jySimDef a flat value
+ * that is copied as it is (a model keeps its system's settings by copy). Channels not
+ * selected are not computed where that is cheap to decide: the parts' outputs, energies,
+ * powers, glue forces and eliminated copies nobody selected, and the user channels after
+ * the last one selected (a user channel may read every channel before it: when one is
+ * computed, so is the whole row before it). */
 typedef struct jySimDef {
   JY_RUN_SETTINGS(JY_SETTING_FIELD_, JY_SETTING_FIELD_)
+  const char *columns;
 } jySimDef;
 
 JY_API jySimDef jy_default_sim_def(void);
@@ -810,8 +828,13 @@ JY_API double jy_sim_input(const jySim *sim, int k);
  * supports with what to try (docs/numerics.md, "Errors while integrating"); a part failure
  * names the part and the time. */
 JY_API jyStatus jy_sim_advance(jySim *sim, double t_out);
-/* The output channels at the current state (jy_model_num_channels values). */
+/* The output channels at the current state (jy_model_num_channels values: all of them,
+ * whatever the selection). */
 JY_API jyStatus jy_sim_channels(jySim *sim, double *out);
+/* The run's output columns (jySimDef.columns): how many, and the channel column k reports
+ * (column 0 is "t", channel 0). jy_sim_run's rows and jy_sim_write_csv's file hold these. */
+JY_API int jy_sim_num_columns(const jySim *sim);
+JY_API int jy_sim_column(const jySim *sim, int k);
 
 /* The most output rows a run (jy_sim_run, jy_sim_write_csv) produces: a t_end and dt_out
  * that would give more are refused before the run starts, with the estimate and the
@@ -821,8 +844,9 @@ JY_API jyStatus jy_sim_channels(jySim *sim, double *out);
  * until the disk is full. Stepping with jy_sim_advance has no such limit. */
 #define JY_MAX_OUTPUT_ROWS 1e8
 
-/* Called with each output row (t_start, t_start + dt_out, ..., t_end). Return non-zero to
- * stop early (jy_sim_run then returns JY_ERR_IO with the callback's reason "stopped"). */
+/* Called with each output row (t_start, t_start + dt_out, ..., t_end, every `every`-th of
+ * them, and the rows before and after events, counted with them) holding the selected
+ * columns (nchannels = jy_sim_num_columns). Return non-zero to stop early (jy_sim_run then returns JY_ERR_IO with the callback's reason "stopped"). */
 typedef int (*jyRowSink)(void *ud, const double *row, int nchannels);
 JY_API jyStatus jy_sim_run(jySim *sim, jyRowSink sink, void *ud);
 /* A sink about to stop the run may say why first ("interrupted by SIGINT"): the run's error
