@@ -60,6 +60,11 @@ void jyl_open_math(lua_State *L);
 void jyl_push_hyper(lua_State *L, double v, double e1, double e2, double e12);
 int jyl_to_hyper(lua_State *L, int i, double out[4]);
 
+/* The index of input `name` of model, or a Lua error "<what>: no input ..." with the
+ * nearest name (lua/simulation.c). */
+struct jyModel;
+int jyl_input_index(lua_State *L, const struct jyModel *model, const char *name, const char *what);
+
 /* lua/input.c: sys:input{...} (jy_system_add_input and its signals). */
 void jyl_open_input(lua_State *L);
 

@@ -113,18 +113,7 @@ static int s_set_input(lua_State *L) {
   EventCtx *c = active_ctx(L, "s:set_input works");
   const char *name = luaL_checkstring(L, 2);
   double value = luaL_checknumber(L, 3);
-  const jyModel *model = jy_event_model(c->call);
-  int k = jy_model_find_input(model, name);
-  if (k < 0) {
-    int n = jy_model_num_inputs(model);
-    const char **names = (const char **)lua_newuserdatauv(L, sizeof *names * (size_t)(n + 1), 0);
-    for (int i = 0; i < n; i++) names[i] = jy_model_input_name(model, i);
-    const char *near = jy_nearest_name(name, names, n);
-    if (near) return luaL_error(L, "s:set_input: no input '%s'; did you mean '%s'?", name, near);
-    return luaL_error(L, "s:set_input: no input '%s' (%s)", name,
-                      n ? "model:inputs() lists them"
-                        : "the model has none: sys:input declares one");
-  }
+  int k = jyl_input_index(L, jy_event_model(c->call), name, "s:set_input");
   if (jy_event_set_input(c->call, k, value) != JY_OK)
     return luaL_error(L, "s:set_input: %s", jy_event_error(c->call));
   return 0;
@@ -329,6 +318,33 @@ static void fill_thread(lua_State *L, EventCtx *c, int ctx_idx) {
   lua_setmetatable(T, -2);
 }
 
+/* Anchors the context at 4 in the system's (at 1) user value 2, which models share, so
+ * that it lives as long as any of them: leaves that table of contexts on the top and returns
+ * the context's slot in it. */
+static lua_Integer anchor_context(lua_State *L) {
+  lua_getiuservalue(L, 1, 2);
+  if (lua_getfield(L, -1, "events") != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "events");
+  }
+  lua_Integer slot = (lua_Integer)lua_rawlen(L, -1) + 1;
+  lua_pushvalue(L, 4);
+  lua_rawseti(L, -2, slot);
+  return slot;
+}
+
+/* After registering the anchored context (the table of contexts on the top): on failure
+ * it is let go and the system's error raised. */
+static void registered(lua_State *L, jySystem *sys, jyStatus st, lua_Integer slot) {
+  if (st == JY_OK) return;
+  lua_pushnil(L);
+  lua_rawseti(L, -2, slot);
+  const char *msg = jy_system_error(sys);
+  luaL_error(L, "%s", msg && *msg ? msg : jy_status_text(st));
+}
+
 /* sys:event{ name = ..., when = ..., direction = ..., action = ... } */
 static int sys_event(lua_State *L) {
   jySystem *sys = jyl_system_of(L, 1);
@@ -360,24 +376,9 @@ static int sys_event(lua_State *L) {
   snprintf(c->when_at, sizeof c->when_at, "%s:%d", ar.short_src, ar.linedefined);
   int stop = push_action(L, 2, name); /* 6 */
   fill_thread(L, c, 4);
-  /* Anchor the context in the system's user value 2 (models share it), then register. */
-  lua_getiuservalue(L, 1, 2); /* 5 */
-  if (lua_getfield(L, 5, "events") != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, 5, "events");
-  }
-  lua_Integer slot = (lua_Integer)lua_rawlen(L, -1) + 1;
-  lua_pushvalue(L, 4);
-  lua_rawseti(L, -2, slot);
-  jyStatus st = jy_system_add_event(sys, name, ev_when, direction, stop ? NULL : ev_action, c);
-  if (st != JY_OK) {
-    lua_pushnil(L);
-    lua_rawseti(L, -2, slot);
-    const char *msg = jy_system_error(sys);
-    return luaL_error(L, "%s", msg && *msg ? msg : jy_status_text(st));
-  }
+  lua_Integer slot = anchor_context(L);
+  registered(L, sys, jy_system_add_event(sys, name, ev_when, direction, stop ? NULL : ev_action, c),
+             slot);
   return 0;
 }
 
@@ -499,23 +500,8 @@ static int sys_controller(lua_State *L) {
   lua_getinfo(L, ">S", &ar);
   snprintf(c->when_at, sizeof c->when_at, "%s:%d", ar.short_src, ar.linedefined);
   fill_thread(L, c, 4);
-  lua_getiuservalue(L, 1, 2); /* 5 */
-  if (lua_getfield(L, 5, "events") != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, 5, "events");
-  }
-  lua_Integer slot = (lua_Integer)lua_rawlen(L, -1) + 1;
-  lua_pushvalue(L, 4);
-  lua_rawseti(L, -2, slot);
-  jyStatus st = jy_system_add_controller(sys, name, period, ctl_fn, c);
-  if (st != JY_OK) {
-    lua_pushnil(L);
-    lua_rawseti(L, -2, slot);
-    const char *msg = jy_system_error(sys);
-    return luaL_error(L, "%s", msg && *msg ? msg : jy_status_text(st));
-  }
+  lua_Integer slot = anchor_context(L);
+  registered(L, sys, jy_system_add_controller(sys, name, period, ctl_fn, c), slot);
   return 0;
 }
 

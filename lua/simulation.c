@@ -447,7 +447,7 @@ static int sim_set_state(lua_State *L) {
 }
 
 /* The index of input `name` of the sim's model, or a Lua error with the nearest name. */
-static int input_index(lua_State *L, const jyModel *model, const char *name, const char *what) {
+int jyl_input_index(lua_State *L, const jyModel *model, const char *name, const char *what) {
   int k = jy_model_find_input(model, name);
   if (k >= 0) return k;
   int n = jy_model_num_inputs(model);
@@ -467,7 +467,7 @@ static int sim_set_input(lua_State *L) {
   refuse_if_busy(L, sm, "sim:set_input");
   const char *name = luaL_checkstring(L, 2);
   double value = luaL_checknumber(L, 3);
-  int k = input_index(L, sim_model(L, 1)->model, name, "sim:set_input");
+  int k = jyl_input_index(L, sim_model(L, 1)->model, name, "sim:set_input");
   sm->busy = 1;
   jyStatus st = jy_sim_set_input_index(sm->sim, k, value);
   sm->busy = 0;
@@ -478,7 +478,7 @@ static int sim_set_input(lua_State *L) {
 /* sim:input(name): its value now. */
 static int sim_input(lua_State *L) {
   LSim *sm = check_sim(L, 1);
-  int k = input_index(L, sim_model(L, 1)->model, luaL_checkstring(L, 2), "sim:input");
+  int k = jyl_input_index(L, sim_model(L, 1)->model, luaL_checkstring(L, 2), "sim:input");
   lua_pushnumber(L, jy_sim_input(sm->sim, k));
   return 1;
 }

@@ -12,18 +12,6 @@
 
 /* ---- the builder ------------------------------------------------------------------- */
 
-static int grow_array(const jyAllocator *a, void **array, int *cap, int count, size_t elem) {
-  if (count < *cap) return 0;
-  int ncap = *cap ? 2 * *cap : 8;
-  void *fresh = jy_calloc(a, (size_t)ncap, elem);
-  if (!fresh) return -1;
-  if (count) memcpy(fresh, *array, elem * (size_t)count);
-  jy_free(a, *array);
-  *array = fresh;
-  *cap = ncap;
-  return 0;
-}
-
 /* Why name cannot name a new input or controller, or NULL. */
 static const char *bad_name(const char *name) {
   if (!name || !*name) return "needs a name";
@@ -51,7 +39,7 @@ int jy_system_add_input(jySystem *sys, const char *name, double value, const cha
     return -1;
   }
   const jyAllocator *a = &sys->env->alloc;
-  if (grow_array(a, (void **)&sys->inputs, &sys->inputs_cap, sys->ninputs, sizeof *sys->inputs)) {
+  if (jy_grow(a, (void **)&sys->inputs, &sys->inputs_cap, sys->ninputs, sizeof *sys->inputs)) {
     jy_set_error(sys->error, "out of memory adding input '%s'", name);
     return -1;
   }
@@ -226,8 +214,8 @@ jyStatus jy_system_add_controller(jySystem *sys, const char *name, double period
     return JY_ERR_INVALID;
   }
   const jyAllocator *a = &sys->env->alloc;
-  if (grow_array(a, (void **)&sys->controllers, &sys->controllers_cap, sys->ncontrollers,
-                 sizeof *sys->controllers))
+  if (jy_grow(a, (void **)&sys->controllers, &sys->controllers_cap, sys->ncontrollers,
+              sizeof *sys->controllers))
     return JY_ERR_NOMEM;
   char *owned = jy_strdup(a, name);
   if (!owned) return JY_ERR_NOMEM;
@@ -240,6 +228,14 @@ jyStatus jy_system_add_controller(jySystem *sys, const char *name, double period
 static int compare_doubles(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+int jy_sort_unique(double *x, int count) {
+  qsort(x, (size_t)count, sizeof(double), compare_doubles);
+  int unique = 0;
+  for (int i = 0; i < count; i++)
+    if (unique == 0 || x[i] != x[unique - 1]) x[unique++] = x[i];
+  return unique;
 }
 
 jyStatus jy_model_copy_inputs(jyModel *md, const jySystem *sys) {
@@ -269,12 +265,7 @@ jyStatus jy_model_copy_inputs(jyModel *md, const jySystem *sys) {
     for (int k = 0; k < md->ninputs; k++)
       for (int i = 0; i < md->inputs[k].nbreaks; i++)
         md->breaks[md->nbreaks++] = md->inputs[k].breaks[i];
-    qsort(md->breaks, (size_t)md->nbreaks, sizeof(double), compare_doubles);
-    int unique = 0;
-    for (int i = 0; i < md->nbreaks; i++)
-      if (unique == 0 || md->breaks[i] != md->breaks[unique - 1])
-        md->breaks[unique++] = md->breaks[i];
-    md->nbreaks = unique;
+    md->nbreaks = jy_sort_unique(md->breaks, md->nbreaks);
   }
   if (sys->ncontrollers > 0) {
     md->controllers = jy_calloc(a, (size_t)sys->ncontrollers, sizeof *md->controllers);

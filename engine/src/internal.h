@@ -17,6 +17,20 @@
  * minutes and gigabytes at 10,000). */
 #define JY_DENSE_FALLBACK_MAX_COORDS 2000
 
+/* Room for one more element in an array grown geometrically (capacity 8, 16, 32, ...):
+ * 0, or -1 when out of memory with the array unchanged. */
+static inline int jy_grow(const jyAllocator *a, void **array, int *cap, int count, size_t elem) {
+  if (count < *cap) return 0;
+  int ncap = *cap ? 2 * *cap : 8;
+  void *fresh = jy_calloc(a, (size_t)ncap, elem);
+  if (!fresh) return -1;
+  if (count) memcpy(fresh, *array, elem * (size_t)count);
+  jy_free(a, *array);
+  *array = fresh;
+  *cap = ncap;
+  return 0;
+}
+
 /* printf into a fixed error buffer (truncating). names.c, with jy_suggest. */
 void jy_set_error(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Writes " (did you mean 'x'?)" for the nearest candidate within reach, else the list. */
@@ -466,6 +480,8 @@ jyStatus jy_eval_channels_masked(jyEval *e, const double *q, const double *v, do
                                  const unsigned char *want);
 jyStatus jy_eval_inputs_init(jyEval *e);
 jyStatus jy_eval_inputs_at(jyEval *e, double t);
+/* Sorts the count times in x and keeps each once; returns how many are left. */
+int jy_sort_unique(double *x, int count);
 /* The inputs at (q, v, t) for an evaluation: jy_eval_inputs_at, then the continuous
  * controllers' values over them. JY_OK, or the failure in e->error. */
 jyStatus jy_eval_inputs_state(jyEval *e, const double *q, const double *v, double t);

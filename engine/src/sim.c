@@ -150,11 +150,6 @@ static void find_next_sample(jySim *sim) {
     if (sample_time(sim, k) < sim->next_sample) sim->next_sample = sample_time(sim, k);
 }
 
-static int compare_times(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* A signal function declared without breakpoints, sampled at SIGNAL_SCAN + 1 times over the
  * run: where it starts or stops changing (its value or rate) becomes a breakpoint, so that a
  * pulse on a flat road (a bump at 6.3 s of a 20 s run) restarts the integrator at its start
@@ -206,12 +201,7 @@ static jyStatus setup_breaks(jySim *sim) {
     jyStatus st = scan_signal(sim, in);
     if (st != JY_OK) return st;
   }
-  qsort(sim->breaks, (size_t)sim->nbreaks, sizeof(double), compare_times);
-  int unique = 0;
-  for (int i = 0; i < sim->nbreaks; i++)
-    if (unique == 0 || sim->breaks[i] != sim->breaks[unique - 1])
-      sim->breaks[unique++] = sim->breaks[i];
-  sim->nbreaks = unique;
+  sim->nbreaks = jy_sort_unique(sim->breaks, sim->nbreaks);
   return JY_OK;
 }
 
@@ -656,18 +646,13 @@ jyStatus jy_sim_advance(jySim *sim, double t_out) {
 
 jyStatus jy_sim_set_input_index(jySim *sim, int k, double value) {
   if (!sim || !sim->ready) return JY_ERR_INVALID;
-  if (k >= 0 && k < sim->model->ninputs && sim->eval->input_held[k] == value &&
-      sim->model->inputs[k].kind == JY_INPUT_HELD)
-    return JY_OK; /* the value it has: nothing changes, nothing restarts */
-  jyEval *evals[3];
-  int count = jy_sim_evals(sim, evals);
-  for (int i = 0; i < count; i++) {
-    jyStatus st = jy_eval_set_input(evals[i], k, value);
-    if (st != JY_OK) {
-      jy_set_error(sim->error, "%s", jy_eval_error(evals[i]));
-      return st;
-    }
+  int changed = 0;
+  jyStatus st = jy_sim_hold_input(sim, k, value, &changed);
+  if (st != JY_OK) {
+    jy_set_error(sim->error, "%s", jy_eval_error(sim->eval));
+    return st;
   }
+  if (!changed) return JY_OK; /* the value it has: nothing restarts */
   if (sim->failure != JY_OK) return sim->failure;
   if (sim->stopped_by[0]) return JY_OK; /* nothing more is integrated */
   return restart_here(sim, "an input's change");

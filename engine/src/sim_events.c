@@ -292,27 +292,28 @@ jyStatus jy_event_set_input(jyEventCall *call, int k, double value) {
     return call_refused(call, "%s is for an event's action or a controller, not a `when` function",
                         "setting an input");
   if (!call->sim) return jy_eval_drive_input(call->eval, k, value, call->error, sizeof call->error);
-  jySim *sim = call->sim;
-  const jyModel *md = sim->model;
-  if (k >= 0 && k < md->ninputs && sim->eval->input_held[k] == value &&
-      md->inputs[k].kind == JY_INPUT_HELD)
-    return JY_OK;
-  jyStatus st = jy_sim_hold_input(sim, k, value);
+  int changed = 0;
+  jyStatus st = jy_sim_hold_input(call->sim, k, value, &changed);
   if (st != JY_OK) {
-    jy_set_error(call->error, "%s", jy_eval_error(sim->eval));
+    jy_set_error(call->error, "%s", jy_eval_error(call->sim->eval));
     return st;
   }
+  if (!changed) return JY_OK;
   call->param_changed = 1;
   call->row_ready = 0;
   return JY_OK;
 }
 
-jyStatus jy_sim_hold_input(jySim *sim, int k, double value) {
+jyStatus jy_sim_hold_input(jySim *sim, int k, double value, int *changed) {
+  *changed = 0;
   jyEval *evals[3];
   int count = jy_sim_evals(sim, evals);
   for (int i = 0; i < count; i++) {
+    /* checked by the first; the same index and value suit every evaluator */
+    double before = k >= 0 && k < sim->model->ninputs ? evals[i]->input_held[k] : NAN;
     jyStatus st = jy_eval_set_input(evals[i], k, value);
     if (st != JY_OK) return st;
+    *changed |= before != value;
   }
   return JY_OK;
 }

@@ -56,8 +56,10 @@ jyStatus jy_controller_run(jySim *sim, int k, double t, double *y, int *changed)
 jyStatus jy_sim_settle_state(jySim *sim, double t, double *y, double *weights, char *why,
                              size_t why_len);
 
-/* Held input k set in every evaluator of the simulation. */
-jyStatus jy_sim_hold_input(jySim *sim, int k, double value);
+/* Held input k set in every evaluator of the simulation; *changed when it had another
+ * value. JY_OK, or the refusal (a bad index, a signal, a value not finite) in the
+ * simulation's evaluator's error. */
+jyStatus jy_sim_hold_input(jySim *sim, int k, double value, int *changed);
 /* Per user event: -1, 0 or +1 (jyEventDirection). */
 void jy_events_directions(const jySim *sim, int *directions);
 /* The user events' g at (t, y): 0, or -1 with the reason (event name, script line through

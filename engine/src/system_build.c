@@ -94,18 +94,6 @@ void jy_system_set_gravity(jySystem *sys, const double gravity[3]) {
     for (int i = 0; i < 3; i++) sys->gravity[i] = gravity[i];
 }
 
-static int grow(const jyAllocator *a, void **array, int *cap, int count, size_t elem) {
-  if (count < *cap) return 0;
-  int ncap = *cap ? 2 * *cap : 8;
-  void *fresh = jy_calloc(a, (size_t)ncap, elem);
-  if (!fresh) return -1;
-  if (count) memcpy(fresh, *array, elem * (size_t)count);
-  jy_free(a, *array);
-  *array = fresh;
-  *cap = ncap;
-  return 0;
-}
-
 /* Which of the protocol's limits the shape exceeds, or NULL. */
 static const char *shape_beyond_limits(const jyPartShape *s) {
   if (s->ncoords < 0 || s->ncoords > JY_PART_MAX_COORDS) return "coordinates";
@@ -240,7 +228,7 @@ jyPartId jy_system_add_part(jySystem *sys, const char *type_name, const char *na
     return bad;
   }
   jySysPart part = {.omega_axes = -1};
-  if (grow(a, (void **)&sys->parts, &sys->parts_cap, sys->nparts, sizeof *sys->parts) != 0 ||
+  if (jy_grow(a, (void **)&sys->parts, &sys->parts_cap, sys->nparts, sizeof *sys->parts) != 0 ||
       index_reserve(a, &sys->part_names, part_items(sys), sys->nparts) != 0 ||
       own_part(sys, &part, type, name, params, &shape) != 0) {
     jy_set_error(sys->error, "out of memory adding part '%s'", name);
@@ -477,7 +465,7 @@ jyStatus jy_system_glue(jySystem *sys, jyTerminalId a, jyTerminalId b, const cha
     return JY_ERR_INVALID;
   }
   const jyAllocator *al = &sys->env->alloc;
-  if (grow(al, (void **)&sys->glues, &sys->glues_cap, sys->nglues, sizeof *sys->glues) != 0 ||
+  if (jy_grow(al, (void **)&sys->glues, &sys->glues_cap, sys->nglues, sizeof *sys->glues) != 0 ||
       index_reserve(al, &sys->glue_names, glue_items(sys), sys->nglues) != 0)
     return JY_ERR_NOMEM;
   char *owned = jy_strdup(al, name);
@@ -500,7 +488,8 @@ jyStatus jy_system_add_channel(jySystem *sys, const char *name, jyChannelFn fn, 
       return JY_ERR_INVALID;
     }
   const jyAllocator *a = &sys->env->alloc;
-  if (grow(a, (void **)&sys->channels, &sys->channels_cap, sys->nchannels, sizeof *sys->channels))
+  if (jy_grow(a, (void **)&sys->channels, &sys->channels_cap, sys->nchannels,
+              sizeof *sys->channels))
     return JY_ERR_NOMEM;
   char *owned = jy_strdup(a, name);
   if (!owned) return JY_ERR_NOMEM;
@@ -548,7 +537,7 @@ jyStatus jy_system_add_event(jySystem *sys, const char *name, jyEventWhenFn when
     return JY_ERR_INVALID;
   }
   const jyAllocator *a = &sys->env->alloc;
-  if (grow(a, (void **)&sys->events, &sys->events_cap, sys->nevents, sizeof *sys->events))
+  if (jy_grow(a, (void **)&sys->events, &sys->events_cap, sys->nevents, sizeof *sys->events))
     return JY_ERR_NOMEM;
   char *owned = jy_strdup(a, name);
   if (!owned) return JY_ERR_NOMEM;
