@@ -397,9 +397,10 @@ static void print_events(lua_State *L, int res, long guard_evals) {
 /* A large model may move thousands of values: the first few say what happened. */
 #define MAX_MOVED_WARNINGS 20
 
-/* One warning line on stderr per initial value of the model at idx that had to move (set
- * by the script, or unset and not just following its glue), the first MAX_MOVED_WARNINGS
- * of them, then how many more. */
+/* One warning line on stderr per initial value the script set that the model at idx had to
+ * move, the first MAX_MOVED_WARNINGS of them, then how many more. Unset values (guesses, rates
+ * a drive decides) settling onto the constraints are what the compile is for, not a warning:
+ * the doctor's line counts them and the report lists them. */
 static void warn_moved(lua_State *L, int idx) {
   lua_getfield(L, idx, "moved");
   lua_pushvalue(L, idx);
@@ -412,10 +413,11 @@ static void warn_moved(lua_State *L, int idx) {
     lua_getfield(L, -3, "name");
     lua_getfield(L, -4, "from");
     lua_getfield(L, -5, "to");
-    if (lua_toboolean(L, -5) && ++warned <= MAX_MOVED_WARNINGS)
-      fprintf(stderr, "warning: initial %s moved from %.9g to %.9g to meet the constraints%s\n",
-              lua_tostring(L, -3), lua_tonumber(L, -2), lua_tonumber(L, -1),
-              lua_toboolean(L, -4) ? " (it was set by the script)" : "");
+    if (lua_toboolean(L, -5) && lua_toboolean(L, -4) && ++warned <= MAX_MOVED_WARNINGS)
+      fprintf(stderr,
+              "warning: initial %s moved from %.9g to %.9g to meet the constraints (it was set by "
+              "the script)\n",
+              lua_tostring(L, -3), lua_tonumber(L, -2), lua_tonumber(L, -1));
     lua_pop(L, 6);
   }
   if (warned > MAX_MOVED_WARNINGS)
@@ -459,7 +461,8 @@ static void print_methods(lua_State *L, int stats) {
 }
 
 /* One line of the model doctor on stderr: "model: N coordinates, M rows (R redundant), D
- * degrees of freedom" and its other findings' count (joinery check SCRIPT lists them). */
+ * degrees of freedom", its other findings' count (joinery check SCRIPT lists them) and how many
+ * unset initial values settled onto the constraints (the report lists them). */
 static void print_check_line(lua_State *L, int model) {
   lua_getfield(L, model, "check");
   lua_pushvalue(L, model);
@@ -479,6 +482,13 @@ static void print_check_line(lua_State *L, int model) {
   fprintf(stderr, "), %ld degree%s of freedom", dof, dof == 1 ? "" : "s");
   if (others > 0)
     fprintf(stderr, "; %ld other finding%s (joinery check)", others, others == 1 ? "" : "s");
+  lua_getfield(L, c, "moved");
+  long settled = (long)int_field(L, lua_gettop(L), "unset");
+  lua_pop(L, 1);
+  if (settled > 0)
+    fprintf(stderr,
+            "; %ld unset initial value%s settled onto the constraints (the report lists %s)",
+            settled, settled == 1 ? "" : "s", settled == 1 ? "it" : "them");
   fputc('\n', stderr);
   lua_pop(L, 1);
 }
