@@ -56,10 +56,6 @@
 #include "sandbox.h"
 #include "settings.h"
 
-#ifndef JOINERY_VERSION
-#define JOINERY_VERSION "0.1.0"
-#endif
-
 static const char usage_head[] =
   "usage: joinery [--trust] SCRIPT [ARGS...]\n"
   "                                       run a Lua script (require \"joinery\" works)\n"
@@ -1075,7 +1071,7 @@ static int dispatch(lua_State *L, Cli *cli) {
     return 0;
   }
   if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-v") == 0) {
-    printf("joinery %s (%s)\n", JOINERY_VERSION, LUA_RELEASE);
+    printf("joinery %s (%s)\n", jy_version(), LUA_RELEASE);
     return 0;
   }
   if (strcmp(cmd, "run") == 0) return cmd_run(L, cli, at + 1);

@@ -1,5 +1,6 @@
 /* Messages and the names in them, at the bottom of the library: the error buffers every
- * object keeps, the text of a status, and the "did you mean" of an unknown name. */
+ * object keeps, the text of a status, the library's version, and the "did you mean" of an
+ * unknown name. */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +12,14 @@ void jy_set_error(char *buf, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(buf, JY_ERROR_LEN, fmt, ap);
   va_end(ap);
+}
+
+#define JY_STRINGIFY_(x) #x
+#define JY_STRINGIFY(x) JY_STRINGIFY_(x)
+
+const char *jy_version(void) {
+  return JY_STRINGIFY(JOINERY_VERSION_MAJOR) "." JY_STRINGIFY(
+    JOINERY_VERSION_MINOR) "." JY_STRINGIFY(JOINERY_VERSION_PATCH);
 }
 
 const char *jy_status_text(jyStatus status) {

@@ -44,6 +44,15 @@ extern "C" {
 #define JY_API
 #endif
 
+/* The library's version (meson.build's project version must agree: the build checks). The
+ * major number is the shared library's soname (libjoinery.so.0): it changes when the ABI
+ * does. jy_version() is the version of the library a program runs against, "MAJOR.MINOR.PATCH",
+ * which a program built against these macros may compare with them. */
+#define JOINERY_VERSION_MAJOR 0
+#define JOINERY_VERSION_MINOR 1
+#define JOINERY_VERSION_PATCH 0
+JY_API const char *jy_version(void);
+
 #define JY_STATUS_LIST(X)                                            \
   X(JY_OK, "ok")                                                     \
   X(JY_ERR_NOMEM, "out of memory")                                   \
