@@ -358,8 +358,9 @@ static int write_script(const char *path, const char *data, const char *image, c
   const char *term = terminal_of(a->out);
   fputs("reset session\nset encoding utf8\n", f);
   if (strcmp(term, "pdfcairo") == 0)
-    fprintf(f, "set terminal pdfcairo size %.4fin,%.4fin font 'sans,10'\n", a->width / 72.0,
-            a->height / 72.0);
+    /* a quarter point more: cairo truncates the page size to whole points */
+    fprintf(f, "set terminal pdfcairo size %.10fin,%.10fin font 'sans,10'\n",
+            (a->width + 0.25) / 72.0, (a->height + 0.25) / 72.0);
   else if (strcmp(term, "svg") == 0)
     fprintf(f, "set terminal svg size %d,%d fixed font 'sans,10' background rgb 'white'\n",
             a->width, a->height);
