@@ -59,18 +59,6 @@ void plot_usage(FILE *f) {
         f);
 }
 
-static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("joinery: plot: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fputc('\n', stderr);
-  plot_usage(stderr);
-  return 2;
-}
-
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...) {
   va_list ap;
@@ -80,6 +68,9 @@ static void fail(const char *fmt, ...) {
   va_end(ap);
   fputc('\n', stderr);
 }
+
+/* A usage error: the message and the usage on stderr, status 2. */
+#define usage(...) (fail(__VA_ARGS__), plot_usage(stderr), 2)
 
 static int has_suffix(const char *s, const char *suffix) {
   size_t n = strlen(s), m = strlen(suffix);

@@ -10,11 +10,10 @@ local tap = dofile(here .. "tap.lua")
 local cmd = tap.command()
 local q, tmp = cmd.quote, cmd.tmp
 local function plot(args) return cmd.run("plot " .. args) end
-local function read(path)
+local function read(path) -- the file's bytes, or nil
   local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
+  local s = f and f:read("a")
+  if f then f:close() end
   return s
 end
 
