@@ -36,57 +36,59 @@ local data = read(png) or ""
 tap.is(data:sub(1, 8), "\137PNG\r\n\26\n", "PNG signature")
 tap.ok(#data > 5000, "the PNG has some size (" .. #data .. " bytes)")
 
--- The PNG decoded to a binary PPM (P6).
-local ppm = io.popen("pngtopnm " .. q(png)):read("a")
-local w, h, maxval, header = ppm:match("^P6%s+(%d+)%s+(%d+)%s+(%d+)%s()")
-tap.ok(tonumber(w) == W and tonumber(h) == H and tonumber(maxval) == 255,
-  string.format("decoded: %sx%s (max %s) as --size asked", w, h, maxval))
-local function pixel(px, py) -- 0-based from the top left
-  local at = header + (py * W + px) * 3
-  return ppm:byte(at, at + 2)
-end
--- plot.c's plot area: fractions of the canvas from the left and the bottom.
+-- A PNG decoded to a binary PPM (P6) by netpbm's pngtopnm, with the data's axis ranges: its
+-- pixels, where plot.c's plot area (fractions of the canvas from the left and the bottom)
+-- puts a data point, and which rows of a pixel column are near a colour.
 local LEFT, RIGHT, BOTTOM, TOP = 0.12, 0.96, 0.12, 0.90
-local function to_pixel(x, y)
-  local px = (LEFT + (x - XLO) / (XHI - XLO) * (RIGHT - LEFT)) * W
-  local py = H - (BOTTOM + (y - YLO) / (YHI - YLO) * (TOP - BOTTOM)) * H
-  return px, py
-end
--- The rows of pixel column px whose colour is near rgb (antialiasing blends the edges).
-local function rows_of(rgb, px)
-  local found = {}
-  for py = 0, H - 1 do
-    local r, g, b = pixel(px, py)
-    if math.abs(r - rgb[1]) + math.abs(g - rgb[2]) + math.abs(b - rgb[3]) < 60 then
-      found[#found + 1] = py
-    end
+local function decode(path, xlo, xhi, ylo, yhi)
+  local pic = { ppm = io.popen("pngtopnm " .. q(path)):read("a") }
+  local w, h, maxval, header = pic.ppm:match("^P6%s+(%d+)%s+(%d+)%s+(%d+)%s()")
+  tap.ok(tonumber(w) == W and tonumber(h) == H and tonumber(maxval) == 255,
+    string.format("%s decoded: %sx%s (max %s) as --size asked", path, w, h, maxval))
+  function pic.to_pixel(x, y)
+    return (LEFT + (x - xlo) / (xhi - xlo) * (RIGHT - LEFT)) * W,
+      H - (BOTTOM + (y - ylo) / (yhi - ylo) * (TOP - BOTTOM)) * H
   end
-  return found
+  function pic.rows_of(rgb, px) -- antialiasing blends the edges: near, not equal
+    local found = {}
+    for py = 0, H - 1 do
+      local at = header + (py * W + px) * 3
+      local r, g, b = pic.ppm:byte(at, at + 2)
+      if math.abs(r - rgb[1]) + math.abs(g - rgb[2]) + math.abs(b - rgb[3]) < 60 then
+        found[#found + 1] = py
+      end
+    end
+    return found
+  end
+  return pic
 end
--- The curve f in colour rgb is where the data puts it at x = 0.5, 1.5, ..., 7.5 (the key,
--- top right, stays clear): every pixel of its colour in the column within 4 pixels of
--- the point, and some there.
-local function curve_at(name, rgb, f)
+local pic = decode(png, XLO, XHI, YLO, YHI)
+-- The curve y = f(x) in colour rgb is where the data puts it at each x of xs (clear of the
+-- key, top right): every pixel of its colour in the column within 4 pixels of the point,
+-- and some there.
+local function curve_at(p, name, rgb, xs, f)
   local good, where = 0, {}
-  for x = 0.5, 7.5, 1 do
-    local px, py = to_pixel(x, f(x))
-    local found = rows_of(rgb, math.floor(px + 0.5))
+  for _, x in ipairs(xs) do
+    local px, py = p.to_pixel(x, f(x))
+    local found = p.rows_of(rgb, math.floor(px + 0.5))
     local near = #found > 0
     for _, row in ipairs(found) do near = near and math.abs(row - py) <= 4 end
     if near then good = good + 1 end
     where[#where + 1] = string.format("x=%g: want row %.1f, got {%s}", x, py, table.concat(found, ","))
   end
-  tap.is(good, 8, name .. ": the curve's pixels where the data puts them at 8 points")
-  if good ~= 8 then tap.diag(table.concat(where, "\n")) end
+  tap.is(good, #xs, name .. ": the curve's pixels where the data puts them at " .. #xs .. " points")
+  if good ~= #xs then tap.diag(table.concat(where, "\n")) end
 end
-curve_at("line y = 2t (first colour #1f77b4)", { 0x1f, 0x77, 0xb4 }, function(x) return 2 * x end)
-curve_at("wave y = 3 sin t + 5 (second colour #d62728)", { 0xd6, 0x27, 0x28 },
+local xs = { 0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5 }
+local BLUE, RED = { 0x1f, 0x77, 0xb4 }, { 0xd6, 0x27, 0x28 } -- plot.c's first two colours
+curve_at(pic, "line y = 2t (first colour)", BLUE, xs, function(x) return 2 * x end)
+curve_at(pic, "wave y = 3 sin t + 5 (second colour)", RED, xs,
   function(x) return 3 * math.sin(x) + 5 end)
 -- Nothing of the first colour where no data is: the plot's lower right corner.
 local stray = 0
-for px = math.floor(to_pixel(6, 0)), math.floor(to_pixel(9.5, 0)) do
-  for _, row in ipairs(rows_of({ 0x1f, 0x77, 0xb4 }, px)) do
-    local _, top = to_pixel(0, 0)
+for px = math.floor(pic.to_pixel(6, 0)), math.floor(pic.to_pixel(9.5, 0)) do
+  for _, row in ipairs(pic.rows_of(BLUE, px)) do
+    local _, top = pic.to_pixel(0, 0)
     if row > top + 5 then stray = stray + 1 end
   end
 end
@@ -169,13 +171,51 @@ tap.ok(code == 0 and out:find("--y GLOBS", 1, true), "plot --help: status 0, the
 local fb = tmp .. "/four_bar.png"
 code, out, err = cmd.sh("cd " .. q(tmp) .. " && " .. q(cmd.exe) .. " plot " ..
   q(cmd.root .. "/examples/four_bar.lua") .. " --y 'crank.theta' -o " .. q(fb) ..
-  " --t-end 1 --quiet --size 800x500")
+  " --t-end 1 --quiet --size 800x500 --xrange 0:1 --yrange -3:3")
 tap.ok(code == 0, "plot examples/four_bar.lua: runs the model and plots, status 0")
 if code ~= 0 then tap.diag(out .. err) end
 tap.has(out, "columns to four_bar.csv", "the run's CSV written as joinery run writes it")
 tap.has(out, "wrote " .. fb .. ": 1 series of", "and the picture")
 tap.is((read(fb) or ""):sub(1, 8), "\137PNG\r\n\26\n", "four_bar.png is a PNG")
 tap.ok(tap.exists(tmp .. "/four_bar.csv"), "four_bar.csv left beside it")
+-- crank.theta where four_bar.csv puts it, at rows t = 0.05, 0.15, ..., 0.75
+local theta, col = {}, nil
+for line in io.lines(tmp .. "/four_bar.csv") do
+  if not col then
+    local k = 0
+    for name in line:gmatch("[^,]+") do
+      k = k + 1
+      if name == "crank.theta" then col = k end
+    end
+  else
+    local fields = {}
+    for v in line:gmatch("[^,]+") do fields[#fields + 1] = tonumber(v) end
+    theta[string.format("%.2f", fields[1])] = fields[col]
+  end
+end
+local fb_xs = { 0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75 }
+curve_at(decode(fb, 0, 1, -3, 3), "four_bar crank.theta", BLUE, fb_xs,
+  function(t) return theta[string.format("%.2f", t)] end)
+
+-- ---- a model whose run fails: the rows it kept are plotted ------------------------------------
+-- A block on a spring coming to rest on Coulomb friction (t_failures: the integrator gives up
+-- at t = 2.51).
+cmd.write("slide.lua", [[
+local joinery = require "joinery"
+local sys = joinery.system { gravity = { 0, -9.81 } }
+local wall = sys:add("ground", "wall", { dim = 3 })
+local block = sys:add("mass", "block", { dim = 3, m = 1, init = { x = 0.5, y = 0 } })
+sys:add("guide", "floor", { dim = 3, nx = 0, ny = 1, d = 0, mu = 0.3, pos = block.pos })
+sys:add("spring", "spring", { dim = 3, k = 100, L = 0, a = wall.pos, b = block.pos })
+sys:settings { t_end = 5, dt_out = 0.01 }
+return sys
+]])
+code, out, err = cmd.sh("cd " .. q(tmp) .. " && " .. q(cmd.exe) .. " plot slide.lua --y block.x " ..
+  "-o slide.svg --quiet")
+tap.is(code, 1, "a failed run: the run's status")
+tap.has(err, "drawing the rows the failed run kept in slide.incomplete.csv", "says what it plots")
+tap.has(read(tmp .. "/slide.svg") or "", "slide.incomplete.csv (incomplete run: integrator failure at t = 2.51",
+  "the plot of the kept rows, its title saying why the run stopped")
 
 os.execute("rm -rf " .. q(tmp))
 tap.done()
