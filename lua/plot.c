@@ -132,6 +132,12 @@ static int default_out(PlotArgs *a) {
   return 0;
 }
 
+/* run's options without a value; its others take one. */
+static int takes_no_value(const char *option) {
+  return strcmp(option, "--quiet") == 0 || strcmp(option, "--trust") == 0 ||
+    strcmp(option, "--traceback") == 0;
+}
+
 int plot_parse(int argc, char **argv, int at, PlotArgs *a) {
   a->x = "t";
   a->width = 800;
@@ -153,9 +159,11 @@ int plot_parse(int argc, char **argv, int at, PlotArgs *a) {
     int k = 0, nours = (int)(sizeof ours / sizeof ours[0]);
     while (k < nours && !is_option(a_i, ours[k])) k++;
     if (k == nours) {
-      if (a_i[0] == '-' && a_i[1])
-        a->rest[a->nrest++] = argv[i]; /* run's option (checked below), its value after it */
-      else if (!a->input)
+      if (a_i[0] == '-' && a_i[1]) { /* run's option (checked by run) and its value */
+        a->rest[a->nrest++] = argv[i];
+        if (!strchr(a_i, '=') && i + 1 < argc && !takes_no_value(a_i))
+          a->rest[a->nrest++] = argv[++i];
+      } else if (!a->input)
         a->input = a_i;
       else
         a->rest[a->nrest++] = argv[i];

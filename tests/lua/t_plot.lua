@@ -150,6 +150,8 @@ fails(q(csv) .. " --y line -o " .. q(tmp .. "/x.jpg"), 2,
 fails(q(tmp .. "/none.csv") .. " --y line -o " .. q(tmp .. "/x.png"), 1,
   "cannot read '" .. tmp .. "/none.csv'", "a missing file")
 fails(q(csv) .. " -o " .. q(tmp .. "/x.png"), 2, "needs --y GLOBS", "no --y")
+fails(q(csv) .. " --y line --t-end 3", 2, "unknown argument '--t-end' (run's options go with a SCRIPT.lua)",
+  "a run option with a CSV")
 fails(q(csv) .. " --y line --size 10x10", 2, "--size expects WxH", "a bad --size")
 fails(q(csv) .. " --y line --xrange 3:1", 2, "--xrange expects LO:HI with LO < HI", "a bad --xrange")
 local bad_row = cmd.write("bad.csv", "t,a\n0,1\n1,x\n")
