@@ -48,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -991,17 +992,22 @@ static int plot_script(lua_State *L, Cli *cli, const PlotArgs *pa) {
   for (int i = dashes; i < n; i++) argv[k++] = pa->rest[i];
   argv[k] = NULL;
   if (plot_check_out(pa) != 0) return 1;
+  size_t len = strlen(csv);
+  if (len > 4 && strcmp(csv + len - 4, ".csv") == 0) len -= 4;
+  const char *kept = lua_pushfstring(L, "%s.incomplete.csv", lua_pushlstring(L, csv, len));
+  struct stat before, after;
+  int had_kept = stat(kept, &before) == 0;
   Cli run = *cli;
   run.argc = k;
   run.argv = argv;
   int status = cmd_run(L, &run, 2);
   if (status == 0) return plot_draw(pa, csv);
-  size_t len = strlen(csv);
-  if (len > 4 && strcmp(csv + len - 4, ".csv") == 0) len -= 4;
-  const char *kept = lua_pushfstring(L, "%s.incomplete.csv", lua_pushlstring(L, csv, len));
-  FILE *f = fopen(kept, "r");
-  if (f) { /* the rows before the failure: worth seeing */
-    fclose(f);
+  /* The rows before the failure are worth seeing, if this run wrote them: an earlier run's
+   * file, left as it was by a failure before the simulation, is not this run's. */
+  if (stat(kept, &after) == 0 &&
+      (!had_kept || after.st_ino != before.st_ino || after.st_dev != before.st_dev ||
+       after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
+       after.st_mtim.tv_nsec != before.st_mtim.tv_nsec)) {
     fprintf(stderr, "joinery: plot: drawing the rows the failed run kept in %s\n", kept);
     plot_draw(pa, kept);
   }

@@ -219,5 +219,12 @@ tap.has(err, "drawing the rows the failed run kept in slide.incomplete.csv", "sa
 tap.has(read(tmp .. "/slide.svg") or "", "slide.incomplete.csv (incomplete run: integrator failure at t = 2.51",
   "the plot of the kept rows, its title saying why the run stopped")
 
+-- A script that fails before simulating: an earlier run's kept rows are not this run's.
+cmd.write("broken.lua", "error('boom')\n")
+cmd.write("broken.incomplete.csv", "# incomplete: an earlier run\nt,a\n0,1\n")
+code, out, err = cmd.sh("cd " .. q(tmp) .. " && " .. q(cmd.exe) .. " plot broken.lua --y a -o b.svg")
+tap.ok(code == 1 and err:find("boom", 1, true) and not err:find("drawing the rows", 1, true)
+  and not tap.exists(tmp .. "/b.svg"), "a script's error: its status, no plot of an earlier run's rows")
+
 os.execute("rm -rf " .. q(tmp))
 tap.done()
