@@ -386,7 +386,9 @@ static int write_script(const char *path, const char *data, const char *image, c
   for (int i = 0; i < c->ny; i++) {
     fputs(i ? ", \\\n     " : "", f);
     put_quoted(f, data);
-    fprintf(f, " using 1:%d with lines linewidth 2 linecolor rgb '%s' dashtype %d title ", i + 2,
+    /* one row is a point: a line through it would draw nothing */
+    fprintf(f, " using 1:%d with %s linecolor rgb '%s' dashtype %d title ", i + 2,
+            t->nrows > 1 ? "lines linewidth 2" : "points pointtype 7 pointsize 1.5",
             colours[i % NCOLOURS], 1 + i / NCOLOURS % 5);
     put_label(f, t, c->ys[i]);
   }
@@ -608,6 +610,14 @@ int plot_draw(const PlotArgs *a, const char *table) {
     fail("'%s' has no rows to draw%s%s%s", table, t.incomplete ? " (incomplete: " : "",
          t.incomplete ? t.incomplete : "", t.incomplete ? ")" : "");
     goto done;
+  }
+  for (int i = 0; i < c.ny; i++) { /* gnuplot's own message would name no channel */
+    long r = 0;
+    while (r < t.nrows && !isfinite(t.values[c.ys[i]][r])) r++;
+    if (r == t.nrows) {
+      fail("'%s' of '%s' has no finite value to draw", t.names[c.ys[i]], table);
+      goto done;
+    }
   }
   const char *ext = strrchr(a->out, '.');
   if (make_temp(&tmp, ext) != 0) {

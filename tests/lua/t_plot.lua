@@ -131,6 +131,11 @@ tap.has(text, "odd.incomplete.csv (incomplete run: step size too small at t = 0.
 tap.has(out, "(an incomplete run's)", "so does the command's line")
 tap.has(text, "<text>t</text>", "x axis labelled t")
 
+local one = cmd.write("one.csv", "t,a\n0,1\n")
+code, out, err = plot(q(one) .. " --y a -o " .. q(tmp .. "/one.svg"))
+tap.ok(code == 0 and (read(tmp .. "/one.svg") or ""):find("<path", 1, true),
+  "one row: drawn as a point, status 0")
+
 -- ---- errors ---------------------------------------------------------------------------------
 local function fails(args, status, part, name, env)
   local c2, o2, e2 = cmd.sh((env or "") .. q(cmd.exe) .. " plot " .. args)
@@ -160,6 +165,9 @@ fails(q(bad_row) .. " --y a -o " .. q(tmp .. "/x.png"), 1,
 local short = cmd.write("short.csv", "t,a\n0,1\n1\n")
 fails(q(short) .. " --y a -o " .. q(tmp .. "/x.png"), 1, "line 3: 1 fields where the header names 2",
   "a short row")
+local nans = cmd.write("nans.csv", "t,a,b\n0,nan,1\n1,nan,2\n")
+fails(q(nans) .. " --y a,b -o " .. q(tmp .. "/x.png"), 1,
+  "'a' of '" .. nans .. "' has no finite value to draw", "a series of NaN only")
 fails(q(csv) .. " --y line -o " .. q(tmp .. "/x.png"), 1,
   "install Debian's gnuplot-nox", "no gnuplot: says what to install",
   "JOINERY_GNUPLOT=/nonexistent/gnuplot ")
