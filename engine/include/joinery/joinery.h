@@ -83,6 +83,23 @@ JY_API const char *jy_status_text(jyStatus status);
  * than the name), for "did you mean" messages; NULL when none is near enough. */
 JY_API const char *jy_nearest_name(const char *name, const char *const *candidates, int count);
 
+/* A pattern of jy_pick_names that matched no name: pattern[0..len) and the index of the name
+ * nearest it, its wildcards dropped (-1 when there are no names). */
+typedef struct jyNameMiss {
+  const char *pattern;
+  size_t len;
+  int nearest;
+} jyNameMiss;
+
+/* Picks names by patterns, as joinery run --columns does: `patterns` is a comma-separated
+ * list of globs ('*' any run of characters, '?' one; blanks around a pattern ignored). Calls
+ * pick(ud, k) for every k whose names[k] a pattern matches, pattern after pattern and each
+ * in the names' order (a name two patterns match comes twice: the caller drops repeats).
+ * Returns the number of patterns (0: none, patterns blank or NULL), or -1 when pick returns
+ * non-zero or a pattern matches no name (then *miss says which, when miss is not NULL). */
+JY_API int jy_pick_names(const char *patterns, const char *const *names, int count,
+                         int (*pick)(void *ud, int k), void *ud, jyNameMiss *miss);
+
 /* ---- environment ------------------------------------------------------------------- */
 
 /* Memory comes from here; NULL fields mean the C library's malloc/realloc/free. */
