@@ -3,15 +3,16 @@
 -- hinge3d's angle and rate are the bodies' relative rotation about the axis, a prismatic3d's
 -- displacement and speed the joint points' gap along the axis. Each at two tolerances and
 -- both signs of the offsets. The closed forms read the bodies' own channels of the same row,
--- so they hold to rounding whatever the tolerance; what the integration decides (a pinned
--- point stays on its pin, a hinge's axis, the unwrapped angle) is bounded by the tolerance.
+-- so they hold to rounding whatever the tolerance; what rests on the rows holding (a pinned
+-- point on its pivot, the relative rotation being about the hinge's axis) is bounded by the
+-- run's atol, to which the projection keeps them (measured: below 1e-14 at both).
 local here = arg[0]:match("^(.*[/\\])") or ""
 local tap = dofile(here .. "tap.lua")
 local joinery = require "joinery"
 
 local tols = { { rtol = 1e-8, atol = 1e-10 }, { rtol = 1e-11, atol = 1e-13 } }
 local signs = { 1, -1 }
-tap.plan(#tols * #signs * 4 + 2 + #tols * #signs * 3 + #tols * 3 + #tols * #signs * 2)
+tap.plan(#tols * #signs * 4 + 2 + #tols * #signs * 3 + #tols * #signs * 3 + #tols * #signs * 2)
 
 local function has(list, x)
   for _, y in ipairs(list) do if y == x then return true end end
@@ -87,7 +88,7 @@ for _, tol in ipairs(tols) do
     end
     local what = string.format("2-D, rtol %g, offset sign %+d", tol.rtol, s)
     tap.ok(form < 1e-12, string.format("%s: rod_tip.x/y/angle/vx/vy/omega = centre + R r, its rates (%.2g)", what, form))
-    tap.ok(pin < 1e3 * tol.rtol, string.format("%s: rod_top stays on the pivot, at rest (%.2g)", what, pin))
+    tap.ok(pin < 10 * tol.atol, string.format("%s: rod_top stays on the pivot, at rest (%.2g)", what, pin))
     tap.ok(len < 1e-12, string.format("%s: |tip - top| is the body's (%.2g m)", what, len))
     -- the body turned: the point and the centre are apart, so reading one for the other fails
     tap.ok(apart > 0.3 and swing > 0.5,
@@ -141,10 +142,9 @@ for _, tol in ipairs(tols) do
       for k = 0, 3 do quat = math.max(quat, math.abs(r["b_m.q" .. k][i] - q[k + 1])) end
     end
     local what = string.format("3-D, rtol %g, offset sign %+d", tol.rtol, s)
-    -- |q| stays 1 to the tolerance: R(q) for a non-unit q differs from the unit one by that
-    tap.ok(pos < 1e-12 + 10 * tol.rtol, string.format("%s: b_m.x/y/z = x + R(q) r (%.2g m)", what, pos))
+    tap.ok(pos < 1e-12, string.format("%s: b_m.x/y/z = x + R(q) r (%.2g m)", what, pos))
     tap.ok(quat == 0 and om < 1e-12, string.format("%s: b_m.q0..q3 and omega_* are the body's (%.2g)", what, om))
-    tap.ok(vel < 1e-10 + 100 * tol.rtol, string.format("%s: b_m.vx/vy/vz = v + w x R r (%.2g m/s)", what, vel))
+    tap.ok(vel < 1e-12, string.format("%s: b_m.vx/vy/vz = v + w x R r (%.2g m/s)", what, vel))
   end
 end
 
@@ -152,48 +152,50 @@ end
 -- angle is the rotation of q_a* q_b about u, 2 atan2(e . u, q0), unwrapped along the run, and
 -- its rate that angle's derivative from the quaternions' rates; it turns several times.
 for _, tol in ipairs(tols) do
-  local sys = joinery.system { gravity = { 0, 0, 0 } }
-  local u = { 0.3, -0.5, 0.8 }
-  local un = math.sqrt(dot(u, u))
-  u = { u[1] / un, u[2] / un, u[3] / un }
-  local qa = axis_angle(0.2, 1, 0.4, 0.5)
-  local A = sys:add("body3d", "A", { m = 1, Ixx = 0.1, Iyy = 0.2, Izz = 0.3,
-    init = { q0 = qa[1], q1 = qa[2], q2 = qa[3], q3 = qa[4] } })
-  local ra, rb = { 0.2, 0.1, -0.1 }, { -0.3, 0.2, 0.1 }
-  local qb = qa -- aligned at the start: angle 0
-  local pa, arm = rotate(qa, ra), rotate(qb, rb)
-  -- B spins about the hinge axis relative to A: q_b' = 1/2 q_b (0, 12 u) (body axes, where
-  -- u is too); the initial projection shares the motion out between the two bodies
-  local qd = qmul(qb, { 0, 12 * u[1], 12 * u[2], 12 * u[3] })
-  local B = sys:add("body3d", "B", { m = 0.5, Ixx = 0.05, Iyy = 0.06, Izz = 0.07,
-    init = { x = pa[1] - arm[1], y = pa[2] - arm[2], z = pa[3] - arm[3],
-             q0 = qb[1], q1 = qb[2], q2 = qb[3], q3 = qb[4] },
-    vel = { q0 = qd[1] / 2, q1 = qd[2] / 2, q2 = qd[3] / 2, q3 = qd[4] / 2 } })
-  sys:add("hinge3d", "h", { rax = ra[1], ray = ra[2], raz = ra[3], rbx = rb[1], rby = rb[2], rbz = rb[3],
-    nax = u[1], nay = u[2], naz = u[3], nbx = u[1], nby = u[2], nbz = u[3], a = A.frame, b = B.frame })
-  local r = sys:simulate { t_end = 3, dt_out = 0.01, rtol = tol.rtol, atol = tol.atol }
-  local dang, drate, prev, turned = 0, 0, 0, 0
-  for i = 1, r.rows do
-    local _, q1, _, qd1 = frame(r, "A", i)
-    local _, q2, _, qd2 = frame(r, "B", i)
-    local rel = qmul(conj(q1), q2)
-    local reld = qmul(conj(qd1), q2)
-    local reld2 = qmul(conj(q1), qd2)
-    for k = 1, 4 do reld[k] = reld[k] + reld2[k] end
-    local sn, c = dot({ rel[2], rel[3], rel[4] }, u), rel[1]
-    local snd, cd = dot({ reld[2], reld[3], reld[4] }, u), reld[1]
-    local ang = 2 * math.atan(sn, c)
-    ang = ang + 2 * math.pi * math.floor((prev - ang) / (2 * math.pi) + 0.5) -- unwrapped
-    prev = ang
-    local rate = 2 * (c * snd - sn * cd) / (sn * sn + c * c)
-    dang = math.max(dang, math.abs(r["h.angle"][i] - ang))
-    drate = math.max(drate, math.abs(r["h.rate"][i] - rate))
-    turned = math.max(turned, math.abs(r["h.angle"][i]))
+  for _, s in ipairs(signs) do
+    local sys = joinery.system { gravity = { 0, 0, 0 } }
+    local u = { 0.3, -0.5, 0.8 }
+    local un = math.sqrt(dot(u, u))
+    u = { u[1] / un, u[2] / un, u[3] / un }
+    local qa = axis_angle(0.2, 1, 0.4, 0.5)
+    local A = sys:add("body3d", "A", { m = 1, Ixx = 0.1, Iyy = 0.2, Izz = 0.3,
+      init = { q0 = qa[1], q1 = qa[2], q2 = qa[3], q3 = qa[4] } })
+    local ra, rb = { 0.2 * s, 0.1 * s, -0.1 * s }, { -0.3 * s, 0.2 * s, 0.1 * s }
+    local qb = qa -- aligned at the start: angle 0
+    local pa, arm = rotate(qa, ra), rotate(qb, rb)
+    -- B spins about the hinge axis relative to A: q_b' = 1/2 q_b (0, 12 u) (body axes, where
+    -- u is too); the initial projection shares the motion out between the two bodies
+    local qd = qmul(qb, { 0, 12 * u[1], 12 * u[2], 12 * u[3] })
+    local B = sys:add("body3d", "B", { m = 0.5, Ixx = 0.05, Iyy = 0.06, Izz = 0.07,
+      init = { x = pa[1] - arm[1], y = pa[2] - arm[2], z = pa[3] - arm[3],
+               q0 = qb[1], q1 = qb[2], q2 = qb[3], q3 = qb[4] },
+      vel = { q0 = qd[1] / 2, q1 = qd[2] / 2, q2 = qd[3] / 2, q3 = qd[4] / 2 } })
+    sys:add("hinge3d", "h", { rax = ra[1], ray = ra[2], raz = ra[3], rbx = rb[1], rby = rb[2], rbz = rb[3],
+      nax = u[1], nay = u[2], naz = u[3], nbx = u[1], nby = u[2], nbz = u[3], a = A.frame, b = B.frame })
+    local r = sys:simulate { t_end = 3, dt_out = 0.01, rtol = tol.rtol, atol = tol.atol }
+    local dang, drate, prev, turned = 0, 0, 0, 0
+    for i = 1, r.rows do
+      local _, q1, _, qd1 = frame(r, "A", i)
+      local _, q2, _, qd2 = frame(r, "B", i)
+      local rel = qmul(conj(q1), q2)
+      local reld = qmul(conj(qd1), q2)
+      local reld2 = qmul(conj(q1), qd2)
+      for k = 1, 4 do reld[k] = reld[k] + reld2[k] end
+      local sn, c = dot({ rel[2], rel[3], rel[4] }, u), rel[1]
+      local snd, cd = dot({ reld[2], reld[3], reld[4] }, u), reld[1]
+      local ang = 2 * math.atan(sn, c)
+      ang = ang + 2 * math.pi * math.floor((prev - ang) / (2 * math.pi) + 0.5) -- unwrapped
+      prev = ang
+      local rate = 2 * (c * snd - sn * cd) / (sn * sn + c * c)
+      dang = math.max(dang, math.abs(r["h.angle"][i] - ang))
+      drate = math.max(drate, math.abs(r["h.rate"][i] - rate))
+      turned = math.max(turned, math.abs(r["h.angle"][i]))
+    end
+    local what = string.format("hinge3d, rtol %g, offset sign %+d", tol.rtol, s)
+    tap.ok(dang < 10 * tol.atol, string.format("%s: angle = the rotation of q_a* q_b about the axis (%.2g rad)", what, dang))
+    tap.ok(drate < 10 * tol.atol, string.format("%s: rate = its derivative (%.2g rad/s)", what, drate))
+    tap.ok(turned > 4 * math.pi, string.format("%s: continuous over %.1f turns", what, turned / (2 * math.pi)))
   end
-  local what = string.format("hinge3d, rtol %g", tol.rtol)
-  tap.ok(dang < 1e-12 + 100 * tol.rtol, string.format("%s: angle = the rotation of q_a* q_b about the axis (%.2g rad)", what, dang))
-  tap.ok(drate < 1e-10 + 1e3 * tol.rtol, string.format("%s: rate = its derivative (%.2g rad/s)", what, drate))
-  tap.ok(turned > 4 * math.pi, string.format("%s: continuous over %.1f turns", what, turned / (2 * math.pi)))
 end
 
 -- 4. prismatic3d: a body sliding on a tilted axis of a rotated ground frame, joint points
@@ -226,8 +228,8 @@ for _, tol in ipairs(tols) do
     end
     local k = r.rows
     local what = string.format("prismatic3d, rtol %g, offset sign %+d", tol.rtol, s)
-    tap.ok(dd < 1e-12 + 10 * tol.rtol and math.abs(r["p.displacement"][k] - 0.5 * g * un[3] * -1) < 1e-6,
+    tap.ok(dd < 1e-12 and math.abs(r["p.displacement"][k] - 0.5 * g * un[3] * -1) < 1e-6,
       string.format("%s: displacement = (P_b - P_a) . u (%.2g m), 1/2 (g . u) t^2 at 1 s", what, dd))
-    tap.ok(ds < 1e-10 + 100 * tol.rtol, string.format("%s: speed = (P_b' - P_a') . u (%.2g m/s)", what, ds))
+    tap.ok(ds < 1e-12, string.format("%s: speed = (P_b' - P_a') . u (%.2g m/s)", what, ds))
   end
 end
