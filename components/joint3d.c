@@ -193,6 +193,7 @@ static int shape_kind(Kind kind, const double *p, jyPartShape *s, char *error, s
   if (kind == HINGE) {
     s->angle_outputs = 1u << s->noutputs; /* an atan2: reported continuous */
     s->output_names[s->noutputs++] = "angle";
+    s->output_names[s->noutputs++] = "rate";
   }
   if (kind == PRISMATIC) {
     s->output_names[s->noutputs++] = "displacement";
@@ -275,6 +276,14 @@ static int outputs(const jyPartInstance *self, const jyPartState *state, const d
     c[2] = sa[0] * tb[1] - sa[1] * tb[0];
     out[O_EXTRA] = atan2(c[0] * na[0] + c[1] * na[1] + c[2] * na[2],
                          sa[0] * tb[0] + sa[1] * tb[1] + sa[2] * tb[2]);
+    /* Its rate: b's angular velocity relative to a (space axes, w = 2 E(q) q') along the
+     * axis; the angle's derivative while the rows hold. */
+    double Ea[12], wrel[3] = {0};
+    const double *va = state->v + C_A + JY_FRAME_Q, *vb = state->v + C_B + JY_FRAME_Q;
+    jy_q_E(Ea, qa);
+    for (int i = 0; i < 3; i++)
+      for (int k = 0; k < 4; k++) wrel[i] += 2.0 * (E[i * 4 + k] * vb[k] - Ea[i * 4 + k] * va[k]);
+    out[O_EXTRA + 1] = wrel[0] * na[0] + wrel[1] * na[1] + wrel[2] * na[2];
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 /* The output selection of a run (jySimDef.columns): glob patterns over the channel names
  * resolved once by jy_sim_create into the columns (channel indices, "t" first) and the mask
- * of the channels to compute; the default leaves out the copies of eliminated coordinates. */
+ * of the channels to compute; the default leaves out what follows from the glue
+ * (default_skips). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,24 @@ static int add_column(void *ud, int ch) {
   sim->want[ch] = 1;
   sim->cols[sim->ncols++] = ch;
   return 0;
+}
+
+/* What the default leaves out, set in skip (nchannels): what glue elimination substituted
+ * away (the copies of eliminated coordinates, "part.coord" and "der(part.coord)", and the
+ * forces of the eliminated glues, "force.<glue>...") and the outputs of the parts that keep
+ * theirs for whoever asks (JY_PART_OUTPUTS_ON_REQUEST: a mesh's springs). All of it grows
+ * with the connections rather than with the parts' own coordinates; a glob brings it back. */
+static void default_skips(const jyModel *m, unsigned char *skip) {
+  for (int i = 1; i < m->nchannels; i++)
+    if (jy_model_channel_coord(m, i, NULL) == -2) skip[i] = 1;
+  for (int g = 0; g < m->nglues; g++)
+    if (m->glues[g].link >= 0)
+      for (int k = 0; k < m->glues[g].dim; k++) skip[m->glues[g].force_channel + k] = 1;
+  for (int i = 0; i < m->nparts; i++) {
+    const jyModelPart *p = &m->parts[i];
+    if (p->shape->flags & JY_PART_OUTPUTS_ON_REQUEST)
+      for (int k = 0; k < p->shape->noutputs; k++) skip[p->output_channel + k] = 1;
+  }
 }
 
 jyStatus jy_sim_select_columns(jySim *sim) {
@@ -37,9 +56,14 @@ jyStatus jy_sim_select_columns(jySim *sim) {
                  miss.nearest >= 0 ? m->channel_names[miss.nearest] : "");
     return JY_ERR_INVALID;
   }
-  if (npatterns == 0) /* the default: every channel but the copies of eliminated coordinates */
+  if (npatterns == 0) { /* the default: every channel but those default_skips names */
+    unsigned char *skip = jy_calloc(a, (size_t)m->nchannels + 1, 1);
+    if (!skip) return JY_ERR_NOMEM;
+    default_skips(m, skip);
     for (int i = 1; i < m->nchannels; i++)
-      if (jy_model_channel_coord(m, i, NULL) != -2) add_column(sim, i);
+      if (!skip[i]) add_column(sim, i);
+    jy_free(a, skip);
+  }
   /* An angle output continues from its last report (within pi of it): with every > 1 the
    * rows between the written ones still report the selected angle outputs, so that a part
    * turning more than half a turn between two written rows is not unwrapped wrongly. */
