@@ -373,7 +373,7 @@ static int constraints(const jyPartInstance *self, const jyPartState *state, dou
                        double *residual, double *rate) {
   const Motor *m = self->data;
   if (m->mode == MODE_EFFORT) return 0;
-  double r[3];
+  double r[3] = {0.0, 0.0, 0.0}; /* set by reference(); gcc -O3 cannot see it */
   if (reference(self, state, r)) return 1;
   Coord c;
   coord_eval(self, state, &c);
@@ -398,7 +398,7 @@ static int constraints(const jyPartInstance *self, const jyPartState *state, dou
 static int force(const jyPartInstance *self, const jyPartState *state, double *Q) {
   const Motor *m = self->data;
   if (m->mode != MODE_EFFORT) return 0;
-  double r[3];
+  double r[3] = {0.0, 0.0, 0.0}; /* set by reference(); gcc -O3 cannot see it */
   if (reference(self, state, r)) return 1;
   Coord c;
   coord_eval(self, state, &c);
@@ -415,7 +415,7 @@ static int outputs(const jyPartInstance *self, const jyPartState *state, const d
   coord_eval(self, state, &c);
   double f;
   if (m->mode == MODE_EFFORT) {
-    double r[3];
+    double r[3] = {0.0, 0.0, 0.0};
     if (reference(self, state, r)) return 1;
     f = r[0];
   } else {
