@@ -22,6 +22,8 @@ struct jypScript {
   lua_State *L;
   const jyModel *model; /* owned by the Lua model userdata, kept in the registry */
   jySimDef def;         /* the script's run settings, then jyp_load's */
+  long nsims;           /* open simulations of jyp_sim_create */
+  int closed;           /* jyp_close was called: freed when nsims reaches 0 */
 };
 
 /* What pmain_load reads and fills (a light userdata: no Lua error may skip its cleanup). */
@@ -111,6 +113,11 @@ static int pmain_load(lua_State *L) {
   return 0;
 }
 
+static void free_script(jypScript *s) {
+  if (s->L) lua_close(s->L); /* collects the model, which frees the engine's model */
+  free(s);
+}
+
 jypScript *jyp_load(const char *path, const char *const *args, int nargs, int trust,
                     const jypSetting *settings, int nsettings, char *error, size_t error_len) {
   if (!path || nargs < 0 || nsettings < 0 || (nargs && !args) || (nsettings && !settings)) {
@@ -129,7 +136,7 @@ jypScript *jyp_load(const char *path, const char *const *args, int nargs, int tr
   if (lua_pcall(s->L, 1, 0, 0) != LUA_OK) {
     const char *msg = lua_tostring(s->L, -1);
     copy_message(error, error_len, msg ? msg : "(error object is not a string)");
-    jyp_close(s);
+    free_script(s);
     return NULL;
   }
   lua_settop(s->L, 0);
@@ -138,8 +145,24 @@ jypScript *jyp_load(const char *path, const char *const *args, int nargs, int tr
 
 void jyp_close(jypScript *s) {
   if (!s) return;
-  if (s->L) lua_close(s->L); /* collects the model, which frees the engine's model */
-  free(s);
+  s->closed = 1;
+  if (s->nsims == 0) free_script(s);
+}
+
+jySim *jyp_sim_create(jypScript *s, const jySimDef *def, jyStatus *status) {
+  if (!s || s->closed) {
+    if (status) *status = JY_ERR_INVALID;
+    return NULL;
+  }
+  jySim *sim = jy_sim_create(s->model, def, status);
+  if (sim) s->nsims++;
+  return sim;
+}
+
+void jyp_sim_destroy(jypScript *s, jySim *sim) {
+  if (!sim) return;
+  jy_sim_destroy(sim);
+  if (s && --s->nsims == 0 && s->closed) free_script(s);
 }
 
 const jyModel *jyp_model(const jypScript *s) { return s ? s->model : NULL; }

@@ -51,10 +51,18 @@ typedef struct jypScript jypScript;
 JYP_EXPORT jypScript *jyp_load(const char *path, const char *const *args, int nargs, int trust,
                                const jypSetting *settings, int nsettings, char *error,
                                size_t error_len);
-/* Closes the Lua state and frees the model: every simulation of it must be destroyed first.
- * NULL is accepted. */
+/* Closes the Lua state and frees the model, at once or, while simulations made by
+ * jyp_sim_create are open, when the last of them is destroyed: whatever order a garbage
+ * collector frees the host's objects in, a simulation never outlives its model. NULL is
+ * accepted. */
 JYP_EXPORT void jyp_close(jypScript *s);
 JYP_EXPORT const jyModel *jyp_model(const jypScript *s);
+
+/* jy_sim_create on the script's model, counted (a NULL return or a simulation with
+ * *status != JY_OK is as there: the latter still goes to jyp_sim_destroy). */
+JYP_EXPORT jySim *jyp_sim_create(jypScript *s, const jySimDef *def, jyStatus *status);
+/* jy_sim_destroy, then the deferred jyp_close when this was the script's last simulation. */
+JYP_EXPORT void jyp_sim_destroy(jypScript *s, jySim *sim);
 
 /* A run definition (freed by jyp_sim_def_free): the model's settings (the script's, then
  * jyp_load's), then these run settings, checked as model:sim{...} checks them (a solver

@@ -108,6 +108,8 @@ jypScript *jyp_load(const char *path, const char *const *args, int nargs, int tr
                     const jypSetting *settings, int nsettings, char *error, size_t error_len);
 void jyp_close(jypScript *s);
 const jyModel *jyp_model(const jypScript *s);
+jySim *jyp_sim_create(jypScript *s, const jySimDef *def, jyStatus *status);
+void jyp_sim_destroy(jypScript *s, jySim *sim);
 jySimDef *jyp_sim_def(jypScript *s, const jypSetting *settings, int nsettings, char *error,
                       size_t error_len);
 void jyp_sim_def_free(jySimDef *d);
@@ -356,16 +358,20 @@ class Sim:
         status = _ffi.new("jyStatus *")
         try:
             with model._lock:
-                sim = lib.jy_sim_create(model._model, d, status)
+                sim = lib.jyp_sim_create(model._handle, d, status)
         finally:
             lib.jyp_sim_def_free(d)
         if sim == _ffi.NULL:
             raise Error("out of memory creating a simulation", "out of memory")
         if status[0] != 0:
             msg = _str(lib.jy_sim_error(sim))
-            lib.jy_sim_destroy(sim)
+            lib.jyp_sim_destroy(model._handle, sim)
             raise _status_error(lib, status[0], msg)
-        self._sim = _ffi.gc(sim, lib.jy_sim_destroy)
+        # The script counts its sims (jyp_sim_create) and frees the model only after the
+        # last one, so the order in which Python drops the objects (a Sim's attributes go in
+        # any order; at exit anything goes) cannot free the model under a sim.
+        raw = _ffi.cast("jypScript *", model._handle)
+        self._sim = _ffi.gc(sim, lambda p: lib.jyp_sim_destroy(raw, p))
         model._sims.add(self)
         self.columns = [model.channels[lib.jy_sim_column(sim, k)]
                         for k in range(lib.jy_sim_num_columns(sim))]
