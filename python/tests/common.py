@@ -22,3 +22,16 @@ def read_csv(path):
         lines = [ln.rstrip("\n") for ln in f if not ln.startswith("#")]
     header = lines[0].split(",")
     return header, [[float(x) for x in ln.split(",")] for ln in lines[1:] if ln]
+
+
+# run-installed.sh: the package (and so its C half) must be the installed one.
+_expect = os.environ.get("JOINERY_EXPECT_PACKAGE")
+if _expect:
+    import joinery
+
+    here = os.path.dirname(os.path.realpath(joinery.__file__))
+    if here != os.path.realpath(_expect) or \
+            os.path.dirname(os.path.realpath(joinery.library_path())) != here:
+        print("Bail out! imported joinery from %s (library %s), not %s"
+              % (here, joinery.library_path(), _expect), flush=True)
+        sys.exit(1)

@@ -13,7 +13,10 @@ class Tap:
         self.n += 1
         if not cond:
             self.failed += 1
-        print("%s %d - %s" % ("ok" if cond else "not ok", self.n, what), flush=True)
+        first, _, rest = str(what).partition("\n")
+        print("%s %d - %s" % ("ok" if cond else "not ok", self.n, first), flush=True)
+        if rest:
+            self.diag(rest)
         if not cond and diag:
             self.diag(diag)
         return cond

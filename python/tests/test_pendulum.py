@@ -73,8 +73,9 @@ def main(tap):
             tap.ok(csv.shape == res2.array.shape and np.array_equal(csv, res2.array),
                    "every value of joinery run's CSV (%d x %d) equals the Python run's bit for bit"
                    % res2.array.shape,
-                   "max difference %s" % (np.max(np.abs(csv - res2.array))
-                                          if csv.shape == res2.array.shape else csv.shape))
+                   "max difference %r" % (np.max(np.abs(csv - res2.array))
+                                          if csv.shape == res2.array.shape else
+                                          ("shapes", csv.shape, res2.array.shape),))
 
     # The result owns its buffer: it outlives the model and the sim.
     col = m.sim(t_end=1, columns="bob.*").run()["bob.y"]
