@@ -11,7 +11,6 @@ The package is cffi in ABI mode over the engine's C API (joinery.h) and the bind
 exactly as `joinery run` does. docs/python.md documents the API and how the library is found.
 """
 
-import math
 import os
 import threading
 import weakref
@@ -130,7 +129,8 @@ size_t jyp_sizeof(int which);
 
 _LIB_NAME = "_joinery_lua.so"
 _ERROR_LEN = 16384
-_DOMAIN_FLAG, _DOMAIN_CHOICE = 7, 8  # jyDomain's JY_DOMAIN_FLAG, JY_DOMAIN_CHOICE
+# jyDomain's JY_DOMAIN_COUNT, JY_DOMAIN_COUNT_POSITIVE, JY_DOMAIN_FLAG, JY_DOMAIN_CHOICE
+_DOMAIN_COUNTS, _DOMAIN_FLAG, _DOMAIN_CHOICE = (5, 6), 7, 8
 
 
 class Error(Exception):
@@ -298,7 +298,7 @@ class Model:
                     out[_str(info.name)] = names.get(int(x), x)
                 elif info.domain == _DOMAIN_FLAG:
                     out[_str(info.name)] = bool(x)
-                elif x == math.floor(x) and _str(info.arg) in ("N", "K"):
+                elif info.domain in _DOMAIN_COUNTS:
                     out[_str(info.name)] = int(x)
                 else:
                     out[_str(info.name)] = x

@@ -29,6 +29,10 @@ def main(tap):
     m = joinery.load(example("pendulum.lua"))
     tap.ok(m.coords == ["bob.x", "bob.y"] and "rod.tension" in m.channels,
            "the model's coordinates and channels: %s" % m.coords)
+    st, st2 = m.settings(method="bdf"), joinery.load(example("pendulum.lua"), t_end=3).settings()
+    tap.ok(st["t_end"] == 10 and st["dt_out"] == 0.01 and st["method"] == "bdf" and
+           st["max_steps"] == 100000 and st2["t_end"] == 3,
+           "the settings: the script's sys:settings, then load's, then the sim's")
     res = m.sim(t_end=5, dt_out=0.001).run()
     t, x, y = res.t, res["bob.x"], res["bob.y"]
     tap.ok(res.rows == 5001 and res.columns[0] == "t" and t[-1] == 5.0,
@@ -88,4 +92,4 @@ def main(tap):
            "a column stays valid after the model and the result are gone (%d junk arrays)" % len(junk))
 
 
-Tap(10).run(main)
+Tap(11).run(main)
