@@ -244,7 +244,9 @@ class Model:
 
     def __init__(self, lib, path, handle):
         self._lib = lib
-        self._lock = threading.Lock()
+        # Reentrant: a sim's destructor takes it too, and the garbage collector may run one
+        # in a thread that holds it (between two C calls, never inside one).
+        self._lock = threading.RLock()
         self._sims = weakref.WeakSet()
         self._handle = _ffi.gc(handle, lib.jyp_close)
         self._model = lib.jyp_model(handle)
@@ -370,8 +372,14 @@ class Sim:
         # The script counts its sims (jyp_sim_create) and frees the model only after the
         # last one, so the order in which Python drops the objects (a Sim's attributes go in
         # any order; at exit anything goes) cannot free the model under a sim.
-        raw = _ffi.cast("jypScript *", model._handle)
-        self._sim = _ffi.gc(sim, lambda p: lib.jyp_sim_destroy(raw, p))
+        # The destructor takes the model's lock: the count and the Lua state are the model's.
+        raw, lock = _ffi.cast("jypScript *", model._handle), model._lock
+
+        def destroy(p):
+            with lock:
+                lib.jyp_sim_destroy(raw, p)
+
+        self._sim = _ffi.gc(sim, destroy)
         model._sims.add(self)
         self.columns = [model.channels[lib.jy_sim_column(sim, k)]
                         for k in range(lib.jy_sim_num_columns(sim))]
@@ -470,8 +478,9 @@ class Sim:
             return _str(self._lib.jy_sim_stopped_by(self._live())) or None
 
     def run(self):
-        """Runs from the initial state to t_end (once per Sim) and returns the Result: every
-        output row in one C buffer that the result owns, the columns numpy views of it."""
+        """Runs from the current state (the initial one unless advanced) to t_end, once per
+        Sim, and returns the Result: every output row in one C buffer that the result owns,
+        the columns numpy views of it."""
         sim = self._live()
         if self._ran:
             raise Error("sim.run() runs a simulation once: create another with model.sim()")
