@@ -217,6 +217,10 @@ void jyp_rows_free(jypRows *r) {
 double *jyp_rows_take(jypRows *r) {
   if (!r) return NULL;
   double *data = r->data;
+  if (data && r->nrows && r->nrows < r->cap) { /* the room left over goes back */
+    double *fit = (double *)realloc(data, r->nrows * (size_t)r->ncols * sizeof(double));
+    if (fit) data = fit;
+  }
   r->data = NULL;
   r->nrows = r->cap = 0;
   return data;
@@ -233,7 +237,9 @@ static int append_row(void *ud, const double *row, int nchannels) {
   RowSink *k = (RowSink *)ud;
   jypRows *r = k->rows;
   if (r->nrows == r->cap) {
-    size_t cap = r->cap ? 2 * r->cap : 1024;
+    /* from about 512 KB, doubling: a copy of each row at most once on average */
+    size_t first = 65536 / (size_t)nchannels;
+    size_t cap = r->cap ? 2 * r->cap : (first > 16 ? first : 16);
     double *data = NULL;
     if (cap <= ((size_t)-1) / sizeof(double) / (size_t)nchannels)
       data = (double *)realloc(r->data, cap * (size_t)nchannels * sizeof(double));

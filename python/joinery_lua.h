@@ -18,7 +18,8 @@
 #define JYP_EXPORT __attribute__((visibility("default")))
 #else
 #define JYP_EXPORT
-/* Hands r's rows over to the caller, who frees them with jyp_free (r is left empty). */
+/* Hands r's rows over to the caller (trimmed to nrows x ncols), who frees them with jyp_free
+ * (r is left empty). */
 JYP_EXPORT double *jyp_rows_take(jypRows *r);
 JYP_EXPORT void jyp_free(void *p);
 
@@ -88,7 +89,8 @@ JYP_EXPORT void jyp_rows_free(jypRows *r);
  * status; out of memory for the rows stops the run with that reason. */
 JYP_EXPORT jyStatus jyp_run(jySim *sim, jypRows *r);
 
-/* Hands r's rows over to the caller, who frees them with jyp_free (r is left empty). */
+/* Hands r's rows over to the caller (trimmed to nrows x ncols), who frees them with jyp_free
+ * (r is left empty). */
 JYP_EXPORT double *jyp_rows_take(jypRows *r);
 JYP_EXPORT void jyp_free(void *p);
 
