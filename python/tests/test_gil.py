@@ -102,5 +102,25 @@ def main(tap):
            "%d threads stepping sims of one model with a Lua controller: each as alone"
            % len(methods))
 
+    # Parts written in Lua run only in the thread that loaded the script (joinery.h): another
+    # thread gets joinery.Error saying so, not a crash.
+    lua_parts = joinery.load(example("double_pendulum_lua.lua"))
+    caught = []
 
-Tap(4).run(main)
+    def other():
+        try:
+            lua_parts.run(t_end=0.1)
+            caught.append(None)
+        except joinery.Error as e:
+            caught.append(e)
+
+    t = threading.Thread(target=other)
+    t.start()
+    t.join()
+    tap.ok(caught and caught[0] is not None and "runs only in the thread" in str(caught[0]) and
+           lua_parts.run(t_end=0.1).rows == 11,
+           "a model with Lua parts: another thread gets joinery.Error (%s), this one runs it"
+           % str(caught and caught[0]).split(":")[0])
+
+
+Tap(5).run(main)
