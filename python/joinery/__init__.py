@@ -248,7 +248,13 @@ class Model:
         # in a thread that holds it (between two C calls, never inside one).
         self._lock = threading.RLock()
         self._sims = weakref.WeakSet()
-        self._handle = _ffi.gc(handle, lib.jyp_close)
+        lock = self._lock
+
+        def close(h):
+            with lock:
+                lib.jyp_close(h)
+
+        self._handle = _ffi.gc(handle, close)
         self._model = lib.jyp_model(handle)
         self.path = path
         m = self._model
