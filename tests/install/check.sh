@@ -3,8 +3,9 @@
 # temporary prefix (no tests), `meson install`ed, then, with nothing of the build tree on
 # any path: the installed command runs without LD_LIBRARY_PATH; the README's C example and
 # examples/embed/ build with pkg-config alone, linked to the shared library and statically;
-# Debian's lua5.4 requires the installed module and simulates with it; the man pages are
-# there and name every flag of `joinery --help`; and the Lua module's directory for the
+# Debian's lua5.4 requires the installed module and simulates with it; Debian's python3
+# imports the installed Python binding and its tests pass; the man pages are there and name
+# every flag of `joinery --help`; and the Lua module's directory for the
 # prefixes /usr and /usr/local is one Debian's lua5.4 searches. Prints TAP.
 # Usage: sh tests/install/check.sh   (run by tests/run.sh from the source root)
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -75,6 +76,11 @@ LUA_CPATH="$(dirname "$cmod")/?.so;;" lua5.4 -e '
   print(joinery.version)' >"$tmp/lua.out" 2>&1
 check $? "lua5.4 requires the installed module and simulates"
 diag "$tmp/lua.out"
+
+# The Python binding's tests, with Debian's python3 importing the installed package.
+(cd "$root" && sh python/tests/run-installed.sh "$prefix") >"$tmp/python.out" 2>&1
+check $? "the Python binding's tests pass against the installed package ($(grep -c '^ok' "$tmp/python.out") checks)"
+grep -v '^ok' "$tmp/python.out" | diag
 
 # The man pages, naming every flag the usage text lists.
 missing=""
