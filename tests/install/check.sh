@@ -4,7 +4,8 @@
 # any path: the installed command runs without LD_LIBRARY_PATH; the README's C example and
 # examples/embed/ build with pkg-config alone, linked to the shared library and statically;
 # Debian's lua5.4 requires the installed module and simulates with it; Debian's python3
-# imports the installed Python binding and its tests pass; the man pages are there and name
+# imports the installed Python binding and its tests pass; the LuaRocks rockspec builds a
+# module lua5.4 requires; the man pages are there and name
 # every flag of `joinery --help`; and the Lua module's directory for the
 # prefixes /usr and /usr/local is one Debian's lua5.4 searches. Prints TAP.
 # Usage: sh tests/install/check.sh   (run by tests/run.sh from the source root)
@@ -81,6 +82,16 @@ diag "$tmp/lua.out"
 (cd "$root" && sh python/tests/run-installed.sh "$prefix") >"$tmp/python.out" 2>&1
 check $? "the Python binding's tests pass against the installed package ($(grep -c '^ok' "$tmp/python.out") checks)"
 grep -v '^ok' "$tmp/python.out" | diag
+
+# The LuaRocks rock (Debian's luarocks, told Lua 5.4): the module alone, the engine inside it.
+rm -rf "$root/_rock"
+(cd "$root" && luarocks --lua-version=5.4 make --tree="$tmp/rocks" lua/joinery-scm-1.rockspec) \
+  >"$tmp/rock.out" 2>&1 &&
+  LUA_CPATH="$tmp/rocks/lib/lua/5.4/?.so;;" lua5.4 -e 'assert(require("joinery").version)' \
+    >>"$tmp/rock.out" 2>&1 && ! ldd "$tmp/rocks/lib/lua/5.4/joinery.so" | grep -q libjoinery
+check $? "luarocks --lua-version=5.4 make lua/joinery-scm-1.rockspec: a self-contained module lua5.4 requires"
+tail -3 "$tmp/rock.out" | diag
+rm -rf "$root/_rock"
 
 # The man pages, naming every flag the usage text lists.
 missing=""
