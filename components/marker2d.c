@@ -20,6 +20,9 @@ static const jyParamSpec params[] = {
 
 static const char *const coord_names[NC] = {"x", "y", "theta"};
 
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out);
+
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
   (void)type;
@@ -34,6 +37,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->terminals[T_FRAME] = (jyTerminalSpec){.name = "frame", .dim = 3};
   /* massless: M = 0, Q = 0 */
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE;
+  s->nvisuals = 2;
+  s->visual = visual;
   return 0;
 }
 
@@ -67,6 +72,19 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
     acc_bias[0] = -w * w * ax;
     acc_bias[1] = -w * w * ay;
   }
+  return 0;
+}
+
+/* The body's material from its centre to the point (a bar drawn by its markers), and the
+ * point. */
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out) {
+  (void)row_forces;
+  double ends[4];
+  for (int i = 0; i < 2; i++) ends[i] = state->q[i];
+  if (terminal(self, state, T_POS, ends + 2, NULL, NULL, NULL) != 0) return 1;
+  jy_visual_ends(&out[0], JY_VISUAL_ROD, 2, ends);
+  jy_visual_point(&out[1], JY_VISUAL_POINT, 2, ends + 2);
   return 0;
 }
 

@@ -19,6 +19,9 @@ static const jyParamSpec params[] = {
   {"rz", 0, JY_PARAM_REAL, "m", "z of the point in body axes, from the body's frame origin"},
 };
 
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out);
+
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
   (void)type;
@@ -33,6 +36,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->terminals[T_POS] = (jyTerminalSpec){.name = "pos", .dim = 3};
   s->terminals[T_FRAME] = (jyTerminalSpec){.name = "frame", .dim = JY_FRAME_DIM};
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE; /* massless */
+  s->nvisuals = 2;
+  s->visual = visual;
   return 0;
 }
 
@@ -68,6 +73,19 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
       value[3 + i] = state->q[C_Q + i];
       if (jac) jac[(3 + i) + (C_Q + i) * dim] = 1.0;
     }
+  return 0;
+}
+
+/* The body's material from its centre to the point (a bar drawn by its markers), and the
+ * point. */
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out) {
+  (void)row_forces;
+  double ends[6];
+  for (int i = 0; i < 3; i++) ends[i] = state->q[i];
+  if (terminal(self, state, T_POS, ends + 3, NULL, NULL, NULL) != 0) return 1;
+  jy_visual_ends(&out[0], JY_VISUAL_ROD, 3, ends);
+  jy_visual_point(&out[1], JY_VISUAL_POINT, 3, ends + 3);
   return 0;
 }
 
