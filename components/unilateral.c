@@ -394,9 +394,11 @@ static const jyPartHybrid hybrid;
 /* A floor: its line or plane. A rope: a line between its ends. */
 static int floor_visual(const jyPartInstance *self, const jyPartState *state,
                         const double *row_forces, jyVisual *out) {
-  (void)state;
-  (void)row_forces;
-  jy_visual_ground(out, jy_part_dim(self->params), self->params + P_NX, self->params[P_D]);
+  int dim = jy_part_dim(self->params);
+  jy_visual_ground(&out[0], dim, self->params + P_NX, self->params[P_D]);
+  /* the contact force on the point: A^T lambda, A = n (the contact row, row 0) */
+  jy_visual_point(&out[1], JY_VISUAL_ARROW, dim, state->q);
+  for (int i = 0; i < dim && row_forces; i++) out[1].b[i] = self->params[P_NX + i] * row_forces[0];
   return 0;
 }
 
@@ -471,7 +473,7 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->nguards = 1;
   if (floor && !(p[F_MU] > 0)) s->flags |= JY_PART_NO_LAW;
   if (floor || rope) {
-    s->nvisuals = 1;
+    s->nvisuals = floor ? 2 : 1;
     s->visual = floor ? floor_visual : rope_visual;
   }
   if (floor && p[F_MU] > 0) {

@@ -332,9 +332,9 @@ static const char page_style[] =
   "</title>\n<style>\nhtml, body { margin: 0; height: 100%; overflow: hidden; "
   "font: 14px sans-serif; }\n"
   "#jy-root { position: relative; width: 100%; height: 100%; }\n"
-  "#jy-stage { position: absolute; inset: 0; }\n"
+  "#jy-stage { position: absolute; left: 0; right: 0; top: 0; bottom: 40px; }\n"
   "#jy-controls { position: absolute; left: 0; right: 0; bottom: 0; display: flex; gap: 12px; "
-  "align-items: center; padding: 6px 10px; background: rgba(245, 245, 245, 0.9); }\n"
+  "align-items: center; height: 28px; padding: 6px 10px; background: #f5f5f5; }\n"
   "#jy-time { flex: 1; }\n</style>\n</head>\n<body>\n<div id=\"jy-root\"></div>\n"
   "<script id=\"jy-data\" type=\"application/json\">";
 

@@ -7,10 +7,22 @@
 
 #include "internal.h"
 
+/* Whether side (part, terminal k) of a glue is a massless part's whole state (a marker's
+ * copy of its body's frame, a floor's point): the glue then only attaches that part to the
+ * other, and its force is what the part passes on, drawn where it acts on the part. */
+static int whole_massless(const jyModel *m, int part, int k, int dim) {
+  const jyModelPart *p = &m->parts[part];
+  return jy_terminal_coord_block(p, k) >= 0 && dim == p->inst.ncoords && !p->inst.type->mass;
+}
+
 /* A glue gets an arrow when its terminals are points (2-D or 3-D), planar frames (x, y,
  * angle: the force is the first two) or spatial frames (position and quaternion: the first
- * three). A 1-D glue has no place to draw one. */
-static int glue_has_arrow(const jyModelGlue *g) { return g->dim >= 2; }
+ * three), and it does not merely attach a massless part (whole_massless). A 1-D glue has no
+ * place to draw one. */
+static int glue_has_arrow(const jyModel *m, const jyModelGlue *g) {
+  return g->dim >= 2 && !whole_massless(m, g->part_a, g->terminal_a, g->dim) &&
+    !whole_massless(m, g->part_b, g->terminal_b, g->dim);
+}
 
 static int part_visuals(const jyModel *m) {
   int count = 0;
@@ -21,7 +33,7 @@ static int part_visuals(const jyModel *m) {
 int jy_model_num_visuals(const jyModel *model) {
   if (!model) return 0;
   int count = part_visuals(model);
-  for (int g = 0; g < model->nglues; g++) count += glue_has_arrow(&model->glues[g]);
+  for (int g = 0; g < model->nglues; g++) count += glue_has_arrow(model, &model->glues[g]);
   return count;
 }
 
@@ -32,7 +44,7 @@ static int visual_owner(const jyModel *m, int i) {
     i -= m->parts[p].shape->nvisuals;
   }
   for (int g = 0; g < m->nglues; g++)
-    if (glue_has_arrow(&m->glues[g]) && i-- == 0) return -1 - g;
+    if (glue_has_arrow(m, &m->glues[g]) && i-- == 0) return -1 - g;
   return -1 - m->nglues;
 }
 
@@ -116,7 +128,7 @@ jyStatus jy_eval_visuals(jyEval *e, const double *q, const double *v, double t,
     planar = out[k].a[2] == 0.0 && out[k].b[2] == 0.0 &&
       (out[k].kind != JY_VISUAL_FRAME || (out[k].quat[1] == 0.0 && out[k].quat[2] == 0.0));
   for (int g = 0; g < m->nglues; g++) {
-    if (!glue_has_arrow(&m->glues[g])) continue;
+    if (!glue_has_arrow(m, &m->glues[g])) continue;
     memset(out + at, 0, sizeof *out);
     jyStatus st = glue_arrow(e, &m->glues[g], q, v, t, channels, planar, out + at);
     if (st != JY_OK) return st;

@@ -25,7 +25,10 @@ export function start(makeView) {
     '</select></label>' +
     (data.head.forces ? '<label><input id="jy-forces" type="checkbox"> forces</label>' : '');
   root.appendChild(bar);
-  if (params.ui === '0') bar.style.display = 'none';
+  if (params.ui === '0') { // the view alone, on the whole window (tests, screenshots)
+    bar.style.display = 'none';
+    stage.style.bottom = '0';
+  }
   const state = {
     frame: 0,
     playing: !('t' in params),
