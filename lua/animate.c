@@ -449,6 +449,21 @@ static int anim_write(Anim *a, const char *path, const char *title, int planar) 
   return 0;
 }
 
+/* Keeps every k-th frame (and the last) when there are more than JYL_ANIM_MAX_FRAMES: a page
+ * of a long or finely sampled run stays a few MB, and a browser plays it smoothly. */
+static long anim_decimate(Anim *a) {
+  if (a->nframes <= JYL_ANIM_MAX_FRAMES) return 1;
+  size_t k = (a->nframes + JYL_ANIM_MAX_FRAMES - 2) / (JYL_ANIM_MAX_FRAMES - 1), kept = 0;
+  size_t width = (size_t)a->nvis * NV;
+  for (size_t f = 0; f < a->nframes; f++) {
+    if (f % k != 0 && f + 1 != a->nframes) continue;
+    memmove(a->frames + kept * width, a->frames + f * width, sizeof(double) * width);
+    a->t[kept++] = a->t[f];
+  }
+  a->nframes = kept;
+  return (long)k;
+}
+
 /* Whether every visual of every frame lies in z = 0, turning about z only. */
 static int anim_planar(const Anim *a) {
   size_t count = a->nframes * (size_t)a->nvis;
@@ -472,12 +487,14 @@ int jyl_animate(lua_State *L, int model_idx, const jySimDef *def, const jylAnimO
   lua_setmetatable(L, -2);
   int rc = anim_init(a, m->model, opts->forces);
   if (rc == 0) rc = opts->csv ? anim_csv(a, opts->csv) : anim_run(L, a, model_idx, def);
+  long every = rc == 0 ? anim_decimate(a) : 1;
   int planar = rc == 0 ? anim_planar(a) : 0;
   if (rc == 0) rc = anim_write(a, opts->out, opts->title, planar);
   if (res) {
     res->frames = (long)a->nframes;
     res->visuals = a->nvis;
     res->planar = planar;
+    res->every = every;
   }
   anim_free(a);
   if (rc != 0) {

@@ -14,8 +14,11 @@ typedef struct jylAnimOpts {
   int forces;        /* 1: the constraint forces as arrows (solved at each row) */
 } jylAnimOpts;
 
+/* The most frames a page holds: beyond, every k-th row is kept (and the last). */
+#define JYL_ANIM_MAX_FRAMES 5000
+
 typedef struct jylAnimResult {
-  long frames;
+  long frames, every; /* frames in the page; every: 1, or k when only every k-th row is */
   int visuals, planar;
 } jylAnimResult;
 

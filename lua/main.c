@@ -971,8 +971,11 @@ static int animate_system(lua_State *L) {
   long size = -1;
   if (f && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
   if (f) fclose(f);
-  printf("wrote %s: %ld frames of %d visuals, %s view, %ld bytes\n", opts->out, res.frames,
+  printf("wrote %s: %ld frames of %d visuals, %s view, %ld bytes", opts->out, res.frames,
          res.visuals, res.planar ? "planar" : "3-D", size);
+  if (res.every > 1)
+    printf(" (every %ld-th row: a page holds at most %d frames)", res.every, JYL_ANIM_MAX_FRAMES);
+  printf("\n");
   return 0;
 }
 
@@ -1043,11 +1046,11 @@ static int cmd_animate(lua_State *L, Cli *cli, int at) {
   lua_insert(L, -2);
   lua_pushvalue(L, settings);
   lua_pushlightuserdata(L, &opts);
-  catch_interrupts(L);
+  /* SIGINT keeps its default: the page is written only at the end, under a temporary name */
   if (docall(L, 3, 0, cli->traceback) != LUA_OK) {
     fflush(stdout);
     print_error(lua_tostring(L, -1));
-    return caught_signal ? 128 + caught_signal : 1;
+    return 1;
   }
   return 0;
 }
