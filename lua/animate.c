@@ -338,16 +338,20 @@ static const char page_style[] =
   "#jy-time { flex: 1; }\n</style>\n</head>\n<body>\n<div id=\"jy-root\"></div>\n"
   "<script id=\"jy-data\" type=\"application/json\">";
 
+/* Whether the build embedded the viewer's script; else says how to get it. */
+static int have_viewer(Anim *a, size_t js_len) {
+  if (js_len > 0) return 1;
+  snprintf(a->err, sizeof a->err,
+           "this joinery was built without the viewer's script: run `npm ci` in viewer/ "
+           "(esbuild and three.js from the npm registry; .ci/install-deps does it), then "
+           "rebuild (meson setup --reconfigure build && meson compile -C build)");
+  return 0;
+}
+
 static int anim_write(Anim *a, const char *path, const char *title, int planar) {
   const char *js = planar ? jyl_viewer_2d : jyl_viewer_3d;
   size_t js_len = planar ? jyl_viewer_2d_len : jyl_viewer_3d_len;
-  if (js_len == 0)
-    return snprintf(a->err, sizeof a->err,
-                    "this joinery was built without the viewer's script: run `npm ci` in "
-                    "viewer/ (esbuild and three.js from the npm registry; .ci/install-deps does "
-                    "it), then rebuild (meson setup --reconfigure build && meson compile -C "
-                    "build)"),
-           -1;
+  if (!have_viewer(a, js_len)) return -1;
   /* each visual: which of its fields vary (a column each) and which stay as in frame 0 */
   size_t nf = a->nframes, nv = (size_t)a->nvis;
   int *at = malloc(sizeof(int) * (nv + 1));
@@ -485,7 +489,9 @@ int jyl_animate(lua_State *L, int model_idx, const jySimDef *def, const jylAnimO
     lua_setfield(L, -2, "__gc");
   }
   lua_setmetatable(L, -2);
-  int rc = anim_init(a, m->model, opts->forces);
+  /* before the run: a build without the viewer has neither script */
+  int rc = have_viewer(a, jyl_viewer_2d_len + jyl_viewer_3d_len) ? 0 : -1;
+  if (rc == 0) rc = anim_init(a, m->model, opts->forces);
   if (rc == 0) rc = opts->csv ? anim_csv(a, opts->csv) : anim_run(L, a, model_idx, def);
   long every = rc == 0 ? anim_decimate(a) : 1;
   int planar = rc == 0 ? anim_planar(a) : 0;
