@@ -41,6 +41,14 @@ function view3d(stage, data) {
   const up = new THREE.Vector3(-g[0], -g[1], -g[2]);
   if (up.length() === 0) up.set(0, 0, 1);
   up.normalize();
+  // a faint floor grid under the whole motion, across "up", for depth
+  let low = Infinity;
+  for (const c of [lo.x, hi.x]) for (const d of [lo.y, hi.y]) for (const e of [lo.z, hi.z])
+    low = Math.min(low, up.dot(new THREE.Vector3(c, d, e)));
+  const floor = new THREE.GridHelper(2 * extent, 20, 0xdddddd, 0xeeeeee);
+  floor.quaternion.setFromUnitVectors(new THREE.Vector3(0, 1, 0), up);
+  floor.position.copy(centre).addScaledVector(up, low - up.dot(centre));
+  scene.add(floor);
   const camera = new THREE.PerspectiveCamera(45, 1, extent / 100, extent * 100);
   camera.up.copy(up);
   const side = new THREE.Vector3(1, 0.6, 0.4);
@@ -71,7 +79,8 @@ function view3d(stage, data) {
       const grp = new THREE.Group();
       const len = v.size > 0 ? v.size : 0.08 * extent;
       grp.add(new THREE.AxesHelper(len));
-      grp.add(new THREE.Mesh(new THREE.BoxGeometry(len, len, len), mat(COLORS.frame)));
+      const edge = 0.6 * len; // the axes stick out of it
+      grp.add(new THREE.Mesh(new THREE.BoxGeometry(edge, edge, edge), mat(COLORS.frame)));
       return grp;
     }
     if (k === 'ground') return new THREE.Group();
