@@ -949,20 +949,24 @@ static int visual_vector(lua_State *T, int idx, int from, int to, double *x, con
   return 0;
 }
 
-/* Each visual's fn(q, v, t, p) returns a, then b (rod, spring, damper, rope, arrow; ground's
- * normal, optional) and quat (frame, optional). */
+/* Each visual's fn(q, v, t, p, f) returns a, then b (rod, spring, damper, rope, arrow; ground's
+ * normal, optional) and quat (frame, optional); f: the row forces (0 when not drawn). */
 static int lp_visual(const jyPartInstance *self, const jyPartState *s, const double *row_forces,
                      jyVisual *out) {
-  (void)row_forces;
   LpType *lt = (LpType *)self->type->type_data;
   int base, bad = 0;
   if (jyl_lp_enter(lt, self, s, &base)) return 1;
   lua_State *T = lt->T;
   fill_numbers(lt, s->q, s->v);
+  for (int r = 0; r < lt->nrows; r++) {
+    lua_pushnumber(T, row_forces ? row_forces[r] : 0.0);
+    lua_rawseti(T, lt->s_rowf, r + 1);
+  }
   for (int i = 0; i < lt->nvis && !bad; i++) {
     const LpVisual *vis = &lt->vis[i];
     lua_pushvalue(T, vis->fn.slot);
-    int nargs = push_plain_args(lt, s);
+    int nargs = push_plain_args(lt, s) + 1;
+    lua_pushvalue(T, lt->s_rowf);
     bad = lp_pcalln(lt, &vis->fn, nargs, 3, s->error, s->error_len);
     if (bad) break;
     int k = vis->kind, two = k != JY_VISUAL_POINT && k != JY_VISUAL_FRAME && k != JY_VISUAL_GROUND;

@@ -625,7 +625,8 @@ static void parse_visual(lua_State *L, LpType *lt, int e, int i) {
   lt->nvis = i + 1;
   lua_getfield(L, e, "fn");
   if (lua_type(L, -1) != LUA_TFUNCTION)
-    luaL_error(L, "part type '%s': visuals[%d] needs fn = function(q, v, t, p)", lt->name, i + 1);
+    luaL_error(L, "part type '%s': visuals[%d] needs fn = function(q, v, t, p, f)", lt->name,
+               i + 1);
   char role[96];
   snprintf(role, sizeof role, "visual %d (%s)", i + 1, kind);
   take_fn(L, lt, -1, role, &lt->vis[i].fn);

@@ -1,6 +1,7 @@
 -- What joinery animate draws (part protocol 7): the built-in parts' visuals where their
 -- coordinates put them (a pendulum's bob, a planar body's marker, a spatial body's frame,
--- a spring's ends), a Lua part type's visuals, the glues' force arrows equal to the force
+-- a spring's ends), a Lua part type's visuals (and its row forces f), the glues' force
+-- arrows equal to the force
 -- channels, the definition errors of a Lua visual; and `joinery animate` itself: a page
 -- from a run and one from that run's CSV are the same bytes, no address outside the page,
 -- the frames in it, a clear error for a CSV without every coordinate. The page opened in
@@ -119,6 +120,29 @@ do
   local m = sys:compile()
   tap.raises(function() m:visuals({ 0 }, { 0 }, 0) end, { "part 'w' (wrong_visual), visual", "b must be an array" },
     "Lua part: a rod's visual without b names the part and the function")
+end
+
+-- ---- a Lua part's arrow from its row forces f ----------------------------------------------
+do
+  joinery.part_type { name = "ring_bead", coords = { "x", "y" },
+    mass = function() return { { 1, 0 }, { 0, 1 } } end,
+    force = function() return { 0, -9.81 } end,
+    constraints = { { name = "ring", phi = function(q) return q.x * q.x + q.y * q.y - 1 end } },
+    visuals = {
+      { kind = "point", fn = function(q) return { q.x, q.y } end },
+      -- the ring's force on the bead, A^T f with A = (2x, 2y)
+      { kind = "arrow", fn = function(q, v, t, p, f) return { q.x, q.y }, { 2 * q.x * f[1], 2 * q.y * f[1] } end },
+    } }
+  local sys = joinery.system()
+  sys:add("ring_bead", "bead", { init = { x = 0.6, y = -0.8 } })
+  local m = sys:compile()
+  local q, v = { 0.6, -0.8 }, { 1.6, 1.2 }
+  local arrow = by_name(m:visuals(q, v, 0, true), "bead", "arrow")
+  local f = m:evaluate(q, v, 0)["force.bead.ring"]
+  tap.ok(arrow and f ~= 0 and arrow.b[1] == 2 * 0.6 * f and arrow.b[2] == -2 * 0.8 * f,
+    "Lua part: a visual gets its row forces f (an arrow of the ring's force on the bead)")
+  arrow = by_name(m:visuals(q, v, 0), "bead", "arrow")
+  tap.ok(arrow and arrow.b[1] == 0 and arrow.b[2] == 0, "Lua part: without forces f is 0")
 end
 
 -- ---- joinery animate -----------------------------------------------------------------------
