@@ -1,8 +1,7 @@
 -- What joinery animate draws (part protocol 7): the built-in parts' visuals where their
 -- coordinates put them (a pendulum's bob, a planar body's marker, a spatial body's frame,
 -- a spring's ends), a Lua part type's visuals (and its row forces f), the glues' force
--- arrows equal to the force
--- channels, the definition errors of a Lua visual; and `joinery animate` itself: a page
+-- arrows equal to the force channels, the definition errors of a Lua visual; and `joinery animate` itself: a page
 -- from a run and one from that run's CSV are the same bytes, no address outside the page,
 -- the frames in it, a clear error for a CSV without every coordinate. The page opened in
 -- a browser: t_animate_browser.lua (suite tools).
