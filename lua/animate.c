@@ -12,6 +12,7 @@
 #endif
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,14 @@ static int anim_row(Anim *a, const double *row) {
   double *dst = a->frames + a->nframes * (size_t)a->nvis * NV;
   for (int i = 0; i < a->nvis; i++) {
     const jyVisual *x = &a->vis[i];
+    /* the page keeps 32-bit floats: a value beyond them would be no number there */
+    double big = 0;
+    for (int k = 0; k < 3; k++) big = fmax(big, fmax(fabs(x->a[k]), fabs(x->b[k])));
+    if (big > 1e30)
+      return snprintf(a->err, sizeof a->err,
+                      "visual %d of %s is %g m (or N) from the origin at t = %.9g: too far to draw",
+                      i + 1, jy_model_visual_name(a->model, i), big, t),
+             -1;
     if (!a->kinds[i]) a->kinds[i] = x->kind;
     memcpy(dst + (size_t)i * NV, x->a, sizeof x->a);
     memcpy(dst + (size_t)i * NV + 3, x->b, sizeof x->b);
