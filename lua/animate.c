@@ -32,7 +32,7 @@ typedef struct Anim {
   int n, nchannels, nvis, forces;
   double *q, *v, *channels;
   jyVisual *vis;
-  int *kinds;     /* nvis: each visual's kind, the first one not NONE */
+  int *kinds;     /* nvis: each visual's kind, the same in every row */
   double *frames; /* nframes x nvis x NV */
   double *t;
   size_t nframes, cap;
@@ -169,7 +169,13 @@ static int anim_row(Anim *a, const double *row) {
                       "visual %d of %s is %g m (or N) from the origin at t = %.9g: too far to draw",
                       i + 1, jy_model_visual_name(a->model, i), big, t),
              -1;
-    if (!a->kinds[i]) a->kinds[i] = x->kind;
+    if (a->nframes == 0) a->kinds[i] = x->kind;
+    if (x->kind != a->kinds[i]) /* the page draws each visual with one kind */
+      return snprintf(a->err, sizeof a->err,
+                      "visual %d of %s changed its kind from %d to %d at t = %.9g: a part's "
+                      "visual keeps one kind for the whole run (part.h, jyVisualKind)",
+                      i + 1, jy_model_visual_name(a->model, i), a->kinds[i], x->kind, t),
+             -1;
     memcpy(dst + (size_t)i * NV, x->a, sizeof x->a);
     memcpy(dst + (size_t)i * NV + 3, x->b, sizeof x->b);
     memcpy(dst + (size_t)i * NV + 6, x->quat, sizeof x->quat);

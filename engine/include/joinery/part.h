@@ -117,9 +117,10 @@ struct jyPartInstance;
 struct jyPartState;
 
 /* What a visual draws (protocol 7). Positions are world coordinates in metres, always three
- * of them: a 1-D part draws on the x axis (y = z = 0), a planar one in z = 0. */
+ * of them: a 1-D part draws on the x axis (y = z = 0), a planar one in z = 0. A visual keeps
+ * its kind at every state (joinery animate refuses a change). */
 typedef enum jyVisualKind {
-  JY_VISUAL_NONE = 0, /* nothing this frame (a slot the part leaves empty) */
+  JY_VISUAL_NONE = 0, /* nothing (a slot the part leaves empty) */
   JY_VISUAL_POINT,    /* a ball at a, radius size (0: the viewer's default) */
   JY_VISUAL_ROD,      /* a straight bar from a to b */
   JY_VISUAL_SPRING,   /* a zigzag from a to b */
