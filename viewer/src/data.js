@@ -23,6 +23,23 @@ export function readData() {
   return { head, visuals, values, t: head.t };
 }
 
+// The force the arrows are scaled by: the 95th percentile of every arrow's magnitude over
+// the run (0: none), so that a few impulsive peaks do not shrink every other arrow to nothing.
+export function forceScale(data) {
+  const mags = [], x = new Float64Array(10);
+  data.visuals.forEach((v, i) => {
+    if (v.kindName !== 'arrow') return;
+    for (let f = 0; f < data.t.length; f++) {
+      data.values(i, f, x);
+      const m = Math.hypot(x[3], x[4], x[5]);
+      if (m > 0) mags.push(m);
+    }
+  });
+  if (mags.length === 0) return 0;
+  mags.sort((a, b) => a - b);
+  return mags[Math.min(mags.length - 1, Math.floor(0.95 * mags.length))];
+}
+
 // The hash parameters: #t=1.5&speed=2&ui=0&view=xmin,ymin,xmax,ymax&forces=1
 export function hashParams() {
   const p = new URLSearchParams(location.hash.slice(1));

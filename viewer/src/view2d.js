@@ -2,6 +2,7 @@
 // rectangle #view=xmin,ymin,xmax,ymax asks for: then data -> pixel is exactly that
 // rectangle fitted and centred in the canvas, which the tests rely on).
 import { start } from './ui.js';
+import { forceScale } from './data.js';
 
 export const COLORS = {
   point: '#d62728', rod: '#444444', spring: '#1f77b4', damper: '#9467bd', rope: '#8c564b',
@@ -49,16 +50,9 @@ function view2d(stage, data, params) {
     ox = (W - s * (box[2] - box[0])) / 2;
     oy = (H - s * (box[3] - box[1])) / 2;
   }
-  // The largest force over the run draws a fifth of the scene long.
-  let fmax = 0;
+  // forceScale's force draws a fifth of the scene long; the longest arrow half of it.
+  const fmax = forceScale(data);
   const x = new Float64Array(10);
-  data.visuals.forEach((v, i) => {
-    if (v.kindName !== 'arrow') return;
-    for (let f = 0; f < data.t.length; f++) {
-      data.values(i, f, x);
-      fmax = Math.max(fmax, Math.hypot(x[3], x[4]));
-    }
-  });
   const line = (x0, y0, x1, y1, color, width) => {
     ctx.strokeStyle = color; ctx.lineWidth = width;
     ctx.beginPath(); ctx.moveTo(X(x0), Y(y0)); ctx.lineTo(X(x1), Y(y1)); ctx.stroke();
@@ -115,7 +109,8 @@ function view2d(stage, data, params) {
     },
     arrow: (v) => {
       if (!(fmax > 0)) return;
-      const k = (0.2 * extent) / fmax, ex = v[0] + k * v[3], ey = v[1] + k * v[4];
+      const m = Math.hypot(v[3], v[4]);
+      const k = Math.min(0.2 / fmax, 0.5 / m) * extent, ex = v[0] + k * v[3], ey = v[1] + k * v[4];
       line(v[0], v[1], ex, ey, COLORS.arrow, 2.5);
       const ang = Math.atan2(Y(ey) - Y(v[1]), X(ex) - X(v[0]));
       ctx.fillStyle = COLORS.arrow; ctx.beginPath(); ctx.moveTo(X(ex), Y(ey));

@@ -3,6 +3,7 @@
 import * as THREE from 'three';
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
 import { start } from './ui.js';
+import { forceScale } from './data.js';
 
 const COLORS = {
   point: 0xd62728, rod: 0x444444, spring: 0x1f77b4, damper: 0x9467bd, rope: 0x8c564b,
@@ -23,11 +24,11 @@ function view3d(stage, data) {
   // the scene's extent over the whole run
   const lo = new THREE.Vector3(Infinity, Infinity, Infinity);
   const hi = new THREE.Vector3(-Infinity, -Infinity, -Infinity);
-  let fmax = 0;
+  const fmax = forceScale(data);
   data.visuals.forEach((v, i) => {
     for (let f = 0; f < data.t.length; f++) {
       data.values(i, f, x);
-      if (v.kindName === 'arrow') { fmax = Math.max(fmax, Math.hypot(x[3], x[4], x[5])); continue; }
+      if (v.kindName === 'arrow') continue;
       lo.min(new THREE.Vector3(x[0], x[1], x[2])); hi.max(new THREE.Vector3(x[0], x[1], x[2]));
       if (['rod', 'spring', 'damper', 'rope'].includes(v.kindName)) {
         lo.min(new THREE.Vector3(x[3], x[4], x[5])); hi.max(new THREE.Vector3(x[3], x[4], x[5]));
@@ -123,7 +124,7 @@ function view3d(stage, data) {
       if (len > 0 && fmax > 0) {
         o.position.copy(A);
         o.setDirection(B.clone().normalize());
-        o.setLength((0.25 * extent * len) / fmax, 0.04 * extent, 0.02 * extent);
+        o.setLength(Math.min((0.25 * len) / fmax, 0.6) * extent, 0.04 * extent, 0.02 * extent);
       } else o.visible = false;
     }
   }
