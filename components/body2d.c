@@ -4,6 +4,8 @@
  * has no velocity-dependent inertia terms. Terminals: `frame` (x, y, theta) and `pos`
  * (x, y), both plain blocks of the coordinates; points and frames elsewhere on the body are
  * marker2d parts glued to `frame` (docs/bodies2d.md). */
+#include <math.h>
+
 #include "parts.h"
 
 enum { P_M, P_J };
@@ -15,6 +17,17 @@ static const jyParamSpec params[] = {
 };
 
 static const char *const coord_names[NC] = {"x", "y", "theta"};
+
+/* Its frame at the centre of mass, turned by theta about z. */
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out) {
+  (void)self;
+  (void)row_forces;
+  jy_visual_point(out, JY_VISUAL_FRAME, 2, state->q);
+  out->quat[0] = cos(0.5 * state->q[C_TH]);
+  out->quat[3] = sin(0.5 * state->q[C_TH]);
+  return 0;
+}
 
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
@@ -28,6 +41,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->terminals[0] = (jyTerminalSpec){"frame", 3, 1, 0};
   s->terminals[1] = (jyTerminalSpec){"pos", 2, 1, 0};
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE;
+  s->nvisuals = 1;
+  s->visual = visual;
   return 0;
 }
 

@@ -71,6 +71,18 @@ static int check_inertia(const double *p, char *error, size_t error_len) {
   return 0;
 }
 
+/* Its frame at the centre of mass with its quaternion, normalized for drawing. */
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out) {
+  (void)self;
+  (void)row_forces;
+  const double *q = state->q + C_Q;
+  double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  jy_visual_point(out, JY_VISUAL_FRAME, 3, state->q);
+  for (int i = 0; i < 4 && n > 0; i++) out->quat[i] = q[i] / n;
+  return 0;
+}
+
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
   (void)type;
@@ -87,6 +99,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->noutputs = NO;
   for (int i = 0; i < NO; i++) s->output_names[i] = output_names[i];
   s->flags = JY_PART_CONSERVATIVE;
+  s->nvisuals = 1;
+  s->visual = visual;
   return 0;
 }
 

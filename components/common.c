@@ -118,3 +118,26 @@ void jy_ss_transition(int mode, int direction, double f_t, int *new_mode, double
 void jy_ss_admissible(int mode, double margin, double f_t, int *new_mode) {
   if (mode == JY_SS_STICK && margin < 0) *new_mode = f_t > 0 ? JY_SS_BACKWARD : JY_SS_FORWARD;
 }
+
+void jy_visual_point(jyVisual *out, int kind, int dim, const double *x) {
+  out->kind = kind;
+  for (int i = 0; i < dim && i < 3; i++) out->a[i] = x[i];
+}
+
+void jy_visual_ends(jyVisual *out, int kind, int dim, const double *q) {
+  out->kind = kind;
+  for (int i = 0; i < dim; i++) {
+    out->a[i] = q[i];
+    out->b[i] = q[dim + i];
+  }
+}
+
+void jy_visual_ground(jyVisual *out, int dim, const double *n, double d) {
+  double nn = 0;
+  for (int i = 0; i < dim; i++) nn += n[i] * n[i];
+  out->kind = JY_VISUAL_GROUND;
+  for (int i = 0; i < dim; i++) {
+    out->a[i] = nn > 0 ? d * n[i] / nn : 0.0;
+    out->b[i] = n[i];
+  }
+}

@@ -8,6 +8,14 @@ static const jyParamSpec params[] = {
   {"c", 1, JY_PARAM_NONNEGATIVE, "N*s/m", "damping coefficient"},
 };
 
+/* Drawn between its ends. */
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out) {
+  (void)row_forces;
+  jy_visual_ends(out, JY_VISUAL_DAMPER, jy_part_dim(self->params), state->q);
+  return 0;
+}
+
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
   (void)type;
@@ -17,6 +25,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->flags |= JY_PART_OUTPUTS_ON_REQUEST; /* as a spring's: there when asked for */
   s->noutputs = 1;
   s->output_names[0] = "force";
+  s->nvisuals = 1;
+  s->visual = visual;
   return 0;
 }
 

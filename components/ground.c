@@ -8,6 +8,15 @@ static const jyParamSpec params[] = {
   {"z", 0, JY_PARAM_REAL, "m", "z position of the point (3-D)"},
 };
 
+/* A fixed point: a pivot mark (no normal). */
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out) {
+  (void)state;
+  (void)row_forces;
+  jy_visual_point(out, JY_VISUAL_GROUND, jy_part_dim(self->params), self->params + 1);
+  return 0;
+}
+
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
   (void)type;
@@ -17,6 +26,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->nterminals = 1;
   s->terminals[0] = (jyTerminalSpec){.name = "pos", .dim = jy_part_dim(p)};
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE;
+  s->nvisuals = 1;
+  s->visual = visual;
   return 0;
 }
 

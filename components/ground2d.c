@@ -11,6 +11,15 @@ static const jyParamSpec params[] = {
   {"theta", 0, JY_PARAM_REAL, "rad", "orientation of the frame's x axis"},
 };
 
+/* A fixed point: a pivot mark (no normal). */
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out) {
+  (void)state;
+  (void)row_forces;
+  jy_visual_point(out, JY_VISUAL_GROUND, 2, self->params);
+  return 0;
+}
+
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
   (void)type;
@@ -22,6 +31,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->terminals[0] = (jyTerminalSpec){.name = "frame", .dim = 3};
   s->terminals[1] = (jyTerminalSpec){.name = "pos", .dim = 2};
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE;
+  s->nvisuals = 1;
+  s->visual = visual;
   return 0;
 }
 

@@ -21,6 +21,15 @@ static double qnorm(const double *p) {
   return sqrt(p[P_Q0] * p[P_Q0] + p[P_Q1] * p[P_Q1] + p[P_Q2] * p[P_Q2] + p[P_Q3] * p[P_Q3]);
 }
 
+/* A fixed frame: a pivot mark at its origin (no normal). */
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out) {
+  (void)state;
+  (void)row_forces;
+  jy_visual_point(out, JY_VISUAL_GROUND, 3, self->params + P_X);
+  return 0;
+}
+
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
   (void)type;
@@ -32,6 +41,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->terminals[0] = (jyTerminalSpec){.name = "frame", .dim = JY_FRAME_DIM};
   s->terminals[1] = (jyTerminalSpec){.name = "pos", .dim = 3};
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE;
+  s->nvisuals = 1;
+  s->visual = visual;
   return 0;
 }
 

@@ -209,6 +209,9 @@ static const char *const weld_rows[] = {"x", "y", "z", "rx", "ry", "rz"};
 enum { O_FX, O_FY, O_FZ, O_TX, O_TY, O_TZ, O_EXTRA };
 static const char *const force_outputs[] = {"fx", "fy", "fz", "tx", "ty", "tz"};
 
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out);
+
 static int shape_kind(Kind kind, const double *p, jyPartShape *s, char *error, size_t error_len) {
   Joint j;
   if (joint_setup(kind, p, &j, error, error_len)) return 1;
@@ -242,6 +245,8 @@ static int shape_kind(Kind kind, const double *p, jyPartShape *s, char *error, s
   }
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE; /* massless */
   s->instance_size = sizeof(Joint);
+  s->nvisuals = 3;
+  s->visual = visual;
   return 0;
 }
 
@@ -323,6 +328,24 @@ static int outputs(const jyPartInstance *self, const jyPartState *state, const d
     for (int i = 0; i < 3; i++)
       for (int k = 0; k < 4; k++) wrel[i] += 2.0 * (E[i * 4 + k] * vb[k] - Ea[i * 4 + k] * va[k]);
     out[O_EXTRA + 1] = wrel[0] * na[0] + wrel[1] * na[1] + wrel[2] * na[2];
+  }
+  return 0;
+}
+
+/* The material from each frame's origin to its joint point (so that bodies hinged at an
+ * offset are drawn joined), and the joint point of frame a. Its force is the glues' arrows'. */
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out) {
+  (void)row_forces;
+  const Joint *j = self->data;
+  const double *q = state->q;
+  double ends[6], arm[3];
+  for (int side = 0; side < 2; side++) {
+    const double *frame = q + (side ? C_B : C_A);
+    jy_q_rotate(arm, frame + JY_FRAME_Q, side ? j->rb : j->ra);
+    for (int i = 0; i < 3; i++) ends[i] = frame[i], ends[3 + i] = frame[i] + arm[i];
+    jy_visual_ends(&out[side], JY_VISUAL_ROD, 3, ends);
+    if (!side) jy_visual_point(&out[2], JY_VISUAL_POINT, 3, ends + 3);
   }
   return 0;
 }

@@ -28,6 +28,9 @@ static const char *const coord_names[NC] = {"body_x", "body_y", "body_theta"};
 enum { O_X, O_Y, O_ANGLE, O_VX, O_VY, O_OMEGA, NO };
 static const char *const output_names[NO] = {"x", "y", "angle", "vx", "vy", "omega"};
 
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out);
+
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
   (void)type;
@@ -44,6 +47,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   for (int i = 0; i < NO; i++) s->output_names[i] = output_names[i];
   /* massless: M = 0, Q = 0 */
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE;
+  s->nvisuals = 2;
+  s->visual = visual;
   return 0;
 }
 
@@ -94,6 +99,16 @@ static int outputs(const jyPartInstance *self, const jyPartState *state, const d
   out[O_VX] = v[C_X] - v[C_TH] * ay;
   out[O_VY] = v[C_Y] + v[C_TH] * ax;
   out[O_OMEGA] = v[C_TH];
+/* The body's material from its centre to the point (a bar drawn by its markers), and the
+ * point. */
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out) {
+  (void)row_forces;
+  double ends[4];
+  for (int i = 0; i < 2; i++) ends[i] = state->q[i];
+  if (terminal(self, state, T_POS, ends + 2, NULL, NULL, NULL) != 0) return 1;
+  jy_visual_ends(&out[0], JY_VISUAL_ROD, 2, ends);
+  jy_visual_point(&out[1], JY_VISUAL_POINT, 2, ends + 2);
   return 0;
 }
 

@@ -31,6 +31,8 @@ static const char *const coord_names[NC] = {"body_x",  "body_y",  "body_z", "bod
 enum { O_X, O_Q0 = 3, O_VX = 7, O_WX = 10, NO = 13 };
 static const char *const output_names[NO] = {"x",  "y",  "z",  "q0",      "q1",      "q2",     "q3",
                                              "vx", "vy", "vz", "omega_x", "omega_y", "omega_z"};
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out);
 
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
@@ -48,6 +50,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->terminals[T_POS] = (jyTerminalSpec){.name = "pos", .dim = 3};
   s->terminals[T_FRAME] = (jyTerminalSpec){.name = "frame", .dim = JY_FRAME_DIM};
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE; /* massless */
+  s->nvisuals = 2;
+  s->visual = visual;
   return 0;
 }
 
@@ -102,6 +106,16 @@ static int outputs(const jyPartInstance *self, const jyPartState *state, const d
     for (int j = 0; j < 4; j++) out[O_WX + i] += 2.0 * G[i * 4 + j] * qd[j];
   }
   for (int i = 0; i < 4; i++) out[O_Q0 + i] = q[i];
+/* The body's material from its centre to the point (a bar drawn by its markers), and the
+ * point. */
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out) {
+  (void)row_forces;
+  double ends[6];
+  for (int i = 0; i < 3; i++) ends[i] = state->q[i];
+  if (terminal(self, state, T_POS, ends + 3, NULL, NULL, NULL) != 0) return 1;
+  jy_visual_ends(&out[0], JY_VISUAL_ROD, 3, ends);
+  jy_visual_point(&out[1], JY_VISUAL_POINT, 3, ends + 3);
   return 0;
 }
 

@@ -8,6 +8,14 @@ static const jyParamSpec params[] = {
   {"m", 1, JY_PARAM_POSITIVE, "kg", "mass"},
 };
 
+/* A ball at the mass. */
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out) {
+  (void)row_forces;
+  jy_visual_point(out, JY_VISUAL_POINT, jy_part_dim(self->params), state->q);
+  return 0;
+}
+
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
   (void)type;
@@ -19,6 +27,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->nterminals = 1;
   s->terminals[0] = (jyTerminalSpec){"pos", dim, 1, 0};
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE;
+  s->nvisuals = 1;
+  s->visual = visual;
   return 0;
 }
 

@@ -83,6 +83,13 @@ typedef struct jyEnds {
 
 void jy_ends_eval(jyEnds *ends, int dim, const double *q, const double *v);
 
+/* Visuals (part protocol 7): a shape from `dim` coordinates at x (the rest of a, b zero). */
+void jy_visual_point(jyVisual *out, int kind, int dim, const double *x);
+/* A two-ended shape (rod, spring, damper, rope) from ends q = (a, b) of dimension dim. */
+void jy_visual_ends(jyVisual *out, int kind, int dim, const double *q);
+/* A fixed support at the point of n . p = d nearest the origin, normal n (dim entries). */
+void jy_visual_ground(jyVisual *out, int dim, const double *n, double d);
+
 /* Stick-slip on a straight 2-D line (guide.c, unilateral.c's floor): the modes a part with a
  * stick row shares. While sliding, the Coulomb force keeps the direction of its mode, so the
  * sliding velocity crosses zero smoothly and the integrator locates it; then it sticks (a

@@ -28,6 +28,9 @@ typedef struct KeptBob {
   Bob bob;
 } KeptBob;
 
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out);
+
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
   (void)type;
@@ -43,6 +46,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->nterminals = 2;
   s->terminals[0] = (jyTerminalSpec){"pivot", 2, 1, 0};
   s->terminals[1] = (jyTerminalSpec){.name = "bob", .dim = 2};
+  s->nvisuals = 2;
+  s->visual = visual;
   return 0;
 }
 
@@ -136,6 +141,18 @@ static int energy(const jyPartInstance *self, const jyPartState *state, double *
   }
   *kinetic = 0.5 * m * (vel[0] * vel[0] + vel[1] * vel[1]);
   *potential = -m * (state->gravity[0] * b.pos[0] + state->gravity[1] * b.pos[1]);
+  return 0;
+}
+
+/* The arm from the pivot to the bob, and the bob. */
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out) {
+  (void)row_forces;
+  Bob b;
+  bob_compute(self, state, &b);
+  double ends[4] = {state->q[C_PX], state->q[C_PY], b.pos[0], b.pos[1]};
+  jy_visual_ends(&out[0], JY_VISUAL_ROD, 2, ends);
+  jy_visual_point(&out[1], JY_VISUAL_POINT, 2, b.pos);
   return 0;
 }
 

@@ -8,6 +8,14 @@ static const jyParamSpec params[] = {
   {"L", 1, JY_PARAM_POSITIVE, "m", "length"},
 };
 
+/* Drawn between its ends. */
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out) {
+  (void)row_forces;
+  jy_visual_ends(out, JY_VISUAL_ROD, jy_part_dim(self->params), state->q);
+  return 0;
+}
+
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
   (void)type;
@@ -20,6 +28,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->row_kinds[0] = JY_ROW_POSITION;
   s->noutputs = 1;
   s->output_names[0] = "tension";
+  s->nvisuals = 1;
+  s->visual = visual;
   return 0;
 }
 

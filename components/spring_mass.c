@@ -12,6 +12,16 @@ static const jyParamSpec params[] = {
   {"X", 1, JY_PARAM_NONNEGATIVE, "m", "rest length of the spring"},
 };
 
+/* On the x axis: the spring from the base to the tip, and the mass at the tip. */
+static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                  jyVisual *out) {
+  (void)row_forces;
+  double ends[2] = {state->q[C_XI], state->q[C_XI] + self->params[P_X] + state->q[C_X]};
+  jy_visual_ends(&out[0], JY_VISUAL_SPRING, 1, ends);
+  jy_visual_point(&out[1], JY_VISUAL_POINT, 1, ends + 1);
+  return 0;
+}
+
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
   (void)type;
@@ -27,6 +37,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->noutputs = 1;
   s->output_names[0] = "tension";
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE;
+  s->nvisuals = 2;
+  s->visual = visual;
   return 0;
 }
 

@@ -391,6 +391,24 @@ static int check_plane(const double *p, const double *bounds, char *error, size_
 
 static const jyPartHybrid hybrid;
 
+/* A floor: its line or plane. A rope: a line between its ends. */
+static int floor_visual(const jyPartInstance *self, const jyPartState *state,
+                        const double *row_forces, jyVisual *out) {
+  int dim = jy_part_dim(self->params);
+  jy_visual_ground(&out[0], dim, self->params + P_NX, self->params[P_D]);
+  /* the contact force on the point: A^T lambda, A = n (the contact row, row 0) */
+  jy_visual_point(&out[1], JY_VISUAL_ARROW, dim, state->q);
+  for (int i = 0; i < dim && row_forces; i++) out[1].b[i] = self->params[P_NX + i] * row_forces[0];
+  return 0;
+}
+
+static int rope_visual(const jyPartInstance *self, const jyPartState *state,
+                       const double *row_forces, jyVisual *out) {
+  (void)row_forces;
+  jy_visual_ends(out, JY_VISUAL_ROPE, jy_part_dim(self->params), state->q);
+  return 0;
+}
+
 static int floor_shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                        size_t error_len) {
   int dim = jy_part_dim(p);
@@ -454,6 +472,10 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->hybrid = &hybrid;
   s->nguards = 1;
   if (floor && !(p[F_MU] > 0)) s->flags |= JY_PART_NO_LAW;
+  if (floor || rope) {
+    s->nvisuals = floor ? 2 : 1;
+    s->visual = floor ? floor_visual : rope_visual;
+  }
   if (floor && p[F_MU] > 0) {
     static const char *const stick_names[2] = {"stick1", "stick2"};
     int dim = jy_part_dim(p);

@@ -49,6 +49,11 @@ if not registered("lua_pendulum") then
       local g = p.gravity
       return 0.5 * p.m * (vx * vx + vy * vy) + p.m * (g[1] * bx + g[2] * by)
     end,
+    -- how joinery animate draws it: the arm and the bob
+    visuals = {
+      { kind = "rod", fn = function(q, v, t, p) return { q.px, q.py }, { bob(q, p) } end },
+      { kind = "point", fn = function(q, v, t, p) return { bob(q, p) } end },
+    },
   }
 end
 

@@ -44,6 +44,16 @@ if not registered("upright_disk") then
         + 0.5 * Is * v.theta * v.theta
     end,
     constant_mass = true,
+    -- how joinery animate draws it: the disk's frame at its centre (turned by the heading
+    -- phi about z, then by the spin theta about its axle), a spoke down to the contact point
+    visuals = {
+      { kind = "frame", fn = function(q, v, t, p)
+        local c1, s1, c2, s2 = M.cos(q.phi / 2), M.sin(q.phi / 2), M.cos(q.theta / 2), M.sin(q.theta / 2)
+        return { q.x, q.y, p.R }, nil, { c1 * c2, -s1 * s2, c1 * s2, s1 * c2 }
+      end },
+      { kind = "rod", fn = function(q, v, t, p) return { q.x, q.y, 0 }, { q.x, q.y, p.R } end },
+      { kind = "point", size = 0.02, fn = function(q, v, t, p) return { q.x, q.y, 0 } end },
+    },
   }
 end
 

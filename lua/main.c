@@ -28,6 +28,12 @@
  *                                  draws channels of a run's CSV through gnuplot (lua/plot.c);
  *                                  a SCRIPT.lua runs first as joinery run would, its other
  *                                  options being run's.
+ *   joinery animate SCRIPT [RUN.csv] [-o PAGE.html] [--forces] [OPTIONS] [-- ARGS...]
+ *                                  draws the system SCRIPT returns moving, in one
+ *                                  self-contained HTML page (default: the script's base name
+ *                                  with .html): the rows of RUN.csv, or of a run with the
+ *                                  script's settings overridden by run's options;
+ *                                  docs/animation.md.
  *   joinery types                  lists the registered part types
  *   joinery doc TYPE               parameters, terminals and coordinates of a part type
  *   joinery --help | --version
@@ -54,6 +60,7 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "animate.h"
 #include "binding.h"
 #include "binding_private.h"
 #include "joinery/joinery.h"
@@ -73,6 +80,10 @@ static const char usage_head[] =
   "       joinery [--trust] plot FILE|SCRIPT.lua --y GLOBS [--x NAME] [-o OUT.png|svg|pdf]\n"
   "                                       draw channels of a run's CSV (or of SCRIPT's run)\n"
   "                                       through gnuplot (joinery plot --help)\n"
+  "       joinery [--trust] animate SCRIPT [RUN.csv] [-o PAGE.html] [--forces] [OPTIONS]\n"
+  "                                       one self-contained HTML page of the mechanism moving\n"
+  "                                       (the rows of RUN.csv, else of a run with run's\n"
+  "                                       options); --forces: constraint forces as arrows\n"
   "       joinery types                   list the part types\n"
   "       joinery doc TYPE                describe a part type\n"
   "       joinery settings                every setting as a markdown table\n"
@@ -1030,6 +1041,107 @@ static int cmd_plot(lua_State *L, Cli *cli, int at) {
   int status = plot_parse(cli->argc, cli->argv, at, pa);
   if (status >= 0) return status;
   return plot_is_script(pa->input) ? plot_script(L, cli, pa) : plot_draw(pa, pa->input);
+/* ---- joinery animate ------------------------------------------------------------------- */
+
+/* Arguments 1 system, 2 settings table, 3 light userdata jylAnimOpts: compiles with the
+ * settings' solver keys and writes the page. */
+static int animate_system(lua_State *L) {
+  jylAnimOpts *opts = (jylAnimOpts *)lua_touserdata(L, 3);
+  lua_settop(L, 2);
+  jySimDef def = jyl_check_system(L, 1)->def;
+  jySolverDef solver = jyl_check_system(L, 1)->solver;
+  const char *csv_out = NULL; /* run's --out: not animate's, which writes no CSV */
+  jyl_read_settings(L, 2, &def, &solver, &csv_out);
+  lua_settop(L, 2);
+  jyl_compile_system(L, 1, &solver); /* 3: model */
+  jylAnimResult res;
+  jyl_animate(L, 3, &def, opts, &res);
+  FILE *f = fopen(opts->out, "rb");
+  long size = -1;
+  if (f && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+  if (f) fclose(f);
+  printf("wrote %s: %ld frames of %d visuals, %s view, %ld bytes", opts->out, res.frames,
+         res.visuals, res.planar ? "planar" : "3-D", size);
+  if (res.every > 1)
+    printf(" (every %ld-th row: a page holds at most %d frames)", res.every, JYL_ANIM_MAX_FRAMES);
+  printf("\n");
+  return 0;
+}
+
+/* joinery animate SCRIPT [RUN.csv] [-o PAGE] [--forces] [options] [-- args]. */
+static int cmd_animate(lua_State *L, Cli *cli, int at) {
+  const char *script = NULL, *csv = NULL, *out = NULL;
+  int forces = 0, script_at = 0, first_arg = cli->argc, nargs = 0;
+  lua_newtable(L);
+  int settings = lua_gettop(L);
+  for (int i = at; i < cli->argc; i++) {
+    const char *a = cli->argv[i];
+    if (strcmp(a, "--") == 0) {
+      first_arg = i + 1;
+      nargs = cli->argc - first_arg;
+      break;
+    }
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      print_usage(stdout);
+      return 0;
+    }
+    if (strcmp(a, "-o") == 0) {
+      if (i + 1 >= cli->argc) return usage_error("animate: -o needs the page's file name");
+      out = cli->argv[++i];
+    } else if (strncmp(a, "-o=", 3) == 0) {
+      out = a + 3;
+    } else if (strcmp(a, "--forces") == 0) {
+      forces = 1;
+    } else if (strcmp(a, "--trust") == 0) {
+      cli->trust = 1;
+    } else if (strcmp(a, "--traceback") == 0) {
+      cli->traceback = 1;
+    } else if (strcmp(a, "--quiet") == 0) {
+      cli->quiet = 1;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      int status = read_flag(L, cli, &i, settings);
+      if (status >= 0) return status;
+    } else if (!script) {
+      script = a;
+      script_at = i;
+    } else if (!csv) {
+      csv = a;
+    } else {
+      return usage_error("animate takes SCRIPT and at most one CSV (got '%s' too)", a);
+    }
+  }
+  if (!script) return usage_error("animate needs a SCRIPT");
+  const char *base = strrchr(script, '/');
+  base = base ? base + 1 : script;
+  size_t n = strlen(base);
+  if (n > 4 && strcmp(base + n - 4, ".lua") == 0) n -= 4;
+  lua_pushlstring(L, base, n); /* the title, kept on the stack */
+  const char *title = lua_tostring(L, -1);
+  if (!out) {
+    lua_pushfstring(L, "%s.html", title);
+    out = lua_tostring(L, -1);
+  }
+  enter_sandbox(L, cli, NULL); /* the script writes nothing: the page is the command's */
+  set_arg_table(L, cli->argv, script_at, script_at, first_arg, nargs);
+  if (run_script(L, script, cli->argv, first_arg, nargs, 1, cli->traceback) != 0) return 1;
+  if (!luaL_testudata(L, -1, JYL_SYSTEM)) {
+    fprintf(stderr,
+            "joinery: %s must return a system (end it with `return sys`), but it returned %s\n",
+            script, lua_isnil(L, -1) ? "nothing" : luaL_typename(L, -1));
+    return 1;
+  }
+  jylAnimOpts opts = {csv, out, title, forces};
+  lua_pushcfunction(L, animate_system);
+  lua_insert(L, -2);
+  lua_pushvalue(L, settings);
+  lua_pushlightuserdata(L, &opts);
+  /* SIGINT keeps its default: the page is written only at the end, under a temporary name */
+  if (docall(L, 3, 0, cli->traceback) != LUA_OK) {
+    fflush(stdout);
+    print_error(lua_tostring(L, -1));
+    return 1;
+  }
+  return 0;
 }
 
 /* ---- joinery types / doc --------------------------------------------------------------- */
@@ -1162,6 +1274,7 @@ static int dispatch(lua_State *L, Cli *cli) {
   if (strcmp(cmd, "run") == 0) return cmd_run(L, cli, at + 1);
   if (strcmp(cmd, "check") == 0) return cmd_check(L, cli, at + 1);
   if (strcmp(cmd, "plot") == 0) return cmd_plot(L, cli, at + 1);
+  if (strcmp(cmd, "animate") == 0) return cmd_animate(L, cli, at + 1);
   if (strcmp(cmd, "types") == 0) {
     if (cli->argc != at + 1) return usage_error("types takes no arguments");
     return cmd_types(L);

@@ -278,6 +278,45 @@ static int model_evaluate(lua_State *L) {
   return 1;
 }
 
+/* model:visuals(q, v [, t [, forces]]): what joinery animate draws at that state (part
+ * protocol 7), an array of {name, kind, a, b, quat, size}; forces: the arrows' forces solved. */
+static int model_visuals(lua_State *L) {
+  static const char *const kinds[] = {"none",  "point",  "rod",   "spring", "damper",
+                                      "frame", "ground", "arrow", "rope"};
+  LModel *m = jyl_check_model(L, 1);
+  int n = jy_model_num_coords(m->model), nch = jy_model_num_channels(m->model);
+  int nv = jy_model_num_visuals(m->model);
+  double t = luaL_optnumber(L, 4, 0.0);
+  int forces = lua_toboolean(L, 5);
+  lua_settop(L, 5);
+  double *buf = jyl_scratch(L, 2 * (size_t)n + (size_t)nch);
+  jyVisual *vis = (jyVisual *)lua_newuserdatauv(L, sizeof(jyVisual) * ((size_t)nv + 1), 0);
+  jyl_read_vector(L, 2, n, buf, "q");
+  jyl_read_vector(L, 3, n, buf + n, "v");
+  jyEval *e = model_eval(L, m);
+  jyStatus st = forces ? jy_eval_channels(e, buf, buf + n, t, buf + 2 * n) : JY_OK;
+  if (st == JY_OK) st = jy_eval_visuals(e, buf, buf + n, t, forces ? buf + 2 * n : NULL, vis);
+  if (st != JY_OK) return luaL_error(L, "%s", jyl_msg_or(jy_eval_error(e), st));
+  lua_createtable(L, nv, 0);
+  for (int i = 0; i < nv; i++) {
+    lua_createtable(L, 0, 6);
+    lua_pushstring(L, jy_model_visual_name(m->model, i));
+    lua_setfield(L, -2, "name");
+    lua_pushstring(L, kinds[vis[i].kind >= 0 && vis[i].kind <= JY_VISUAL_ROPE ? vis[i].kind : 0]);
+    lua_setfield(L, -2, "kind");
+    jyl_push_array(L, vis[i].a, 3);
+    lua_setfield(L, -2, "a");
+    jyl_push_array(L, vis[i].b, 3);
+    lua_setfield(L, -2, "b");
+    jyl_push_array(L, vis[i].quat, 4);
+    lua_setfield(L, -2, "quat");
+    lua_pushnumber(L, vis[i].size);
+    lua_setfield(L, -2, "size");
+    lua_rawseti(L, -2, i + 1);
+  }
+  return 1;
+}
+
 /* model:simulate([opts]) */
 static int model_simulate(lua_State *L) {
   LModel *m = jyl_check_model(L, 1);
@@ -664,6 +703,7 @@ static const luaL_Reg model_methods[] = {{"coords", model_coords},
                                          {"check", model_check},
                                          {"acceleration", model_acceleration},
                                          {"evaluate", model_evaluate},
+                                         {"visuals", model_visuals},
                                          {"simulate", model_simulate},
                                          {"sim", model_sim},
                                          {"equilibrium", model_equilibrium},

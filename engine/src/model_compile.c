@@ -223,6 +223,9 @@ const char *jy_model_row_name(const jyModel *model, int i) {
 
 const double *jy_model_initial_q(const jyModel *model) { return model ? model->q0 : NULL; }
 const double *jy_model_initial_v(const jyModel *model) { return model ? model->v0 : NULL; }
+void jy_model_gravity(const jyModel *model, double gravity[3]) {
+  for (int i = 0; i < 3; i++) gravity[i] = model ? model->gravity[i] : 0.0;
+}
 int jy_model_num_moved(const jyModel *model) { return model ? model->nmoved : 0; }
 const jyMovedValue *jy_model_moved(const jyModel *model, int i) {
   return model && i >= 0 && i < model->nmoved ? &model->moved[i] : NULL;

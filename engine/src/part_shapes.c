@@ -37,6 +37,8 @@ static void canonical_shape(jyPartShape *out, const jyPartShape *s) {
   out->hybrid = s->hybrid;
   out->nguards = s->nguards;
   out->scratch_size = s->scratch_size;
+  out->nvisuals = s->nvisuals;
+  out->visual = s->visual;
 }
 
 /* FNV-1a, continued from h. */
@@ -73,6 +75,7 @@ static unsigned shape_hash(const jyPartShape *s) {
   h = hash_int(h, s->flags), h = hash_int(h, (long long)s->instance_size);
   h = hash_int(h, s->angle_outputs), h = hash_int(h, s->nguards);
   h = hash_int(h, (long long)s->scratch_size);
+  h = hash_int(h, s->nvisuals);
   uintptr_t hybrid = (uintptr_t)s->hybrid;
   return hash_bytes(h, &hybrid, sizeof hybrid);
 }
@@ -82,7 +85,7 @@ static int shapes_equal(const jyPartShape *x, const jyPartShape *y) {
   if (x->ncoords != y->ncoords || x->nterminals != y->nterminals || x->nrows != y->nrows ||
       x->noutputs != y->noutputs || x->flags != y->flags || x->instance_size != y->instance_size ||
       x->angle_outputs != y->angle_outputs || x->hybrid != y->hybrid || x->nguards != y->nguards ||
-      x->scratch_size != y->scratch_size)
+      x->scratch_size != y->scratch_size || x->nvisuals != y->nvisuals || x->visual != y->visual)
     return 0;
   if (memcmp(x->coord_defaults, y->coord_defaults, sizeof(double) * (size_t)x->ncoords) != 0 ||
       memcmp(x->row_kinds, y->row_kinds, sizeof(jyRowKind) * (size_t)x->nrows) != 0)
@@ -208,5 +211,9 @@ int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *sha
     shape->nguards = 0;
   }
   if (type->version < 4) shape->scratch_size = 0; /* nor scratch before protocol 4 */
+  if (type->version < 7) {                        /* nor visuals before protocol 7 */
+    shape->nvisuals = 0;
+    shape->visual = NULL;
+  }
   return rc;
 }

@@ -132,6 +132,14 @@ int jy_part_shape_checked(const jyPartType *type, const double *params, jyPartSh
              shape->scratch_size, JY_PART_MAX_SCRATCH);
     return -1;
   }
+  if (shape->nvisuals < 0 || shape->nvisuals > JY_PART_MAX_VISUALS ||
+      (shape->nvisuals > 0 && !shape->visual)) {
+    snprintf(error, error_len,
+             "its shape has %d visuals%s: the part protocol allows 0 to %d, with a visual "
+             "function when there are any",
+             shape->nvisuals, shape->visual ? "" : " and no visual function", JY_PART_MAX_VISUALS);
+    return -1;
+  }
   const char *beyond = shape_beyond_limits(shape);
   if (beyond) {
     snprintf(error, error_len,

@@ -87,6 +87,13 @@ typedef struct LpOutput {
   LpFn fn;
 } LpOutput;
 
+/* One visual (part protocol 7): its kind and size, and the function placing it. */
+typedef struct LpVisual {
+  int kind; /* jyVisualKind */
+  double size;
+  LpFn fn;
+} LpVisual;
+
 typedef struct LpType {
   jyPartType type; /* what the engine sees; type.type_data points here */
   lua_State *T;    /* the type's own thread (anchored by ref) */
@@ -103,6 +110,8 @@ typedef struct LpType {
   LpTerminal term[JY_PART_MAX_TERMINALS];
   LpRow rows[JY_PART_MAX_ROWS];
   LpOutput out[JY_PART_MAX_OUTPUTS];
+  int nvis;
+  LpVisual vis[JY_PART_MAX_VISUALS];
   DynMode mode;
   LpFn lagrangian, kinetic, potential, mass, force, nonideal, law;
   unsigned flags;

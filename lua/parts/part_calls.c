@@ -59,6 +59,7 @@ void jyl_lp_free(LpType *lt) {
     free(lt->out[o].name);
     free(lt->out[o].fn.label);
   }
+  for (int i = 0; i < lt->nvis; i++) free(lt->vis[i].fn.label);
   LpFn *fns[] = {&lt->lagrangian, &lt->kinetic,  &lt->potential, &lt->mass,
                  &lt->force,      &lt->nonideal, &lt->law};
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) free(fns[i]->label);
@@ -927,6 +928,61 @@ static int lp_outputs(const jyPartInstance *self, const jyPartState *s, const do
   return bad;
 }
 
+/* Reads the array at idx on T (from..to numbers, written into x) for a visual; 1 with the
+ * reason in error when it is not one. */
+static int visual_vector(lua_State *T, int idx, int from, int to, double *x, const LpFn *fn,
+                         const char *what, char *error, size_t len) {
+  if (lua_type(T, idx) != LUA_TTABLE)
+    return fail(error, len, "%s: %s must be an array of %d to %d numbers, got %s", fn->label, what,
+                from, to, luaL_typename(T, idx));
+  int n = (int)lua_rawlen(T, idx);
+  if (n < from || n > to)
+    return fail(error, len, "%s: %s has %d numbers (%d to %d)", fn->label, what, n, from, to);
+  for (int i = 0; i < n; i++) {
+    int isnum = 0;
+    lua_rawgeti(T, idx, i + 1);
+    x[i] = (double)lua_tonumberx(T, -1, &isnum);
+    lua_pop(T, 1);
+    if (!isnum || !isfinite(x[i]))
+      return fail(error, len, "%s: %s[%d] is not a finite number", fn->label, what, i + 1);
+  }
+  return 0;
+}
+
+/* Each visual's fn(q, v, t, p, f) returns a, then b (rod, spring, damper, rope, arrow; ground's
+ * normal, optional) and quat (frame, optional); f: the row forces (0 when not drawn). */
+static int lp_visual(const jyPartInstance *self, const jyPartState *s, const double *row_forces,
+                     jyVisual *out) {
+  LpType *lt = (LpType *)self->type->type_data;
+  int base, bad = 0;
+  if (jyl_lp_enter(lt, self, s, &base)) return 1;
+  lua_State *T = lt->T;
+  fill_numbers(lt, s->q, s->v);
+  for (int r = 0; r < lt->nrows; r++) {
+    lua_pushnumber(T, row_forces ? row_forces[r] : 0.0);
+    lua_rawseti(T, lt->s_rowf, r + 1);
+  }
+  for (int i = 0; i < lt->nvis && !bad; i++) {
+    const LpVisual *vis = &lt->vis[i];
+    lua_pushvalue(T, vis->fn.slot);
+    int nargs = push_plain_args(lt, s) + 1;
+    lua_pushvalue(T, lt->s_rowf);
+    bad = lp_pcalln(lt, &vis->fn, nargs, 3, s->error, s->error_len);
+    if (bad) break;
+    int k = vis->kind, two = k != JY_VISUAL_POINT && k != JY_VISUAL_FRAME && k != JY_VISUAL_GROUND;
+    out[i].kind = k;
+    out[i].size = vis->size;
+    bad = visual_vector(T, base + 1, 1, 3, out[i].a, &vis->fn, "a", s->error, s->error_len);
+    if (!bad && (two || !lua_isnil(T, base + 2)))
+      bad = visual_vector(T, base + 2, 1, 3, out[i].b, &vis->fn, "b", s->error, s->error_len);
+    if (!bad && k == JY_VISUAL_FRAME && !lua_isnil(T, base + 3))
+      bad = visual_vector(T, base + 3, 4, 4, out[i].quat, &vis->fn, "quat", s->error, s->error_len);
+    lua_settop(T, base);
+  }
+  jyl_lp_leave(lt, base);
+  return bad;
+}
+
 static int lp_shape(const jyPartType *type, const double *params, jyPartShape *shape, char *error,
                     size_t error_len) {
   (void)params;
@@ -952,6 +1008,8 @@ static int lp_shape(const jyPartType *type, const double *params, jyPartShape *s
   shape->flags = lt->flags;
   shape->angle_outputs = lt->angle_outputs;
   shape->instance_size = lt->data_doubles * sizeof(double);
+  shape->nvisuals = lt->nvis;
+  shape->visual = lt->nvis ? lp_visual : NULL;
   if (lt->nmodes > 0) {
     shape->hybrid = lt->hybrid;
     shape->nguards = lt->nguards;

@@ -25,6 +25,10 @@
  *     outputs = { { name = "tension", fn = function(q, v, t, p, f) ... end },
  *                 { name = "phi", fn = ..., angle = true } },  (angle: known modulo 2 pi,
  *                                                  reported continuous: part.h angle_outputs)
+ *     visuals = { { kind = "rod", fn = function(q, v, t, p) return { q.px, q.py }, { x, y } end },
+ *                 { kind = "point", size = 0.05, fn = function(q, v, t, p) return { x, y } end } },
+ *                                      (how joinery animate draws it, part protocol 7: fn
+ *                                       returns a, then b and quat where the kind uses them)
  *     constant_mass = false,
  *     follows_glue = false,   (true: its coordinate-block terminals carry no mass of their
  *                              own, so a glue on them may be eliminated: JY_PART_FOLLOWS_GLUE)
@@ -599,6 +603,37 @@ static void parse_output(lua_State *L, LpType *lt, int e, int o) {
   if (lua_toboolean(L, -1)) lt->angle_outputs |= 1u << o;
 }
 
+/* The kinds a visual may have, in jyVisualKind order from JY_VISUAL_POINT. */
+static const char *const visual_kinds[] = {"point", "rod",    "spring", "damper",
+                                           "frame", "ground", "arrow",  "rope"};
+
+static void parse_visual(lua_State *L, LpType *lt, int e, int i) {
+  static const char *const keys[] = {"name", "kind", "fn", "size"};
+  check_keys(L, e, "a visual", keys, 4, lt->name);
+  const char *kind = opt_string(L, e, "kind", "visuals[i]", lt);
+  int k = 0, nk = (int)(sizeof visual_kinds / sizeof visual_kinds[0]);
+  while (kind && k < nk && strcmp(kind, visual_kinds[k]) != 0) k++;
+  if (!kind || k == nk)
+    luaL_error(L,
+               "part type '%s': visuals[%d] needs kind = \"point\", \"rod\", \"spring\", "
+               "\"damper\", \"frame\", \"ground\", \"arrow\" or \"rope\"",
+               lt->name, i + 1);
+  lt->vis[i].kind = JY_VISUAL_POINT + k;
+  lua_getfield(L, e, "size");
+  lt->vis[i].size = lua_isnil(L, -1) ? 0.0 : lua_tonumber(L, -1);
+  if (!lua_isnil(L, -1) &&
+      (!lua_isnumber(L, -1) || !(lt->vis[i].size >= 0) || !isfinite(lt->vis[i].size)))
+    luaL_error(L, "part type '%s': visuals[%d]: size must be a number >= 0 (m)", lt->name, i + 1);
+  lt->nvis = i + 1;
+  lua_getfield(L, e, "fn");
+  if (lua_type(L, -1) != LUA_TFUNCTION)
+    luaL_error(L, "part type '%s': visuals[%d] needs fn = function(q, v, t, p, f)", lt->name,
+               i + 1);
+  char role[96];
+  snprintf(role, sizeof role, "visual %d (%s)", i + 1, kind);
+  take_fn(L, lt, -1, role, &lt->vis[i].fn);
+}
+
 /* ---- the type's thread: argument tables and input Jets ---------------------------------- */
 
 /* The __newindex of a read-only view of a part function's arguments (here and in
@@ -874,7 +909,8 @@ static LpType *new_record(lua_State *L, jyEnv *env) {
     "mass",       "force",         "constraints",  "nonideal",
     "outputs",    "constant_mass", "nonideal_law", "flat",
     "modes",      "nguards",       "guards",       "transition",
-    "admissible", "initial_mode",  "follows_glue", "outputs_on_request"};
+    "admissible", "initial_mode",  "follows_glue", "outputs_on_request",
+    "visuals"};
   LpType **guard = (LpType **)lua_newuserdatauv(L, sizeof *guard, 0); /* 2 */
   *guard = NULL;
   luaL_setmetatable(L, LP_GUARD);
@@ -928,6 +964,7 @@ static int l_part_type(lua_State *L) {
   parse_entries(L, lt, "constraints", "phi", 0, parse_constraint); /* rows counted by each */
   parse_modes(L, lt);
   parse_entries(L, lt, "outputs", "fn", JY_PART_MAX_OUTPUTS, parse_output);
+  parse_entries(L, lt, "visuals", "fn", JY_PART_MAX_VISUALS, parse_visual);
   make_argument_tables(lt);
   make_input_jets(lt);
   if (!lua_checkstack(lt->T, 32)) return luaL_error(L, "out of memory registering a part type");

@@ -67,6 +67,15 @@ function tap.raises(f, parts, name)
   return err
 end
 
+-- The whole of a file, or nil when it cannot be read.
+function tap.read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
 -- Whether a file exists (can be opened for reading).
 function tap.exists(path)
   local f = io.open(path)

@@ -470,6 +470,8 @@ JY_API const char *jy_model_row_name(const jyModel *model, int i);
 /* Consistent initial state (n each). */
 JY_API const double *jy_model_initial_q(const jyModel *model);
 JY_API const double *jy_model_initial_v(const jyModel *model);
+/* The uniform gravity field the system set, m/s^2 (3; 0 when none was set). */
+JY_API void jy_model_gravity(const jyModel *model, double gravity[3]);
 /* One line per coordinate the initial assembly moved ("p2.px: 0 -> 0.909 (moved 0.909)"),
  * and the dependent (redundant) rows found at the initial state; "" when there is nothing
  * to say. */
@@ -603,6 +605,23 @@ JY_API const char *jy_eval_error(const jyEval *eval);
 /* Sets held input k of this evaluator (its initial value until then): for operating points
  * and linearization. JY_ERR_INVALID for a signal, a bad index or a value not finite. */
 JY_API jyStatus jy_eval_set_input(jyEval *eval, int k, double value);
+
+/* ---- visuals (part protocol 7; docs/animation.md) -----------------------------------
+ * What joinery animate draws: every part's visuals (jyPartShape.nvisuals, in part order),
+ * then one JY_VISUAL_ARROW per glue of dimension 2 or more, at the glue's first terminal
+ * with the glue's force channels ("force.<glue>": on a planar frame the force's x and y,
+ * on a spatial frame its first three components). A part of a type older than protocol 7
+ * has no visuals: it is not drawn. How many visuals, and the part or glue visual i
+ * belongs to (NULL out of range). */
+JY_API int jy_model_num_visuals(const jyModel *model);
+JY_API const char *jy_model_visual_name(const jyModel *model, int i);
+/* The visuals at (q, v, t) into out (jy_model_num_visuals). channels: the output channels
+ * jy_eval_channels gave at this very state, for the forces (the glues' arrows and the parts'
+ * own arrows), or NULL: the arrows are zero and no solve is needed. A visual with a value
+ * that is not finite is the part's error (JY_ERR_PART). Allocates nothing. A planar model
+ * (every part's visual in z = 0) reads a 3-D glue as a planar frame. */
+JY_API jyStatus jy_eval_visuals(jyEval *eval, const double *q, const double *v, double t,
+                                const double *channels, jyVisual *out);
 
 /* ---- operating points and linearization (docs/control.md) ---------------------------
  * Both work on an evaluator, at the input values set on it (jy_eval_set_input), and leave

@@ -63,8 +63,10 @@ extern "C" {
  *      part's acceleration (a contact sizes its slowest bounce by them); jyPartHybrid.max_step
  *      (read for version 5 types only): the longest step a contact allows.
  *   6  jyPartState.ninputs, .inputs, .input_rates, .input_accels: the model's inputs
- *      (joinery.h, "inputs"), which a part reads by an index it takes as a parameter. */
-#define JY_PART_PROTOCOL_VERSION 6
+ *      (joinery.h, "inputs"), which a part reads by an index it takes as a parameter.
+ *   7  jyPartShape.nvisuals and .visual: how the part draws itself (joinery animate,
+ *      docs/animation.md). A type without them (any older one) is not drawn. */
+#define JY_PART_PROTOCOL_VERSION 7
 #define JY_PART_PROTOCOL_OLDEST 1
 
 #define JY_PART_MAX_COORDS 64
@@ -73,7 +75,8 @@ extern "C" {
 #define JY_PART_MAX_OUTPUTS 16
 #define JY_PART_MAX_GUARDS 8
 #define JY_PART_MAX_SCRATCH 4096 /* bytes */
-#define JY_TERMINAL_MAX_DIM 7    /* a spatial frame: position and unit quaternion */
+#define JY_PART_MAX_VISUALS 16
+#define JY_TERMINAL_MAX_DIM 7 /* a spatial frame: position and unit quaternion */
 
 /* What values a parameter accepts; checked before the part sees it. */
 typedef enum jyParamDomain {
@@ -110,6 +113,39 @@ typedef struct jyTerminalSpec {
   int coord_offset;
 } jyTerminalSpec;
 
+struct jyPartInstance;
+struct jyPartState;
+
+/* What a visual draws (protocol 7). Positions are world coordinates in metres, always three
+ * of them: a 1-D part draws on the x axis (y = z = 0), a planar one in z = 0. A visual keeps
+ * its kind at every state (joinery animate refuses a change). */
+typedef enum jyVisualKind {
+  JY_VISUAL_NONE = 0, /* nothing (a slot the part leaves empty) */
+  JY_VISUAL_POINT,    /* a ball at a, radius size (0: the viewer's default) */
+  JY_VISUAL_ROD,      /* a straight bar from a to b */
+  JY_VISUAL_SPRING,   /* a zigzag from a to b */
+  JY_VISUAL_DAMPER,   /* a dashpot from a to b */
+  JY_VISUAL_FRAME,    /* a body: axes at a, orientation quat, size its half-extent (m) */
+  JY_VISUAL_GROUND,   /* fixed support at a: a hatched line (planar) or a plane with normal b */
+  JY_VISUAL_ARROW,    /* a force: vector b (N) at a; drawn only when forces are asked for */
+  JY_VISUAL_ROPE      /* a slack-capable line from a to b */
+} jyVisualKind;
+
+/* One shape at one instant. Unused fields stay as they arrived (zero). */
+typedef struct jyVisual {
+  int kind;       /* jyVisualKind */
+  double a[3];    /* position, or first end, m */
+  double b[3];    /* second end (m), normal (any length), or force (N) */
+  double quat[4]; /* orientation of a FRAME, unit quaternion w, x, y, z (0, 0, 0, 0: none) */
+  double size;    /* radius or half-extent, m; 0: the viewer picks one from the scene's size */
+} jyVisual;
+
+/* Fills out[0 .. shape.nvisuals) (zero-filled) from the part's state; row_forces are the
+ * part's own rows' forces as for `outputs`, or NULL when forces are not drawn. Returns 0,
+ * or non-zero with a message in state->error, as every part function. */
+typedef int (*jyPartVisualFn)(const struct jyPartInstance *self, const struct jyPartState *state,
+                              const double *row_forces, jyVisual *out);
+
 /* What one instance looks like, given its parameters. Names are copied by the engine
  * right after `shape` returns, so they may point into the part type or the instance. */
 typedef struct jyPartShape {
@@ -139,6 +175,10 @@ typedef struct jyPartShape {
   /* Bytes of scratch the part keeps in each evaluator (0 .. JY_PART_MAX_SCRATCH; protocol
    * version 4, read as zero for older types): jyPartState.scratch. */
   size_t scratch_size;
+  /* How the part draws itself (protocol 7; 0 and NULL for older types: not drawn): how many
+   * visuals (0 .. JY_PART_MAX_VISUALS) and the function that places them. */
+  int nvisuals;
+  jyPartVisualFn visual;
 } jyPartShape;
 
 /* M does not depend on q or t: the engine may assemble it once. */
