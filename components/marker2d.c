@@ -99,6 +99,9 @@ static int outputs(const jyPartInstance *self, const jyPartState *state, const d
   out[O_VX] = v[C_X] - v[C_TH] * ay;
   out[O_VY] = v[C_Y] + v[C_TH] * ax;
   out[O_OMEGA] = v[C_TH];
+  return 0;
+}
+
 /* The body's material from its centre to the point (a bar drawn by its markers), and the
  * point. */
 static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,

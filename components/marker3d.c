@@ -31,6 +31,7 @@ static const char *const coord_names[NC] = {"body_x",  "body_y",  "body_z", "bod
 enum { O_X, O_Q0 = 3, O_VX = 7, O_WX = 10, NO = 13 };
 static const char *const output_names[NO] = {"x",  "y",  "z",  "q0",      "q1",      "q2",     "q3",
                                              "vx", "vy", "vz", "omega_x", "omega_y", "omega_z"};
+
 static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
                   jyVisual *out);
 
@@ -106,6 +107,9 @@ static int outputs(const jyPartInstance *self, const jyPartState *state, const d
     for (int j = 0; j < 4; j++) out[O_WX + i] += 2.0 * G[i * 4 + j] * qd[j];
   }
   for (int i = 0; i < 4; i++) out[O_Q0 + i] = q[i];
+  return 0;
+}
+
 /* The body's material from its centre to the point (a bar drawn by its markers), and the
  * point. */
 static int visual(const jyPartInstance *self, const jyPartState *state, const double *row_forces,

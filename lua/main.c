@@ -1041,6 +1041,8 @@ static int cmd_plot(lua_State *L, Cli *cli, int at) {
   int status = plot_parse(cli->argc, cli->argv, at, pa);
   if (status >= 0) return status;
   return plot_is_script(pa->input) ? plot_script(L, cli, pa) : plot_draw(pa, pa->input);
+}
+
 /* ---- joinery animate ------------------------------------------------------------------- */
 
 /* Arguments 1 system, 2 settings table, 3 light userdata jylAnimOpts: compiles with the
