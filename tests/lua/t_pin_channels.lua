@@ -11,7 +11,7 @@ local joinery = require "joinery"
 
 local tols = { { rtol = 1e-8, atol = 1e-10 }, {} } -- {}: the defaults
 local signs = { 1, -1 }
-tap.plan(#tols * #signs * 5 + 5 + 4 + 3 + 3)
+tap.plan(#tols * #signs * 5 + 5 + 4 + 3 + 2 + 3)
 
 local function has(list, x)
   for _, y in ipairs(list) do if y == x then return true end end
@@ -162,7 +162,29 @@ do
   tap.ok(range(r["hinge.angle"]) > 0.5, "the rod swings")
 end
 
--- 5. Pins where a side has no orientation, or whose name a part has, add no part.
+-- 5. The part added by hand, as a C user would (world = 1: side a fixed, terminal b only),
+-- reads as sys:pin's; a world that is not 0, 1 or 2 is refused, naming the values.
+do
+  local sys = joinery.system { gravity = { 0, -9.81 } }
+  local pivot = sys:add("ground", "pivot", { dim = 2 })
+  local rod = sys:add("body2d", "rod", { m = 1, J = 1 / 12, init = { x = 0.5, theta = 0 } })
+  sys:pin(pivot.pos, rod:point("top", { -0.5, 0 }), "hinge")
+  sys:add("pin_angle2d", "manual", { world = 1, theta_world = 0.25, b = rod.frame })
+  local model = sys:compile()
+  local r = model:simulate { t_end = 1, dt_out = 0.05 }
+  local worst = 0
+  for i = 1, r.rows do
+    worst = math.max(worst, math.abs(r["manual.angle"][i] - (r["hinge.angle"][i] - 0.25)),
+      math.abs(r["manual.rate"][i] - r["hinge.rate"][i]))
+  end
+  tap.ok(worst <= 1e-14 and model:num_coords() == 3 and model:num_rows() == 2, string.format(
+    "added by hand: angle = theta - theta_world (%.1e), no coordinates or rows added", worst))
+  local ok, err = pcall(sys.add, sys, "pin_angle2d", "bad", { world = 3 })
+  tap.ok(not ok and tostring(err):find("world = 3: 0 (a and b frames), 1 (a fixed) or 2", 1, true),
+    "world = 3 refused: " .. tostring(err))
+end
+
+-- 6. Pins where a side has no orientation, or whose name a part has, add no part.
 do
   local sys = joinery.system { gravity = { 0, -9.81 } }
   local m1 = sys:add("mass", "m1", { dim = 2, m = 1 })
