@@ -37,6 +37,7 @@ const jyPartType *jy_part_slider2d(void);
 const jyPartType *jy_part_rotational_spring2d(void);
 const jyPartType *jy_part_torque2d(void);
 const jyPartType *jy_part_ground2d(void);
+const jyPartType *jy_part_pin_angle2d(void);
 /* motors and actuators: driven joints (motor.c; docs/parts.md, "Motors and actuators") */
 const jyPartType *jy_part_pin_motor2d(void);
 const jyPartType *jy_part_slider_motor2d(void);

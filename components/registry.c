@@ -13,7 +13,7 @@ static const jyPartType *(*const builtins[])(void) = {
   jy_part_torque3d,       jy_part_floor,         jy_part_rope,
   jy_part_contact,        jy_part_surface,       jy_part_pin_motor2d,
   jy_part_slider_motor2d, jy_part_hinge_motor3d, jy_part_prismatic_motor3d,
-  jy_part_actuator,
+  jy_part_actuator,       jy_part_pin_angle2d,
 };
 
 JY_API jyStatus jy_components_register(jyEnv *env) {

@@ -106,6 +106,7 @@ void jyl_open_control(lua_State *L, int module_idx);
 /* The prelude's host.part_param, host.glued_to and host.find_input (lua/system.c). */
 int jyl_host_part_param(lua_State *L);
 int jyl_host_glued_to(lua_State *L);
+int jyl_host_last_glue(lua_State *L);
 int jyl_host_find_input(lua_State *L);
 int jyl_system_new(lua_State *L);
 /* The metatables of System, Part, Terminal and the scratch system of sys:add. */

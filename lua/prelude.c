@@ -15,6 +15,7 @@
  *   quaternion_maps   lua/loads.c
  *   part_param(part, name)  a parameter's value (nil: none), lua/system.c
  *   glued_to(terminal[, k]) the other side of the terminal's k-th glue (nil: none)
+ *   last_glue(sys)          the name of the system's latest glue (nil: none)
  *   find_input(sys, name)   the index of an input (nil: none)
  *   constrain_impl    set by constrain.lua; installed as sys:constrain's Lua half
  *   max_part_rows, part_limit_why   JY_PART_MAX_ROWS and why (luapart.h), for messages
@@ -85,6 +86,7 @@ static void push_host(lua_State *L, int module_idx) {
                                        {"quaternion_maps", jyl_quaternion_maps},
                                        {"part_param", jyl_host_part_param},
                                        {"glued_to", jyl_host_glued_to},
+                                       {"last_glue", jyl_host_last_glue},
                                        {"find_input", jyl_host_find_input},
                                        {NULL, NULL}};
   luaL_newlib(L, functions);

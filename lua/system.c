@@ -649,6 +649,18 @@ int jyl_host_glued_to(lua_State *L) {
   return 1;
 }
 
+/* host.last_glue(sys): the name of the latest glue (nil: none); sys:pin names its angle
+ * part after it, whatever name sys:glue gave. */
+int jyl_host_last_glue(lua_State *L) {
+  LSystem *s = jyl_check_system(L, 1);
+  const char *name = jy_system_glue_name(s->sys, jy_system_num_glues(s->sys) - 1);
+  if (name)
+    lua_pushstring(L, name);
+  else
+    lua_pushnil(L);
+  return 1;
+}
+
 static int part_tostring(lua_State *L) {
   LPart *p = (LPart *)luaL_checkudata(L, 1, JYL_PART);
   lua_getiuservalue(L, 1, 1);

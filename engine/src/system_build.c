@@ -287,6 +287,12 @@ jyTerminalId jy_system_glued_to(const jySystem *sys, jyTerminalId t, int k) {
   return (jyTerminalId){-1, -1};
 }
 
+int jy_system_num_glues(const jySystem *sys) { return sys ? sys->nglues : 0; }
+
+const char *jy_system_glue_name(const jySystem *sys, int glue) {
+  return sys && glue >= 0 && glue < sys->nglues ? sys->glues[glue].name : NULL;
+}
+
 jyTerminalId jy_system_terminal(const jySystem *sys, jyPartId part, const char *name) {
   const jySysPart *p = get_part(sys, part);
   if (p && name)

@@ -153,6 +153,10 @@ static void check_glue(jySystem *sys) {
      "glue1: auto-named, 2-D, from spring.b (terminal 1) to bob.pos");
   ok(strcmp(g2->name, "height") == 0 && g2->dim == 1 && g2->a.terminal == 2,
      "height: 1-D, from the coordinate terminal bob.y");
+  ok(jy_system_num_glues(sys) == 2 && strcmp(jy_system_glue_name(sys, 0), "glue1") == 0 &&
+       strcmp(jy_system_glue_name(sys, 1), "height") == 0 && !jy_system_glue_name(sys, 2) &&
+       !jy_system_glue_name(sys, -1) && !jy_system_glue_name(NULL, 0),
+     "the glues' names by index, the auto-named one's as chosen; NULL outside");
   jy_system_set_gravity(sys, (double[3]){0, -9.81, 0});
   ok(sys->gravity[0] == 0 && sys->gravity[1] == -9.81 && sys->gravity[2] == 0,
      "gravity stored as given");
@@ -327,7 +331,7 @@ static void check_params_fill(jyEnv *env) {
 }
 
 int main(void) {
-  plan(71 + 13);
+  plan(72 + 13);
   jyEnv *env = stage_env();
   if (!env || jy_env_register(env, &odd_type) != JY_OK) {
     ok(0, "environment with the components and the test type");

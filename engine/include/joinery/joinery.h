@@ -198,6 +198,11 @@ JY_API double jy_system_part_param(const jySystem *sys, jyPartId part, const cha
 /* The terminal at the other side of the k-th glue (0, 1, ... in glue order) that holds
  * terminal t; part < 0 when t has fewer glues. */
 JY_API jyTerminalId jy_system_glued_to(const jySystem *sys, jyTerminalId t, int k);
+/* How many glues the system holds, and the name of glue k (0 .. count - 1, in the order
+ * they were made; NULL outside): what jy_system_glue named a glue given none ("glue<k>").
+ * The name is valid while the system lives. */
+JY_API int jy_system_num_glues(const jySystem *sys);
+JY_API const char *jy_system_glue_name(const jySystem *sys, int glue);
 
 /* Finds terminal `name` of a part; index < 0 when there is none. */
 JY_API jyTerminalId jy_system_terminal(const jySystem *sys, jyPartId part, const char *name);
