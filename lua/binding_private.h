@@ -134,6 +134,9 @@ typedef struct jylRunOpts {
   int quiet;
 } jylRunOpts;
 
+/* Whether an output path names an HDF5 file (".h5", ".hdf5"): written by jy_sim_write_hdf5,
+ * any other by jy_sim_write_csv. */
+int jyl_is_hdf5_path(const char *path);
 /* Runs a fresh simulation of the model at model_idx and pushes the result table. */
 int jyl_run_simulation(lua_State *L, int model_idx, const jySimDef *def, const jylRunOpts *opts);
 /* The metatables of Sim and of the row buffer of a run. */
