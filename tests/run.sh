@@ -35,7 +35,7 @@ echo "== tests in build"
 suite build || status=1
 # The sanitizers slow some tests several times over: four times the timeouts there.
 echo "== tests in build-asan"
-suite build-asan --timeout-multiplier 4 || status=1
+suite build-asan --timeout-multiplier 4 --no-suite tools || status=1
 # The thread contract (joinery.h) under ThreadSanitizer: only t_threads is built there, the
 # rest of the suite being single-threaded. OPENBLAS_NUM_THREADS=1 (above): OpenBLAS's own
 # worker threads are not instrumented, so TSan would see their memory pool race.
@@ -53,7 +53,7 @@ for kernel in Haswell Prescott; do
     continue
   fi
   echo "== tests in build, OPENBLAS_CORETYPE=$kernel"
-  OPENBLAS_CORETYPE=$kernel suite build || status=1
+  OPENBLAS_CORETYPE=$kernel suite build --no-suite tools || status=1
 done
 # The libFuzzer harnesses (tests/fuzz/): a minute each, side by side, in a clang build;
 # a crash, leak or undefined behaviour fails.

@@ -40,7 +40,15 @@ static herr_t first_error(unsigned n, const H5E_error2_t *e, void *ud) {
 
 static void hdf5_reason(char out[256]) {
   snprintf(out, 256, "unknown HDF5 error");
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, first_error, out);
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, first_error, out);
+}
+
+/* HDF5 clears its error stack at the start of every call: a failure's stack is set aside
+ * while the objects are closed, and put back for hdf5_reason. */
+static hid_t keep_errors(int bad) { return bad ? H5Eget_current_stack() : -1; }
+
+static void put_back_errors(hid_t kept) {
+  if (kept >= 0) H5Eset_current_stack(kept);
 }
 
 static hid_t string_type(void) {
@@ -59,9 +67,11 @@ static int put_strings(hid_t obj, const char *name, const char *const *v, int n)
   hid_t space = n < 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dim, NULL);
   hid_t a = t < 0 || space < 0 ? -1 : H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT);
   int bad = a < 0 || H5Awrite(a, t, v) < 0;
+  hid_t kept = keep_errors(bad);
   if (a >= 0) H5Aclose(a);
   if (space >= 0) H5Sclose(space);
   if (t >= 0) H5Tclose(t);
+  put_back_errors(kept);
   return bad ? -1 : 0;
 }
 
@@ -73,8 +83,10 @@ static int put_number(hid_t obj, const char *name, hid_t type, const void *value
   hid_t space = H5Screate(H5S_SCALAR);
   hid_t a = space < 0 ? -1 : H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
   int bad = a < 0 || H5Awrite(a, type, value) < 0;
+  hid_t kept = keep_errors(bad);
   if (a >= 0) H5Aclose(a);
   if (space >= 0) H5Sclose(space);
+  put_back_errors(kept);
   return bad ? -1 : 0;
 }
 
@@ -127,8 +139,10 @@ static void flush_rows(h5_sink *s) {
     H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
     (mem_space = H5Screate_simple(2, count, NULL)) < 0 ||
     H5Dwrite(s->table, H5T_NATIVE_DOUBLE, mem_space, file_space, H5P_DEFAULT, s->buffer) < 0;
+  hid_t kept = keep_errors(bad);
   if (mem_space >= 0) H5Sclose(mem_space);
   if (file_space >= 0) H5Sclose(file_space);
+  put_back_errors(kept);
   if (bad) {
     s->failed = 1;
     hdf5_reason(s->why);
@@ -162,8 +176,10 @@ static int create_table(h5_sink *s, const jySim *sim) {
     s->table = H5Dcreate2(s->file, "table", H5T_IEEE_F64LE, space, H5P_DEFAULT, plist, H5P_DEFAULT);
     bad = s->table < 0;
   }
+  hid_t kept = keep_errors(bad);
   if (plist >= 0) H5Pclose(plist);
   if (space >= 0) H5Sclose(space);
+  put_back_errors(kept);
   const char **names = bad ? NULL : malloc(2 * sizeof *names * (size_t)s->ncols);
   if (!bad && !names) {
     snprintf(s->why, sizeof s->why, "%s", strerror(ENOMEM));
@@ -187,7 +203,9 @@ static int open_file(h5_sink *s, const jySim *sim, const char *at) {
   /* Every object closed with the file: nothing of ours outlives jy_sim_write_hdf5. */
   if (fapl >= 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0)
     s->file = H5Fcreate(at, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  hid_t kept = keep_errors(s->file < 0);
   if (fapl >= 0) H5Pclose(fapl);
+  put_back_errors(kept);
   hsize_t rows = BUFFER_DOUBLES / (hsize_t)s->ncols;
   s->buffer_rows = rows > CHUNK_DOUBLES ? CHUNK_DOUBLES : rows ? rows : 1;
   s->buffer = malloc(sizeof(double) * s->buffer_rows * (hsize_t)s->ncols);
@@ -206,13 +224,11 @@ static int open_file(h5_sink *s, const jySim *sim, const char *at) {
 static int close_file(h5_sink *s, const char *incomplete) {
   int bad = 0;
   if (s->file >= 0 && incomplete) bad = put_string(s->file, "incomplete", incomplete);
-  if (s->table >= 0) bad |= H5Dclose(s->table) < 0;
-  if (s->file >= 0) bad |= H5Fclose(s->file) < 0;
+  if (bad && !s->failed) hdf5_reason(s->why);
+  if (s->table >= 0 && H5Dclose(s->table) < 0 && !bad && !s->failed) bad = 1, hdf5_reason(s->why);
+  if (s->file >= 0 && H5Fclose(s->file) < 0 && !bad && !s->failed) bad = 1, hdf5_reason(s->why);
   s->table = s->file = -1;
-  if (bad && !s->failed) {
-    s->failed = 1;
-    hdf5_reason(s->why);
-  }
+  if (bad) s->failed = 1;
   free(s->buffer);
   s->buffer = NULL;
   return bad ? -1 : 0;
@@ -303,9 +319,11 @@ static int get_strings(hid_t obj, const char *name, char **out, hsize_t n) {
   hid_t t = string_type();
   hssize_t have = space < 0 ? -1 : H5Sget_simple_extent_npoints(space);
   int bad = a < 0 || t < 0 || have != (hssize_t)n || H5Aread(a, t, out) < 0;
+  hid_t kept = keep_errors(bad);
   if (t >= 0) H5Tclose(t);
   if (space >= 0) H5Sclose(space);
   if (a >= 0) H5Aclose(a);
+  put_back_errors(kept);
   return bad ? -1 : 0;
 }
 
@@ -332,7 +350,9 @@ static jyResultFile *open_result(jyResultFile *f, const char *path) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   if (fapl >= 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0)
     f->file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+  hid_t kept = keep_errors(f->file < 0);
   if (fapl >= 0) H5Pclose(fapl);
+  put_back_errors(kept);
   if (f->file < 0) {
     char why[256];
     hdf5_reason(why);

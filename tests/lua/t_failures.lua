@@ -36,15 +36,9 @@ local function run(script, args)
   return code, err
 end
 
--- The comment lines, the header and the rows (arrays of numbers) of a CSV file.
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local text = f:read("a")
-  f:close()
-  return text
-end
+local read = tap.read
 
+-- The comment lines, the header and the rows (arrays of numbers) of a CSV file.
 local function read_csv(path)
   local comments, header, rows = {}, nil, {}
   for line in io.lines(path) do

@@ -1,0 +1,153 @@
+-- tests/lua/t_hdf5.lua — `joinery run --out run.h5` (engine/src/io_hdf5.c), read back by the
+-- tools a user has: h5py (Debian's python3) and h5dump (hdf5-tools). Suite 'tools'.
+--   - the four-bar with --every 3 to CSV and to HDF5: h5py finds the CSV header as the
+--     table's 'columns', every number equal to the CSV's bit for bit (the CSV is written
+--     round-trip exact), units, a chunked, shuffled, deflated, extensible table, the
+--     settings and the report as attributes; h5dump reads it, and its numbers printed with
+--     %.17g equal the CSV's too;
+--   - a run whose event action raises an error: exit status 1, no file at --out, the rows
+--     so far in a valid <stem>.incomplete.h5 that h5py and h5dump read, equal to the first
+--     rows of the complete run bit for bit, with the attribute 'incomplete' naming the
+--     error; the message says where the rows went; no temporary file is left;
+--   - unwritable outputs (a missing directory, /dev/null) are errors naming the file;
+--   - sys:simulate{ out = "x.h5" } from a script writes the same file format.
+local here = arg[0]:match("^(.*[/\\])") or ""
+local tap = dofile(here .. "tap.lua")
+local cmd = tap.command()
+local quote, sh, run, tmp = cmd.quote, cmd.sh, cmd.run, cmd.tmp
+local python = "/usr/bin/python3"
+local checker = cmd.root .. "/tests/lua/hdf5_check.py"
+
+-- 5 (complete) + 1 h5dump, 4 (failure) + 3, 4 bad outputs, 1 simulate
+tap.plan(6 + 7 + 4 + 1)
+
+local read = tap.read
+
+-- The checker's lines as tests.
+local function checked(args)
+  local code, out, err = sh(python .. " " .. quote(checker) .. " " .. args)
+  local count = 0
+  for status, what in out:gmatch("(%u+) ([^\n]*)") do
+    tap.ok(status == "PASS", "h5py: " .. what)
+    count = count + 1
+  end
+  if code ~= 0 then tap.diag("hdf5_check.py: exit " .. tostring(code) .. "\n" .. err) end
+  return count
+end
+
+-- The numbers of the dataset /table as h5dump prints them with %.17g, in row order.
+local function dumped(path)
+  local code, out, err = sh("h5dump -d /table -A 0 -m '%.17g' -y -w 0 " .. quote(path))
+  if code ~= 0 then
+    tap.diag("h5dump: " .. err)
+    return nil
+  end
+  local data = out:match("DATA%s*{(.*)}")
+  local values = {}
+  for x in (data or ""):gmatch("[^,%s]+") do values[#values + 1] = tonumber(x) end
+  return values
+end
+
+-- The CSV's numbers in row order (comment lines and the header skipped), the first
+-- `count` of them when given.
+local function csv_values(path, count)
+  local values = {}
+  for line in io.lines(path) do
+    if not line:find("^#") and not line:find("^t,") then
+      for x in line:gmatch("[^,]+") do values[#values + 1] = tonumber(x) end
+      if count and #values >= count then break end
+    end
+  end
+  return values
+end
+
+local function same(a, b)
+  if not a or not b or #a ~= #b or #a == 0 then return false end
+  for i = 1, #a do
+    if a[i] ~= b[i] then return false end
+  end
+  return true
+end
+
+local partial_files = cmd.partial_files
+
+-- ---- a complete run ------------------------------------------------------------------------
+do
+  local model = cmd.root .. "/examples/four_bar.lua"
+  local flags = " --t-end 2 --dt-out 0.001 --every 3 --method bdf"
+  local c1, _, e1 = run("run " .. quote(model) .. " --out " .. quote(tmp .. "/fb.csv") .. flags)
+  local c2, out, e2 = run("run " .. quote(model) .. " --out " .. quote(tmp .. "/fb.h5") .. flags)
+  if c1 ~= 0 or c2 ~= 0 then tap.diag(e1 .. e2) end
+  local n = checked("complete " .. quote(tmp .. "/fb.csv") .. " " .. quote(tmp .. "/fb.h5")
+    .. " bdf 3")
+  if n ~= 5 then tap.ok(false, "h5py: 5 checks of the complete file (ran " .. n .. ")") end
+  local values = dumped(tmp .. "/fb.h5")
+  tap.ok(out:find("to " .. tmp .. "/fb.h5", 1, true) and same(values, csv_values(tmp .. "/fb.csv")),
+    "h5dump reads the table; its numbers (%.17g) equal the CSV's (" .. #(values or {}) .. ")")
+end
+
+-- ---- a failed run ----------------------------------------------------------------------
+do
+  local model = cmd.write("fails.lua", [[
+local joinery = require "joinery"
+local fail = arg[1] == "fail"
+local sys = joinery.system { gravity = { 0, 0, 0 } }
+sys:add("mass", "m", { dim = 1, m = 1, init = { x = 0 }, vel = { x = 1 } })
+sys:event { name = "wall", when = function(s) return s["m.x"] - 0.5 end,
+  action = function(s) if fail then error("the wall is not there") end end }
+return sys
+]])
+  local flags = " --t-end 1 --dt-out 0.01"
+  local c1, _, e1 = run("run " .. quote(model) .. " --out " .. quote(tmp .. "/f.csv") .. flags)
+  local out = tmp .. "/f.h5"
+  local code, _, err = run("run " .. quote(model) .. " --out " .. quote(out) .. flags .. " -- fail")
+  if c1 ~= 0 then tap.diag(e1) end
+  tap.ok(code == 1 and err:find("the wall is not there", 1, true)
+    and err:find("before the failure are in '" .. tmp .. "/f.incomplete.h5' (marked by the file "
+      .. "attribute 'incomplete'); '" .. out .. "' was not written", 1, true),
+    "an event action's error: exit status 1, the message says where the rows went")
+  tap.diag(err)
+  tap.ok(not tap.exists(out) and partial_files() == "", "no file at --out, no temporary file")
+  local n = checked("incomplete " .. quote(tmp .. "/f.csv") .. " " .. quote(tmp .. "/f.incomplete.h5")
+    .. " " .. quote("the wall is not there"))
+  if n ~= 4 then tap.ok(false, "h5py: 4 checks of the incomplete file (ran " .. n .. ")") end
+  local values = dumped(tmp .. "/f.incomplete.h5")
+  local _, attr = sh("h5dump -a /incomplete " .. quote(tmp .. "/f.incomplete.h5"))
+  tap.ok(values and #values > 0 and same(values, csv_values(tmp .. "/f.csv", #values))
+    and attr:find("the wall is not there", 1, true),
+    "h5dump reads the incomplete file: its rows, and the attribute 'incomplete'")
+end
+
+-- ---- outputs that cannot be written --------------------------------------------------------
+do
+  local model = cmd.root .. "/examples/pendulum.lua"
+  local missing = tmp .. "/no/such/dir/run.h5"
+  local code, _, err = run("run " .. quote(model) .. " --t-end 0.1 --out " .. quote(missing))
+  tap.ok(code == 1 and err:find("cannot write output file '" .. missing
+    .. "': No such file or directory", 1, true), "a missing directory: exit 1, naming the file")
+  tap.diag(err)
+  code, _, err = run("run " .. quote(model) .. " --t-end 0.1 --out /proc/joinery-run.h5")
+  tap.ok(code == 1 and err:find("cannot write output file '/proc/joinery-run.h5': ", 1, true),
+    "a directory where no file can be created (/proc, even for root): exit 1, named")
+  tap.diag(err)
+  local link = tmp .. "/dev.h5"
+  sh("ln -s /dev/null " .. quote(link))
+  code, _, err = run("run " .. quote(model) .. " --t-end 0.1 --out " .. quote(link))
+  tap.ok(code == 1 and err:find("cannot write output file '" .. link
+    .. "': HDF5 output needs a regular file", 1, true), "a device: exit 1, HDF5 needs a regular file")
+  tap.diag(err)
+  tap.ok(read("/dev/null") == "", "... and the device is left alone")
+end
+
+-- ---- sys:simulate{ out = "x.h5" } -----------------------------------------------------------
+do
+  local joinery = require "joinery"
+  local sys = dofile(cmd.root .. "/examples/pendulum.lua")
+  local res = sys:simulate { t_end = 0.2, out = tmp .. "/sim.h5" }
+  local code, out = sh("h5dump -H " .. quote(tmp .. "/sim.h5"))
+  tap.ok(joinery and res.out == tmp .. "/sim.h5" and code == 0
+    and out:find('DATASET "table"', 1, true), "sys:simulate{ out = 'x.h5' } writes an HDF5 table")
+end
+
+os.execute("rm -rf " .. quote(tmp))
+tap.done()
