@@ -13,6 +13,7 @@
 #endif
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +209,11 @@ static int open_file(h5_sink *s, const jySim *sim, const char *at) {
   put_back_errors(kept);
   hsize_t rows = BUFFER_DOUBLES / (hsize_t)s->ncols;
   s->buffer_rows = rows > CHUNK_DOUBLES ? CHUNK_DOUBLES : rows ? rows : 1;
+  /* A short run needs no taller chunk than its rows (a few more come with events): a
+   * chunk is stored whole, its unwritten part as zeros. */
+  const jySimDef *d = &sim->def;
+  double expected = ceil((d->t_end - d->t_start) / d->dt_out - 1e-9) / (double)d->every + 2;
+  if (expected < (double)s->buffer_rows) s->buffer_rows = (hsize_t)expected;
   s->buffer = malloc(sizeof(double) * s->buffer_rows * (hsize_t)s->ncols);
   if (!s->buffer) {
     snprintf(s->why, sizeof s->why, "%s", strerror(ENOMEM));
