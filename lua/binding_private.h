@@ -141,5 +141,7 @@ int jyl_is_hdf5_path(const char *path);
 int jyl_run_simulation(lua_State *L, int model_idx, const jySimDef *def, const jylRunOpts *opts);
 /* The metatables of Sim and of the row buffer of a run. */
 void jyl_open_simulation(lua_State *L);
+/* joinery.read_h5 into the module table on the top of the stack (lua/result_file.c). */
+void jyl_open_result_file(lua_State *L);
 
 #endif

@@ -10,7 +10,10 @@
 --     rows of the complete run bit for bit, with the attribute 'incomplete' naming the
 --     error; the message says where the rows went; no temporary file is left;
 --   - unwritable outputs (a missing directory, /dev/null) are errors naming the file;
---   - sys:simulate{ out = "x.h5" } from a script writes the same file format.
+--   - sys:simulate{ out = "x.h5" } from a script writes the same file format;
+--   - joinery.read_h5 gives back the complete file's names, units and every number as the
+--     CSV has them, only the columns asked for, the incomplete file's mark; nil and a
+--     message for a missing file; an error for an unknown name; refused in the sandbox.
 local here = arg[0]:match("^(.*[/\\])") or ""
 local tap = dofile(here .. "tap.lua")
 local cmd = tap.command()
@@ -18,8 +21,8 @@ local quote, sh, run, tmp = cmd.quote, cmd.sh, cmd.run, cmd.tmp
 local python = "/usr/bin/python3"
 local checker = cmd.root .. "/tests/lua/hdf5_check.py"
 
--- 5 (complete) + 1 h5dump, 4 (failure) + 3, 4 bad outputs, 1 simulate
-tap.plan(6 + 7 + 4 + 1)
+-- 5 (complete) + 1 h5dump, 4 (failure) + 3, 4 bad outputs, 1 simulate, 6 read_h5
+tap.plan(6 + 7 + 4 + 1 + 6)
 
 local read = tap.read
 
@@ -108,7 +111,8 @@ return sys
     "an event action's error: exit status 1, the message says where the rows went")
   tap.diag(err)
   tap.ok(not tap.exists(out) and partial_files() == "", "no file at --out, no temporary file")
-  local n = checked("incomplete " .. quote(tmp .. "/f.csv") .. " " .. quote(tmp .. "/f.incomplete.h5")
+  local n = checked("incomplete " .. quote(tmp .. "/f.csv") .. " "
+    .. quote(tmp .. "/f.incomplete.h5")
     .. " " .. quote("the wall is not there"))
   if n ~= 4 then tap.ok(false, "h5py: 4 checks of the incomplete file (ran " .. n .. ")") end
   local values = dumped(tmp .. "/f.incomplete.h5")
@@ -134,7 +138,8 @@ do
   sh("ln -s /dev/null " .. quote(link))
   code, _, err = run("run " .. quote(model) .. " --t-end 0.1 --out " .. quote(link))
   tap.ok(code == 1 and err:find("cannot write output file '" .. link
-    .. "': HDF5 output needs a regular file", 1, true), "a device: exit 1, HDF5 needs a regular file")
+    .. "': HDF5 output needs a regular file", 1, true),
+    "a device: exit 1, HDF5 needs a regular file")
   tap.diag(err)
   tap.ok(read("/dev/null") == "", "... and the device is left alone")
 end
@@ -147,6 +152,40 @@ do
   local code, out = sh("h5dump -H " .. quote(tmp .. "/sim.h5"))
   tap.ok(joinery and res.out == tmp .. "/sim.h5" and code == 0
     and out:find('DATASET "table"', 1, true), "sys:simulate{ out = 'x.h5' } writes an HDF5 table")
+end
+
+-- ---- joinery.read_h5 ---------------------------------------------------------------------
+do
+  local joinery = require "joinery"
+  local res = joinery.read_h5(tmp .. "/fb.h5")
+  local header = io.lines(tmp .. "/fb.csv")()
+  local names, values = {}, {}
+  for r = 1, res and res.rows or 0 do
+    for _, name in ipairs(res.channels) do values[#values + 1] = res[name][r] end
+  end
+  for name in header:gmatch("[^,]+") do names[#names + 1] = name end
+  tap.ok(res and table.concat(res.channels, ",") == header and res.rows == 667
+    and same(values, csv_values(tmp .. "/fb.csv")) and res.incomplete == nil,
+    "read_h5: the CSV's names and every number, 667 rows, not incomplete")
+  tap.ok(res and res.units.t == "s" and res.units.energy == "J" and res.units[names[2]] == ""
+    and type(res.report) == "string", "read_h5: units (t s, energy J, a coordinate \"\"), report")
+  local some = joinery.read_h5(tmp .. "/fb.h5", { "energy", "t" })
+  tap.ok(some and table.concat(some.channels, ",") == "energy,t" and #some.energy == 667
+    and some.t[667] == res.t[667] and some[names[2]] == nil, "read_h5 with names: only those")
+  local inc = joinery.read_h5(tmp .. "/f.incomplete.h5")
+  tap.ok(inc and inc.incomplete and inc.incomplete:find("the wall is not there", 1, true)
+    and inc.rows > 0, "read_h5 of the incomplete file: res.incomplete says why")
+  local none, msg = joinery.read_h5(tmp .. "/none.h5")
+  local ok, err = pcall(joinery.read_h5, tmp .. "/fb.h5", { "t", "nothing" })
+  tap.ok(none == nil and msg:find(tmp .. "/none.h5", 1, true) and not ok
+    and tostring(err):find("has no column 'nothing'", 1, true),
+    "read_h5: a missing file nil and a message naming it; an unknown name an error")
+  local script = cmd.write("reads.lua",
+    "return require('joinery').read_h5(" .. string.format("%q", tmp .. "/fb.h5") .. ")\n")
+  local code, _, e = sh(quote(cmd.exe) .. " " .. quote(script))
+  tap.ok(code ~= 0 and e:find("joinery.read_h5 is disabled for model scripts", 1, true),
+    "read_h5 is refused in the sandbox")
+  tap.diag(e)
 end
 
 os.execute("rm -rf " .. quote(tmp))
