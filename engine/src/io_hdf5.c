@@ -201,8 +201,11 @@ static int create_table(h5_sink *s, const jySim *sim) {
  * and the buffer; 0 on success, else -1 with the reason in s->why. */
 static int open_file(h5_sink *s, const jySim *sim, const char *at) {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  /* Every object closed with the file: nothing of ours outlives jy_sim_write_hdf5. */
-  if (fapl >= 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0)
+  /* Every object closed with the file: nothing of ours outlives jy_sim_write_hdf5. The 1.8
+   * file format at least: its dense attribute storage holds the names of a wide model (the
+   * original format refuses an attribute over 64 KB: about 4,000 names). */
+  if (fapl >= 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) >= 0 &&
+      H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) >= 0)
     s->file = H5Fcreate(at, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   hid_t kept = keep_errors(s->file < 0);
   if (fapl >= 0) H5Pclose(fapl);

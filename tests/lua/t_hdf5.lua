@@ -11,6 +11,8 @@
 --     error; the message says where the rows went; no temporary file is left;
 --   - unwritable outputs (a missing directory, /dev/null) are errors naming the file;
 --   - sys:simulate{ out = "x.h5" } from a script writes the same file format;
+--   - a model of 6,008 channels: their names (96 KB) fit as an attribute (the original file
+--     format refused any over 64 KB: "object header message is too large");
 --   - joinery.read_h5 gives back the complete file's names, units and every number as the
 --     CSV has them, only the columns asked for, the incomplete file's mark; nil and a
 --     message for a missing file; an error for an unknown name; refused in the sandbox.
@@ -21,8 +23,8 @@ local quote, sh, run, tmp = cmd.quote, cmd.sh, cmd.run, cmd.tmp
 local python = "/usr/bin/python3"
 local checker = cmd.root .. "/tests/lua/hdf5_check.py"
 
--- 5 (complete) + 1 h5dump, 4 (failure) + 3, 4 bad outputs, 1 simulate, 6 read_h5
-tap.plan(6 + 7 + 4 + 1 + 6)
+-- 5 (complete) + 1 h5dump, 4 (failure) + 3, 4 bad outputs, 1 simulate, 1 wide, 6 read_h5
+tap.plan(6 + 7 + 4 + 1 + 1 + 6)
 
 local read = tap.read
 
@@ -152,6 +154,21 @@ do
   local code, out = sh("h5dump -H " .. quote(tmp .. "/sim.h5"))
   tap.ok(joinery and res.out == tmp .. "/sim.h5" and code == 0
     and out:find('DATASET "table"', 1, true), "sys:simulate{ out = 'x.h5' } writes an HDF5 table")
+end
+
+-- ---- a wide model ----------------------------------------------------------------------------
+do
+  local model = cmd.write("wide.lua", [[
+local joinery = require "joinery"
+local sys = joinery.system { gravity = { 0, 0, 0 } }
+for i = 1, 3000 do sys:add("mass", "m" .. i, { dim = 1, m = 1, init = { x = i } }) end
+return sys
+]])
+  local code, _, err = run("run " .. quote(model) .. " --t-end 0.02 --out " .. quote(tmp .. "/w.h5"))
+  local res = code == 0 and require("joinery").read_h5(tmp .. "/w.h5", { "m3000.x" })
+  tap.ok(res and res.rows == 3 and res["m3000.x"][3] == 3000,
+    "3000 masses, 6,008 channels: written, and read back")
+  if code ~= 0 then tap.diag(err) end
 end
 
 -- ---- joinery.read_h5 ---------------------------------------------------------------------
