@@ -9,6 +9,8 @@
 --     so far in a valid <stem>.incomplete.h5 that h5py and h5dump read, equal to the first
 --     rows of the complete run bit for bit, with the attribute 'incomplete' naming the
 --     error; the message says where the rows went; no temporary file is left;
+--   - SIGINT on a rerun over a good file: exit status 130, that file left as it was, the
+--     rows so far in <stem>.incomplete.h5 marked "interrupted by SIGINT at t = ...";
 --   - unwritable outputs (a missing directory, /dev/null) are errors naming the file;
 --   - sys:simulate{ out = "x.h5" } from a script writes the same file format;
 --   - a model of 6,008 channels: their names (96 KB) fit as an attribute (the original file
@@ -23,8 +25,8 @@ local quote, sh, run, tmp = cmd.quote, cmd.sh, cmd.run, cmd.tmp
 local python = "/usr/bin/python3"
 local checker = cmd.root .. "/tests/lua/hdf5_check.py"
 
--- 5 (complete) + 1 h5dump, 4 (failure) + 3, 4 bad outputs, 1 simulate, 1 wide, 6 read_h5
-tap.plan(6 + 7 + 4 + 1 + 1 + 6)
+-- 5 (complete) + 1 h5dump, 4 (failure) + 3, 2 SIGINT, 4 bad outputs, 1 simulate, 1 wide, 6 read_h5
+tap.plan(6 + 7 + 2 + 4 + 1 + 1 + 6)
 
 local read = tap.read
 
@@ -122,6 +124,25 @@ return sys
   tap.ok(values and #values > 0 and same(values, csv_values(tmp .. "/f.csv", #values))
     and attr:find("the wall is not there", 1, true),
     "h5dump reads the incomplete file: its rows, and the attribute 'incomplete'")
+end
+
+-- ---- SIGINT ---------------------------------------------------------------------------------
+do
+  local model, out = tmp .. "/fails.lua", tmp .. "/s.h5"
+  local good_code = run("run " .. quote(model) .. " --t-end 0.1 --out " .. quote(out))
+  local good = read(out)
+  -- 1e6 rows, signalled 0.2 s after its temporary file appeared
+  local _, status, err = sh(string.format("(%s run %s --t-end 1 --dt-out 1e-6 --out %s >/dev/null "
+    .. "& pid=$!; i=0; while [ $i -lt 1200 ] && ! ls %s/ | grep -q 's\\.h5\\..*\\.partial$'; "
+    .. "do sleep 0.05; i=$((i+1)); done; sleep 0.2; kill -INT $pid; wait $pid; echo $?)",
+    quote(cmd.exe), quote(model), quote(out), quote(tmp)))
+  tap.ok(good_code == 0 and tonumber(status) == 130 and err:find("interrupted by SIGINT", 1, true)
+    and read(out) == good and partial_files() == "",
+    "SIGINT: exit status 130, the earlier good file left as it was, no temporary file")
+  tap.diag(err)
+  local kept = require("joinery").read_h5(tmp .. "/s.incomplete.h5", { "t" })
+  tap.ok(kept and kept.rows > 0 and kept.incomplete:find("^interrupted by SIGINT at t = "),
+    "SIGINT: the rows so far in s.incomplete.h5, marked 'interrupted by SIGINT at t = ...'")
 end
 
 -- ---- outputs that cannot be written --------------------------------------------------------
