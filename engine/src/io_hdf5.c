@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io_output.h"
@@ -153,6 +154,10 @@ static void flush_rows(h5_sink *s) {
 
 static int write_row(void *ud, const double *row, int nchannels) {
   h5_sink *s = ud;
+  if (!s->failed && nchannels != s->ncols) {
+    s->failed = 1;
+    snprintf(s->why, sizeof s->why, "a row of %d values for %d columns", nchannels, s->ncols);
+  }
   if (s->failed) return 1;
   memcpy(s->buffer + s->held * (hsize_t)s->ncols, row, sizeof(double) * (size_t)nchannels);
   s->held++;
@@ -284,6 +289,11 @@ jyStatus jy_sim_write_hdf5(jySim *sim, const char *path, jyRowSink also, void *u
   if (!sim || !path || !*path) return JY_ERR_INVALID;
   jyStatus st = jy_sim_check_output_rows(sim);
   if (st != JY_OK) return st;
+  struct stat at;
+  if (stat(path, &at) == 0 && S_ISDIR(at.st_mode)) {
+    jy_set_error(sim->error, "cannot write output file '%s': %s", path, strerror(EISDIR));
+    return JY_ERR_IO;
+  }
   if (jy_out_is_special_file(path)) {
     jy_set_error(sim->error,
                  "cannot write output file '%s': HDF5 output needs a regular file "
