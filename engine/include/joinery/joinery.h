@@ -879,7 +879,7 @@ JY_API jyStatus jy_sim_write_csv(jySim *sim, const char *path, jyRowSink also, v
  * was a pipe or device). */
 JY_API int jy_sim_output_replaced(const jySim *sim, const char *path);
 
-/* HDF5 output (docs/cli.md, "HDF5 output"): runs and writes the same columns and rows as
+/* HDF5 output (docs/cli.md, "The HDF5 file"): runs and writes the same columns and rows as
  * jy_sim_write_csv into an HDF5 file, handing each row to `also` too. Layout: one 2-D
  * dataset "/table" of doubles, rows x columns, chunked (a chunk holds a block of rows of a
  * few columns, so reading one column reads only its own chunks), shuffled and deflated,
@@ -893,8 +893,10 @@ JY_API int jy_sim_output_replaced(const jySim *sim, const char *path);
  * has the attribute "incomplete" (the error message; a complete file has none), and the
  * error message says so. A path that is not a regular file (a pipe) cannot be written
  * (JY_ERR_IO); a write error is JY_ERR_IO naming the file and HDF5's reason. A library built
- * without HDF5 (jy_hdf5_available() == 0) returns JY_ERR_INVALID saying so. Thread-safe
- * for separate files (Debian's libhdf5 is a thread-safe build: it serializes its calls). */
+ * without HDF5 (jy_hdf5_available() == 0) returns JY_ERR_INVALID saying so. The file is in
+ * the HDF5 1.8 format (readable by HDF5 1.8 and later). Simulations in several threads may
+ * write separate files when libhdf5 is a thread-safe build (Debian's is; it serializes its
+ * calls under one lock). */
 JY_API jyStatus jy_sim_write_hdf5(jySim *sim, const char *path, jyRowSink also, void *ud);
 JY_API int jy_hdf5_available(void);
 
@@ -902,10 +904,12 @@ JY_API int jy_hdf5_available(void);
  * path; NULL on failure with the reason (naming the file) in error[error_len] (error may be
  * NULL). Names and units are valid until jy_result_close; jy_result_incomplete is NULL for a
  * complete file, else the failed run's message; jy_result_attribute: a file attribute
- * (a setting, "report") as text, NULL when there is none. jy_result_read_column fills out[
+ * (a setting, "report") as text, NULL when there is none (valid until the next call on f).
+ * jy_result_read_column fills out[
  * num_rows] with column k; jy_result_read_rows fills out[count * num_columns] with rows
  * first .. first + count - 1, row after row. Both return JY_ERR_INVALID for a column or rows
- * outside the table, JY_ERR_IO when HDF5 cannot read (jy_result_error says why). */
+ * outside the table, JY_ERR_IO when HDF5 cannot read (jy_result_error says why). One file
+ * object per thread; jy_result_close(NULL) is a no-op. */
 typedef struct jyResultFile jyResultFile;
 JY_API jyResultFile *jy_result_open(const char *path, char *error, size_t error_len);
 JY_API void jy_result_close(jyResultFile *f);
