@@ -14,6 +14,7 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   (void)error;
   (void)error_len;
   jy_ends_shape(s, jy_part_dim(p), 1.0);
+  s->flags |= JY_PART_OUTPUTS_ON_REQUEST; /* as a spring's: there when asked for */
   s->noutputs = 1;
   s->output_names[0] = "force";
   return 0;

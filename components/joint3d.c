@@ -7,7 +7,9 @@
  * Joint points: P_a = x_a + R(q_a) r_a and P_b = x_b + R(q_b) r_b (offsets in each frame's
  * axes). Relative orientation rows use the vector part of q_ref* q_a* q_b, which vanishes for
  * q_b = +-q_a q_ref: q and -q are the same rotation, so quaternions are never glued directly.
- * Every row is a polynomial in the coordinates, differentiated exactly by hyper-duals. */
+ * Every row is a polynomial in the coordinates: `rows` gives it with its derivatives in closed
+ * form (spatial.h, jyPairVec); `rows_ad` is the same rows in hyper-dual arithmetic, the
+ * reference tests/engine/t_joint_rows.c checks the closed form against. */
 #include <math.h>
 #include <string.h>
 
@@ -128,7 +130,7 @@ static void relative_rotation(jyHyper out[3], const Joint *j, const jyHyper *q) 
 
 /* The rows phi(q), and after them the extra outputs derived by the same arithmetic. */
 enum { MAX_ROWS = 6 };
-static void rows(const void *ctx, const jyHyper *q, jyHyper *out) {
+static void rows_ad(const void *ctx, const jyHyper *q, jyHyper *out) {
   const Joint *j = ctx;
   jyHyper pa[3], pb[3], d[3], n1[3], n2[3], nb[3], n0[3];
   joint_point(pa, q + C_A, j->ra);
@@ -160,6 +162,45 @@ static void rows(const void *ctx, const jyHyper *q, jyHyper *out) {
 }
 
 static int nrows_of(Kind kind) { return kind == WELD ? 6 : 5; }
+/* prismatic computes one more value (its displacement) than it has rows */
+static int nout_of(Kind kind) { return kind == PRISMATIC ? 6 : nrows_of(kind); }
+
+/* rows_ad's values in closed form, with their Jacobian (nout x NC, leading dimension nout),
+ * rate phi_q v and curvature v^T phi_qq v, as jy_spatial_eval gives them. v may be NULL
+ * (at rest); any output but value may be NULL. */
+static void rows(const Joint *j, const double *q, const double *v, double *value, double *jac,
+                 double *rate, double *curv) {
+  int nout = nout_of(j->kind);
+  jyPairVec pa, pb, d, n, nb;
+  jy_pair_point(&pa, q, v, 0, j->ra);
+  jy_pair_point(&pb, q, v, 1, j->rb);
+  jy_pair_sub(&d, &pb, &pa);
+  if (j->kind != PRISMATIC) jy_pair_put(&d, 0, nout, value, jac, rate, curv);
+  if (j->kind != HINGE) {
+    jy_pair_relative(&n, q, v, j->qref_conj);
+    jy_pair_put(&n, j->kind == WELD ? 3 : 0, nout, value, jac, rate, curv);
+  }
+  if (j->kind == WELD) return;
+  /* hinge: a's normals across b's axis; prismatic: across the gap, then the axis along it */
+  const jyPairVec *across = &d;
+  if (j->kind == HINGE) jy_pair_rotated(&nb, q, v, 1, j->ub), across = &nb;
+  const double *normal[3] = {j->s1, j->s2, j->u};
+  for (int k = 0; k < nout - 3; k++) {
+    jy_pair_rotated(&n, q, v, 0, normal[k]);
+    jy_pair_dot(&n, across, value + 3 + k, jac ? jac + 3 + k : NULL, nout,
+                rate ? rate + 3 + k : NULL, curv ? curv + 3 + k : NULL);
+  }
+}
+
+int jy_joint3d_rows(const jyPartInstance *self, const double *q, const double *v, int ad,
+                    double *value, double *jac, double *rate, double *curv) {
+  const Joint *j = self->data;
+  if (ad)
+    jy_spatial_eval(rows_ad, j, NC, nout_of(j->kind), q, v, value, jac, rate, curv);
+  else
+    rows(j, q, v, value, jac, rate, curv);
+  return nout_of(j->kind);
+}
 
 static const char *const hinge_rows[] = {"x", "y", "z", "align1", "align2"};
 static const char *const prismatic_rows[] = {"rx", "ry", "rz", "side1", "side2"};
@@ -193,6 +234,7 @@ static int shape_kind(Kind kind, const double *p, jyPartShape *s, char *error, s
   if (kind == HINGE) {
     s->angle_outputs = 1u << s->noutputs; /* an atan2: reported continuous */
     s->output_names[s->noutputs++] = "angle";
+    s->output_names[s->noutputs++] = "rate";
   }
   if (kind == PRISMATIC) {
     s->output_names[s->noutputs++] = "displacement";
@@ -221,12 +263,10 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
 static int constraints(const jyPartInstance *self, const jyPartState *state, double *A, double *rhs,
                        double *residual, double *rate) {
   const Joint *j = self->data;
-  int nr = nrows_of(j->kind);
+  int nr = nrows_of(j->kind), nout = nout_of(j->kind); /* the displacement is dropped */
   double value[JY_SPATIAL_MAX_OUT], jac[JY_SPATIAL_MAX_OUT * NC], r[JY_SPATIAL_MAX_OUT];
   double curv[JY_SPATIAL_MAX_OUT];
-  /* prismatic computes one more value (its displacement) than it has rows: drop it */
-  int nout = j->kind == PRISMATIC ? nr + 1 : nr;
-  jy_spatial_eval(rows, j, NC, nout, state->q, state->v, value, jac, r, curv);
+  rows(j, state->q, state->v, value, jac, r, curv);
   for (int c = 0; c < NC; c++)
     for (int i = 0; i < nr; i++) A[i + c * nr] = jac[i + c * nout];
   for (int i = 0; i < nr; i++) {
@@ -244,9 +284,9 @@ static int constraints(const jyPartInstance *self, const jyPartState *state, dou
 static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
                    double *out) {
   const Joint *j = self->data;
-  int nr = nrows_of(j->kind), nout = j->kind == PRISMATIC ? nr + 1 : nr;
+  int nr = nrows_of(j->kind), nout = nout_of(j->kind);
   double value[JY_SPATIAL_MAX_OUT], jac[JY_SPATIAL_MAX_OUT * NC], r[JY_SPATIAL_MAX_OUT];
-  jy_spatial_eval(rows, j, NC, nout, state->q, state->v, value, jac, r, NULL);
+  rows(j, state->q, state->v, value, jac, r, NULL);
   double gen[JY_FRAME_DIM] = {0}, E[12], tau[3] = {0}, arm[3];
   for (int c = 0; c < JY_FRAME_DIM; c++)
     for (int i = 0; i < nr; i++) gen[c] += jac[i + (C_B + c) * nout] * row_forces[i];
@@ -275,6 +315,14 @@ static int outputs(const jyPartInstance *self, const jyPartState *state, const d
     c[2] = sa[0] * tb[1] - sa[1] * tb[0];
     out[O_EXTRA] = atan2(c[0] * na[0] + c[1] * na[1] + c[2] * na[2],
                          sa[0] * tb[0] + sa[1] * tb[1] + sa[2] * tb[2]);
+    /* Its rate: b's angular velocity relative to a (space axes, w = 2 E(q) q') along the
+     * axis; the angle's derivative while the rows hold. */
+    double Ea[12], wrel[3] = {0};
+    const double *va = state->v + C_A + JY_FRAME_Q, *vb = state->v + C_B + JY_FRAME_Q;
+    jy_q_E(Ea, qa);
+    for (int i = 0; i < 3; i++)
+      for (int k = 0; k < 4; k++) wrel[i] += 2.0 * (E[i * 4 + k] * vb[k] - Ea[i * 4 + k] * va[k]);
+    out[O_EXTRA + 1] = wrel[0] * na[0] + wrel[1] * na[1] + wrel[2] * na[2];
   }
   return 0;
 }

@@ -3,7 +3,9 @@
  * body's frame: glue elimination then substitutes the copy by the body's coordinates, so a
  * marker costs no coordinates and no constraint rows. Its terminals `pos`, the point
  * (x, y) + R(theta) (rx, ry), and `frame`, that point with the orientation theta + angle,
- * are what joints and force elements attach to (docs/bodies2d.md). */
+ * are what joints and force elements attach to (docs/bodies2d.md). Its output channels
+ * "<marker>.x|y|angle|vx|vy|omega" are the point's world pose and velocity; the copy's
+ * coordinates are "<marker>.body_x|body_y|body_theta" (the body's centre, eliminated). */
 #include <math.h>
 
 #include "parts.h"
@@ -18,7 +20,13 @@ static const jyParamSpec params[] = {
   {"angle", 0, JY_PARAM_REAL, "rad", "orientation of the marker's frame relative to the body"},
 };
 
-static const char *const coord_names[NC] = {"x", "y", "theta"};
+/* The copy of the body's frame is named body_* so that the names x, y, angle under the
+ * marker's name are the point's own (its outputs), never the body's centre. */
+static const char *const coord_names[NC] = {"body_x", "body_y", "body_theta"};
+
+/* The point's world pose and velocity: what a user plotting "point b" means. */
+enum { O_X, O_Y, O_ANGLE, O_VX, O_VY, O_OMEGA, NO };
+static const char *const output_names[NO] = {"x", "y", "angle", "vx", "vy", "omega"};
 
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
@@ -32,6 +40,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->terminals[T_BODY] = (jyTerminalSpec){"body", 3, 1, 0};
   s->terminals[T_POS] = (jyTerminalSpec){.name = "pos", .dim = 2};
   s->terminals[T_FRAME] = (jyTerminalSpec){.name = "frame", .dim = 3};
+  s->noutputs = NO;
+  for (int i = 0; i < NO; i++) s->output_names[i] = output_names[i];
   /* massless: M = 0, Q = 0 */
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE;
   return 0;
@@ -70,6 +80,23 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
   return 0;
 }
 
+/* The point (x, y) + R r, its frame's angle theta + angle (continuous: theta is the body's,
+ * never wrapped) and their rates: (x', y') + theta' (-(R r)_y, (R r)_x) and theta'. */
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
+  (void)row_forces;
+  const double *q = state->q, *v = state->v;
+  double c = cos(q[C_TH]), s = sin(q[C_TH]), rx = self->params[P_RX], ry = self->params[P_RY];
+  double ax = c * rx - s * ry, ay = s * rx + c * ry;
+  out[O_X] = q[C_X] + ax;
+  out[O_Y] = q[C_Y] + ay;
+  out[O_ANGLE] = q[C_TH] + self->params[P_ANGLE];
+  out[O_VX] = v[C_X] - v[C_TH] * ay;
+  out[O_VY] = v[C_Y] + v[C_TH] * ax;
+  out[O_OMEGA] = v[C_TH];
+  return 0;
+}
+
 static const jyPartType type = {
   .version = JY_PART_PROTOCOL_VERSION,
   .name = "marker2d",
@@ -79,6 +106,7 @@ static const jyPartType type = {
   .nparams = (int)(sizeof params / sizeof params[0]),
   .shape = shape,
   .terminal = terminal,
+  .outputs = outputs,
 };
 
 const jyPartType *jy_part_marker2d(void) { return &type; }

@@ -5,7 +5,9 @@
  * terminal `body` is exactly those coordinates, so gluing it to a body3d's `frame` lets glue
  * elimination substitute them away (no coordinates, no rows). Its terminals `pos`
  * (x + R(q) r) and `frame` (that point with the body's quaternion) are what joints, springs
- * and other parts glue to. */
+ * and other parts glue to. Its output channels "<marker>.x|y|z|q0..q3|vx|vy|vz|omega_*" are
+ * the point's world pose and velocity; the copy's coordinates are "<marker>.body_x" ..
+ * "<marker>.body_q3" (the body's frame, eliminated). */
 #include "parts.h"
 #include "spatial.h"
 
@@ -19,6 +21,17 @@ static const jyParamSpec params[] = {
   {"rz", 0, JY_PARAM_REAL, "m", "z of the point in body axes, from the body's frame origin"},
 };
 
+/* The copy of the body's frame is named body_* so that the names under the marker's name
+ * are the point's own (its outputs), never the body's centre. */
+static const char *const coord_names[NC] = {"body_x",  "body_y",  "body_z", "body_q0",
+                                            "body_q1", "body_q2", "body_q3"};
+
+/* The point's world pose (position and the frame's quaternion, the body's) and velocity,
+ * with the angular velocity in body axes as body3d reports it. */
+enum { O_X, O_Q0 = 3, O_VX = 7, O_WX = 10, NO = 13 };
+static const char *const output_names[NO] = {"x",  "y",  "z",  "q0",      "q1",      "q2",     "q3",
+                                             "vx", "vy", "vz", "omega_x", "omega_y", "omega_z"};
+
 static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *error,
                  size_t error_len) {
   (void)type;
@@ -26,7 +39,9 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   (void)error;
   (void)error_len;
   s->ncoords = NC;
-  for (int i = 0; i < NC; i++) s->coord_names[i] = jy_names_frame[i];
+  for (int i = 0; i < NC; i++) s->coord_names[i] = coord_names[i];
+  s->noutputs = NO;
+  for (int i = 0; i < NO; i++) s->output_names[i] = output_names[i];
   s->coord_defaults[C_Q] = 1.0;
   s->nterminals = NT;
   s->terminals[T_BODY] = (jyTerminalSpec){"body", JY_FRAME_DIM, 1, 0};
@@ -71,6 +86,25 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
   return 0;
 }
 
+/* The point x + R(q) r and its velocity J v (exact, by the same hyper-dual pass as the
+ * terminal), the quaternion as the body's coordinates hold it, w = 2 G(q) q'. */
+static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
+                   double *out) {
+  (void)row_forces;
+  double value[3], rate[3], G[12];
+  jy_spatial_eval(point, self->params + P_RX, NC, 3, state->q, state->v, value, NULL, rate, NULL);
+  const double *q = state->q + C_Q, *qd = state->v + C_Q;
+  jy_q_G(G, q);
+  for (int i = 0; i < 3; i++) {
+    out[O_X + i] = value[i];
+    out[O_VX + i] = rate[i];
+    out[O_WX + i] = 0.0;
+    for (int j = 0; j < 4; j++) out[O_WX + i] += 2.0 * G[i * 4 + j] * qd[j];
+  }
+  for (int i = 0; i < 4; i++) out[O_Q0 + i] = q[i];
+  return 0;
+}
+
 static const jyPartType type = {
   .version = JY_PART_PROTOCOL_VERSION,
   .name = "marker3d",
@@ -80,6 +114,7 @@ static const jyPartType type = {
   .nparams = NP,
   .shape = shape,
   .terminal = terminal,
+  .outputs = outputs,
 };
 
 const jyPartType *jy_part_marker3d(void) { return &type; }

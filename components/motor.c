@@ -223,7 +223,8 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
 
 /* ---- the driven coordinate s(q): value, g = ds/dq, rate g v, curvature v^T s_qq v ------- */
 
-/* The hinge angle from a's normal s1 to b's normal tb about the axis: atan2(s2a . tb,
+/* The hyper-dual reference of spatial_s_closed below (tests/engine/t_joint_rows.c).
+ * The hinge angle from a's normal s1 to b's normal tb about the axis: atan2(s2a . tb,
  * s1a . tb), both products scale alike with |q_a|^2 |q_b|^2, so the angle is that of the
  * rotations even off the unit sphere. The prismatic displacement: R(q_a) u . (P_b - P_a). */
 static void spatial_s(const void *ctx, const jyHyper *q, jyHyper *out) {
@@ -251,6 +252,44 @@ static void spatial_s(const void *ctx, const jyHyper *q, jyHyper *out) {
   for (int i = 0; i < 3; i++)
     d[i] = jy_hd_sub(jy_hd_add(q[JY_FRAME_DIM + i], b[i]), jy_hd_add(q[i], a[i]));
   out[0] = jy_hd_dot3(n, d);
+}
+
+/* spatial_s in closed form (spatial.h): s, g = ds/dq (14), rate g v, curvature v^T s_qq v. */
+static void spatial_s_closed(const Motor *m, const double *q, const double *v, double *s, double *g,
+                             double *rate, double *curv) {
+  jyPairVec a, b, n;
+  if (m->kind == HINGE3) {
+    /* s = atan2(y, x): s' = (x y' - y x') / r^2 and, along v, s'' = (x y'' - y x'') / r^2 -
+     * 2 (x y' - y x') (x x' + y y') / r^4, with r^2 = x^2 + y^2. */
+    double x, y, gx[JY_PAIR_NC], gy[JY_PAIR_NC], x1, y1, x2, y2;
+    jy_pair_rotated(&b, q, v, 1, m->tb);
+    jy_pair_rotated(&a, q, v, 0, m->s1);
+    jy_pair_dot(&a, &b, &x, gx, 1, &x1, &x2);
+    jy_pair_rotated(&a, q, v, 0, m->s2);
+    jy_pair_dot(&a, &b, &y, gy, 1, &y1, &y2);
+    double r2 = x * x + y * y, w = x * y1 - y * x1;
+    *s = atan2(y, x);
+    for (int k = 0; k < JY_PAIR_NC; k++) g[k] = (x * gy[k] - y * gx[k]) / r2;
+    *rate = w / r2;
+    *curv = (x * y2 - y * x2) / r2 - 2.0 * w * (x * x1 + y * y1) / (r2 * r2);
+    return;
+  }
+  jy_pair_point(&a, q, v, 0, m->ra);
+  jy_pair_point(&b, q, v, 1, m->rb);
+  jy_pair_sub(&b, &b, &a);
+  jy_pair_rotated(&n, q, v, 0, m->u);
+  jy_pair_dot(&n, &b, s, g, 1, rate, curv);
+}
+
+int jy_motor3d_coord(const jyPartInstance *self, const double *q, const double *v, int ad,
+                     double *s, double *g, double *rate, double *curv) {
+  const Motor *m = self->data;
+  if (m->kind != HINGE3 && m->kind != PRISMATIC3) return 1;
+  if (ad)
+    jy_spatial_eval(spatial_s, m, JY_PAIR_NC, 1, q, v, s, g, rate, curv);
+  else
+    spatial_s_closed(m, q, v, s, g, rate, curv);
+  return 0;
 }
 
 typedef struct Coord {
@@ -290,7 +329,7 @@ static void coord_eval(const jyPartInstance *self, const jyPartState *state, Coo
   }
   case HINGE3:
   case PRISMATIC3:
-    jy_spatial_eval(spatial_s, m, nc, 1, q, v, &c->s, c->g, &c->rate, &c->curv);
+    spatial_s_closed(m, q, v, &c->s, c->g, &c->rate, &c->curv);
     break;
   }
 }
@@ -334,7 +373,7 @@ static int constraints(const jyPartInstance *self, const jyPartState *state, dou
                        double *residual, double *rate) {
   const Motor *m = self->data;
   if (m->mode == MODE_EFFORT) return 0;
-  double r[3];
+  double r[3] = {0.0, 0.0, 0.0}; /* set by reference(); gcc -O3 cannot see it */
   if (reference(self, state, r)) return 1;
   Coord c;
   coord_eval(self, state, &c);
@@ -359,7 +398,7 @@ static int constraints(const jyPartInstance *self, const jyPartState *state, dou
 static int force(const jyPartInstance *self, const jyPartState *state, double *Q) {
   const Motor *m = self->data;
   if (m->mode != MODE_EFFORT) return 0;
-  double r[3];
+  double r[3] = {0.0, 0.0, 0.0}; /* set by reference(); gcc -O3 cannot see it */
   if (reference(self, state, r)) return 1;
   Coord c;
   coord_eval(self, state, &c);
@@ -376,7 +415,7 @@ static int outputs(const jyPartInstance *self, const jyPartState *state, const d
   coord_eval(self, state, &c);
   double f;
   if (m->mode == MODE_EFFORT) {
-    double r[3];
+    double r[3] = {0.0, 0.0, 0.0};
     if (reference(self, state, r)) return 1;
     f = r[0];
   } else {

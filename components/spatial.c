@@ -3,6 +3,7 @@
 #include "spatial.h"
 
 #include <math.h>
+#include <string.h>
 
 const char *const jy_names_frame[JY_FRAME_DIM] = {"x", "y", "z", "q0", "q1", "q2", "q3"};
 const char *const jy_names_frame_a[JY_FRAME_DIM] = {"ax", "ay", "az", "aq0", "aq1", "aq2", "aq3"};
@@ -74,6 +75,127 @@ void jy_q_rotate(double o[3], const double q[4], const double r[3]) {
   double s = q[0] * q[0] - ee;
   double exr[3] = {e[1] * r[2] - e[2] * r[1], e[2] * r[0] - e[0] * r[2], e[0] * r[1] - e[1] * r[0]};
   for (int i = 0; i < 3; i++) o[i] = s * r[i] + 2.0 * er * e[i] + 2.0 * q[0] * exr[i];
+}
+
+void jy_q_mul(double o[4], const double a[4], const double b[4]) {
+  o[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+  o[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+  o[2] = a[0] * b[2] + a[2] * b[0] + a[3] * b[1] - a[1] * b[3];
+  o[3] = a[0] * b[3] + a[3] * b[0] + a[1] * b[2] - a[2] * b[1];
+}
+
+/* ---- closed-form rows of two frames ---------------------------------------------------- */
+
+static const double zero_v[JY_PAIR_NC];
+
+void jy_pair_rotated(jyPairVec *o, const double *q, const double *v, int f, const double x[3]) {
+  int c0 = f * JY_FRAME_DIM + JY_FRAME_Q;
+  const double *qf = q + c0, *vf = (v ? v : zero_v) + c0, w = qf[0], *e = qf + 1;
+  memset(o, 0, sizeof *o);
+  jy_q_rotate(o->val, qf, x);
+  /* R(q) x = B(q, q) for the symmetric bilinear B(q, p) = (w_q w_p - e_q.e_p) x + (e_q.x) e_p
+   * + (e_p.x) e_q + w_q e_p x x + w_p e_q x x, so d/dq_k = 2 B(q, unit k). */
+  double ex = e[0] * x[0] + e[1] * x[1] + e[2] * x[2];
+  double *J = o->jac + 3 * c0;
+  J[0] = 2.0 * (w * x[0] + e[1] * x[2] - e[2] * x[1]);
+  J[1] = 2.0 * (w * x[1] + e[2] * x[0] - e[0] * x[2]);
+  J[2] = 2.0 * (w * x[2] + e[0] * x[1] - e[1] * x[0]);
+  /* unit_i x x for i = 0, 1, 2 (row-major by i) */
+  const double ux[9] = {0.0, -x[2], x[1], x[2], 0.0, -x[0], -x[1], x[0], 0.0};
+  for (int i = 0; i < 3; i++) {
+    double *col = J + 3 * (1 + i);
+    for (int r = 0; r < 3; r++)
+      col[r] = 2.0 * (-e[i] * x[r] + x[i] * e[r] + w * ux[3 * i + r] + (r == i ? ex : 0.0));
+  }
+  for (int r = 0; r < 3; r++) {
+    double s = 0.0;
+    for (int k = 0; k < 4; k++) s += J[r + 3 * k] * vf[k];
+    o->rate[r] = s;
+  }
+  jy_q_rotate(o->curv, vf, x); /* the second derivative of B(q, q) along v is 2 B(v, v) */
+  for (int r = 0; r < 3; r++) o->curv[r] *= 2.0;
+}
+
+void jy_pair_point(jyPairVec *o, const double *q, const double *v, int f, const double r[3]) {
+  int c0 = f * JY_FRAME_DIM;
+  jy_pair_rotated(o, q, v, f, r);
+  for (int i = 0; i < 3; i++) {
+    o->val[i] += q[c0 + i];
+    o->jac[i + 3 * (c0 + i)] = 1.0;
+    if (v) o->rate[i] += v[c0 + i];
+  }
+}
+
+void jy_pair_sub(jyPairVec *o, const jyPairVec *a, const jyPairVec *b) {
+  for (int i = 0; i < 3; i++) {
+    o->val[i] = a->val[i] - b->val[i];
+    o->rate[i] = a->rate[i] - b->rate[i];
+    o->curv[i] = a->curv[i] - b->curv[i];
+  }
+  for (int i = 0; i < 3 * JY_PAIR_NC; i++) o->jac[i] = a->jac[i] - b->jac[i];
+}
+
+void jy_pair_relative(jyPairVec *o, const double *q, const double *v, const double c[4]) {
+  enum { A = JY_FRAME_Q, B = JY_FRAME_DIM + JY_FRAME_Q };
+  const double *qa = q + A, *qb = q + B;
+  const double *va = (v ? v : zero_v) + A, *vb = (v ? v : zero_v) + B;
+  double conj_a[4] = {qa[0], -qa[1], -qa[2], -qa[3]}, p[4], t[4], u[4];
+  memset(o, 0, sizeof *o);
+  jy_q_mul(p, c, conj_a);
+  jy_q_mul(t, p, qb);
+  for (int i = 0; i < 3; i++) o->val[i] = t[1 + i];
+  /* Bilinear in (q_a, q_b): each column is the product with a unit quaternion in its place. */
+  for (int k = 0; k < 4; k++) {
+    double unit[4] = {0.0, 0.0, 0.0, 0.0};
+    unit[k] = 1.0;
+    jy_q_mul(t, p, unit); /* d/dq_b,k: c q_a* unit_k */
+    for (int i = 0; i < 3; i++) o->jac[i + 3 * (B + k)] = t[1 + i];
+    unit[k] = k == 0 ? 1.0 : -1.0; /* unit_k* */
+    jy_q_mul(u, unit, qb);
+    jy_q_mul(t, c, u); /* d/dq_a,k: c unit_k* q_b */
+    for (int i = 0; i < 3; i++) o->jac[i + 3 * (A + k)] = t[1 + i];
+  }
+  for (int i = 0; i < 3; i++) {
+    double s = 0.0;
+    for (int k = 0; k < 4; k++)
+      s += o->jac[i + 3 * (A + k)] * va[k] + o->jac[i + 3 * (B + k)] * vb[k];
+    o->rate[i] = s;
+  }
+  /* The second derivative of a bilinear g(q_a, q_b) along v is 2 g(v_a, v_b). */
+  double conj_va[4] = {va[0], -va[1], -va[2], -va[3]};
+  jy_q_mul(u, conj_va, vb);
+  jy_q_mul(t, c, u);
+  for (int i = 0; i < 3; i++) o->curv[i] = 2.0 * t[1 + i];
+}
+
+void jy_pair_dot(const jyPairVec *a, const jyPairVec *b, double *val, double *jac, int stride,
+                 double *rate, double *curv) {
+  double s = 0.0, r = 0.0, k = 0.0;
+  for (int i = 0; i < 3; i++) {
+    s += a->val[i] * b->val[i];
+    r += a->rate[i] * b->val[i] + a->val[i] * b->rate[i];
+    k += a->curv[i] * b->val[i] + 2.0 * a->rate[i] * b->rate[i] + a->val[i] * b->curv[i];
+  }
+  if (val) *val = s;
+  if (rate) *rate = r;
+  if (curv) *curv = k;
+  if (!jac) return;
+  for (int c = 0; c < JY_PAIR_NC; c++) {
+    const double *ja = a->jac + 3 * c, *jb = b->jac + 3 * c;
+    jac[c * stride] = ja[0] * b->val[0] + ja[1] * b->val[1] + ja[2] * b->val[2] +
+      a->val[0] * jb[0] + a->val[1] * jb[1] + a->val[2] * jb[2];
+  }
+}
+
+void jy_pair_put(const jyPairVec *a, int row, int nout, double *value, double *jac, double *rate,
+                 double *curv) {
+  for (int i = 0; i < 3; i++) {
+    if (value) value[row + i] = a->val[i];
+    if (rate) rate[row + i] = a->rate[i];
+    if (curv) curv[row + i] = a->curv[i];
+    if (jac)
+      for (int c = 0; c < JY_PAIR_NC; c++) jac[row + i + c * nout] = a->jac[i + 3 * c];
+  }
 }
 
 void jy_q_G(double G[12], const double q[4]) {

@@ -15,7 +15,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   (void)error;
   (void)error_len;
   jy_ends_shape(s, jy_part_dim(p), p[P_L]);
-  s->flags |= JY_PART_CONSERVATIVE;
+  /* a mesh holds thousands: its tension and length are there when asked for */
+  s->flags |= JY_PART_CONSERVATIVE | JY_PART_OUTPUTS_ON_REQUEST;
   s->noutputs = 2;
   s->output_names[0] = "tension";
   s->output_names[1] = "length";

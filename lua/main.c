@@ -26,6 +26,10 @@
  *                                  compiles the system SCRIPT returns and prints the model
  *                                  doctor's analysis (model:check()), as text or one JSON
  *                                  object; exit status 0 sound, 1 findings, 2 errors.
+ *   joinery plot FILE|SCRIPT.lua --y GLOBS [--x NAME] [-o OUT] [OPTIONS]
+ *                                  draws channels of a run's CSV through gnuplot (lua/plot.c);
+ *                                  a SCRIPT.lua runs first as joinery run would, its other
+ *                                  options being run's.
  *   joinery types                  lists the registered part types
  *   joinery doc TYPE               parameters, terminals and coordinates of a part type
  *   joinery --help | --version
@@ -46,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -55,12 +60,9 @@
 #include "binding_private.h"
 #include "joinery/joinery.h"
 #include "lua_call.h"
+#include "plot.h"
 #include "sandbox.h"
 #include "settings.h"
-
-#ifndef JOINERY_VERSION
-#define JOINERY_VERSION "0.1.0"
-#endif
 
 static const char usage_head[] =
   "usage: joinery [--trust] SCRIPT [ARGS...]\n"
@@ -71,6 +73,9 @@ static const char usage_head[] =
   "       joinery [--trust] check SCRIPT [--json] [-- ARGS...]\n"
   "                                       the model doctor: size, rank, degrees of freedom\n"
   "                                       and findings; exit 0 sound, 1 findings, 2 errors\n"
+  "       joinery [--trust] plot FILE|SCRIPT.lua --y GLOBS [--x NAME] [-o OUT.png|svg|pdf]\n"
+  "                                       draw channels of a run's CSV (or of SCRIPT's run)\n"
+  "                                       through gnuplot (joinery plot --help)\n"
   "       joinery types                   list the part types\n"
   "       joinery doc TYPE                describe a part type\n"
   "       joinery settings                every setting as a markdown table\n"
@@ -400,9 +405,10 @@ static void print_events(lua_State *L, int res, long guard_evals) {
 /* A large model may move thousands of values: the first few say what happened. */
 #define MAX_MOVED_WARNINGS 20
 
-/* One warning line on stderr per initial value of the model at idx that had to move (set
- * by the script, or unset and not just following its glue), the first MAX_MOVED_WARNINGS
- * of them, then how many more. */
+/* One warning line on stderr per initial value the script set that the model at idx had to
+ * move, the first MAX_MOVED_WARNINGS of them, then how many more. Unset values (guesses, rates
+ * a drive decides) settling onto the constraints are what the compile is for, not a warning:
+ * the doctor's line counts them and the report lists them. */
 static void warn_moved(lua_State *L, int idx) {
   lua_getfield(L, idx, "moved");
   lua_pushvalue(L, idx);
@@ -415,10 +421,11 @@ static void warn_moved(lua_State *L, int idx) {
     lua_getfield(L, -3, "name");
     lua_getfield(L, -4, "from");
     lua_getfield(L, -5, "to");
-    if (lua_toboolean(L, -5) && ++warned <= MAX_MOVED_WARNINGS)
-      fprintf(stderr, "warning: initial %s moved from %.9g to %.9g to meet the constraints%s\n",
-              lua_tostring(L, -3), lua_tonumber(L, -2), lua_tonumber(L, -1),
-              lua_toboolean(L, -4) ? " (it was set by the script)" : "");
+    if (lua_toboolean(L, -5) && lua_toboolean(L, -4) && ++warned <= MAX_MOVED_WARNINGS)
+      fprintf(stderr,
+              "warning: initial %s moved from %.9g to %.9g to meet the constraints (it was set by "
+              "the script)\n",
+              lua_tostring(L, -3), lua_tonumber(L, -2), lua_tonumber(L, -1));
     lua_pop(L, 6);
   }
   if (warned > MAX_MOVED_WARNINGS)
@@ -462,7 +469,8 @@ static void print_methods(lua_State *L, int stats) {
 }
 
 /* One line of the model doctor on stderr: "model: N coordinates, M rows (R redundant), D
- * degrees of freedom" and its other findings' count (joinery check SCRIPT lists them). */
+ * degrees of freedom", its other findings' count (joinery check SCRIPT lists them) and how many
+ * unset initial values settled onto the constraints (the report lists them). */
 static void print_check_line(lua_State *L, int model) {
   lua_getfield(L, model, "check");
   lua_pushvalue(L, model);
@@ -482,6 +490,13 @@ static void print_check_line(lua_State *L, int model) {
   fprintf(stderr, "), %ld degree%s of freedom", dof, dof == 1 ? "" : "s");
   if (others > 0)
     fprintf(stderr, "; %ld other finding%s (joinery check)", others, others == 1 ? "" : "s");
+  lua_getfield(L, c, "moved");
+  long settled = (long)int_field(L, lua_gettop(L), "unset");
+  lua_pop(L, 1);
+  if (settled > 0)
+    fprintf(stderr,
+            "; %ld unset initial value%s settled onto the constraints (the report lists %s)",
+            settled, settled == 1 ? "" : "s", settled == 1 ? "it" : "them");
   fputc('\n', stderr);
   lua_pop(L, 1);
 }
@@ -944,6 +959,82 @@ static int cmd_check(lua_State *L, Cli *cli, int at) {
   return (int)lua_tointeger(L, -1);
 }
 
+/* ---- joinery plot ----------------------------------------------------------------------- */
+
+/* The plot's arguments in a userdata, freed by its __gc even when a Lua error unwinds. */
+static int plot_args_gc(lua_State *L) {
+  plot_args_free((PlotArgs *)lua_touserdata(L, 1));
+  return 0;
+}
+
+/* SCRIPT.lua: joinery run SCRIPT with run's options and --out (by default <stem>.csv here, as
+ * run writes it), then the plot of that CSV; of a failed run, the plot of the rows it kept
+ * (<stem>.incomplete.csv), with the run's exit status. */
+static int plot_script(lua_State *L, Cli *cli, const PlotArgs *pa) {
+  int n = pa->nrest, dashes = n, has_out = 0;
+  const char *csv = NULL;
+  for (int i = 0; i < n; i++) {
+    const char *r = pa->rest[i];
+    if (strcmp(r, "--") == 0) {
+      dashes = i;
+      break;
+    }
+    if (strncmp(r, "--out=", 6) == 0) csv = r + 6, has_out = 1;
+    if (strcmp(r, "--out") == 0 && i + 1 < n) csv = pa->rest[i + 1], has_out = 1;
+  }
+  lua_newtable(L); /* settings, only for default_out */
+  if (!csv) {
+    default_out(L, lua_gettop(L), pa->input);
+    lua_getfield(L, -1, "out");
+    csv = lua_tostring(L, -1); /* kept on the stack */
+  }
+  char **argv = lua_newuserdatauv(L, sizeof(char *) * (size_t)(n + 6), 0);
+  int k = 0;
+  argv[k++] = cli->argv[0];
+  argv[k++] = (char *)"run";
+  argv[k++] = (char *)pa->input;
+  for (int i = 0; i < dashes; i++) argv[k++] = pa->rest[i];
+  if (!has_out) {
+    argv[k++] = (char *)"--out";
+    argv[k++] = (char *)csv;
+  }
+  for (int i = dashes; i < n; i++) argv[k++] = pa->rest[i];
+  argv[k] = NULL;
+  if (plot_check_out(pa) != 0) return 1;
+  size_t len = strlen(csv);
+  if (len > 4 && strcmp(csv + len - 4, ".csv") == 0) len -= 4;
+  const char *kept = lua_pushfstring(L, "%s.incomplete.csv", lua_pushlstring(L, csv, len));
+  struct stat before, after;
+  int had_kept = stat(kept, &before) == 0;
+  Cli run = *cli;
+  run.argc = k;
+  run.argv = argv;
+  int status = cmd_run(L, &run, 2);
+  if (status == 0) return plot_draw(pa, csv);
+  /* The rows before the failure are worth seeing, if this run wrote them: an earlier run's
+   * file, left as it was by a failure before the simulation, is not this run's. */
+  if (stat(kept, &after) == 0 &&
+      (!had_kept || after.st_ino != before.st_ino || after.st_dev != before.st_dev ||
+       after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
+       after.st_mtim.tv_nsec != before.st_mtim.tv_nsec)) {
+    fprintf(stderr, "joinery: plot: drawing the rows the failed run kept in %s\n", kept);
+    plot_draw(pa, kept);
+  }
+  return status;
+}
+
+static int cmd_plot(lua_State *L, Cli *cli, int at) {
+  PlotArgs *pa = lua_newuserdatauv(L, sizeof *pa, 0);
+  memset(pa, 0, sizeof *pa);
+  lua_newtable(L);
+  lua_pushcfunction(L, plot_args_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  int status = plot_parse(cli->argc, cli->argv, at, pa);
+  if (status >= 0) return status;
+  return plot_is_script(pa->input) ? plot_script(L, cli, pa) : plot_draw(pa, pa->input);
+}
+
 /* ---- joinery types / doc --------------------------------------------------------------- */
 
 static int cmd_types(lua_State *L) {
@@ -1068,11 +1159,12 @@ static int dispatch(lua_State *L, Cli *cli) {
     return 0;
   }
   if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-v") == 0) {
-    printf("joinery %s (%s)\n", JOINERY_VERSION, LUA_RELEASE);
+    printf("joinery %s (%s)\n", jy_version(), LUA_RELEASE);
     return 0;
   }
   if (strcmp(cmd, "run") == 0) return cmd_run(L, cli, at + 1);
   if (strcmp(cmd, "check") == 0) return cmd_check(L, cli, at + 1);
+  if (strcmp(cmd, "plot") == 0) return cmd_plot(L, cli, at + 1);
   if (strcmp(cmd, "types") == 0) {
     if (cli->argc != at + 1) return usage_error("types takes no arguments");
     return cmd_types(L);

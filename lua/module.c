@@ -32,10 +32,6 @@
 #include "binding_private.h"
 #include "joinery/joinery.h"
 
-#ifndef JOINERY_VERSION
-#define JOINERY_VERSION "0.1.0"
-#endif
-
 /* ---- environment ----------------------------------------------------------------------- */
 
 static int env_gc(lua_State *L) {
@@ -188,7 +184,7 @@ int luaopen_joinery(lua_State *L) {
   luaL_newlibtable(L, module_funcs);
   lua_pushvalue(L, -2);
   luaL_setfuncs(L, module_funcs, 1);
-  lua_pushliteral(L, JOINERY_VERSION);
+  lua_pushstring(L, jy_version());
   lua_setfield(L, -2, "version");
   jyl_open_math(L);
   jyl_open_plugin(L, -2, &e->env); /* lua/plugin.c: load_plugin, check_part */

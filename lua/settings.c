@@ -37,7 +37,8 @@ static const jySettingInfo columns_info = {
   "glob patterns",
   "PATTERNS",
   "output channels: comma-separated globs (* any run, ? one character), t always first; "
-  "default: every channel but the copies of eliminated coordinates",
+  "default: every channel but the eliminated copies, the eliminated glues' forces and the "
+  "springs' and dampers' outputs",
   NULL,
   NULL,
   0};

@@ -4,7 +4,8 @@
  * Lua error is raised while the engine is on the C stack.
  *
  * Result of simulate: res.channels (the run's columns, jySimDef.columns: the names in CSV
- *   order, "t" first; by default every channel but the copies of eliminated coordinates),
+ *   order, "t" first; by default every channel but the eliminated copies and glue forces
+ *   and the outputs of parts that keep them on request: joinery.h, jySimDef.columns),
  *   res[<channel>] (array
  *   per channel: res.t, res["bob.x"], res["der(bob.x)"], res.energy, res["force.hinge.x"],
  *   ...), res.rows (number of output rows), res.report, res.stats ({steps=, rhs_evals=,

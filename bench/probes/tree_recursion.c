@@ -10,7 +10,7 @@
  * acceleration comes from the bob above and theta'' from the theta row. Checked against the
  * dense minimal-coordinate solve M(theta) theta'' = Q (LAPACK dposv).
  *
- *   meson compile -C build && OPENBLAS_NUM_THREADS=1 taskset -c 1 build/bench/tree_recursion
+ *   meson compile -C build tree_recursion && OPENBLAS_NUM_THREADS=1 taskset -c 1 build/bench/tree_recursion
  */
 #include <lapacke.h>
 #include <math.h>

@@ -178,10 +178,10 @@ static jyStatus part_constraint_channels(jyEval *e, const jyModelPart *part, con
   return JY_OK;
 }
 
-/* Each glue's force on its first terminal: its multipliers, or the balance of the block an
- * eliminated glue moved. */
+/* Each glue's force on its first terminal: its multipliers, or (when eliminated is set)
+ * the balance of the block an eliminated glue moved. */
 static jyStatus glue_channels(jyEval *e, const double *q, const double *v, double t,
-                              const double *acc, double *out) {
+                              const double *acc, double *out, int eliminated) {
   const jyModel *m = e->model;
   for (int g = 0; g < m->nglues; g++) {
     const jyModelGlue *glue = &m->glues[g];
@@ -189,6 +189,7 @@ static jyStatus glue_channels(jyEval *e, const double *q, const double *v, doubl
       for (int k = 0; k < glue->dim; k++)
         out[glue->force_channel + k] = e->multipliers[glue->row_offset + k];
   }
+  if (!eliminated) return JY_OK;
   if (e->tree) { /* the recursion's (M a - Q) on each block */
     for (int l = 0; l < m->nlinks; l++) {
       const jyModelLink *link = &m->links[l];
@@ -295,8 +296,8 @@ static int any_wanted(const unsigned char *want, int first, int count) {
 }
 
 /* With a mask, what no wanted channel needs is skipped: a part's energy (when none of
- * energy, kinetic, potential is wanted) and outputs, a part's powers, the glue forces (all
- * or none: an eliminated glue's balance reads its followers'), the copies of eliminated
+ * energy, kinetic, potential is wanted) and outputs, a part's powers, the forces of the
+ * eliminated glues (all or none: an eliminated glue's balance reads its followers'), the copies of eliminated
  * coordinates, and the user channels after the last one wanted. A user channel reads any
  * channel before it: when one is computed, the whole row before it is too. The
  * acceleration solve, the coordinates, row forces, residuals, impulses and inputs are
@@ -313,9 +314,11 @@ jyStatus jy_eval_channels_masked(jyEval *e, const double *q, const double *v, do
   int want_energy = !want || any_wanted(want, m->ch_derived + JY_CH_ENERGY, 1) ||
     any_wanted(want, m->ch_derived + JY_CH_KINETIC, 1) ||
     any_wanted(want, m->ch_derived + JY_CH_POTENTIAL, 1);
+  /* the eliminated glues' forces (all or none); the others are multipliers, always copied */
   int want_glue = !want;
   for (int g = 0; g < m->nglues && !want_glue; g++)
-    want_glue = any_wanted(want, m->glues[g].force_channel, m->glues[g].dim);
+    want_glue =
+      m->glues[g].link >= 0 && any_wanted(want, m->glues[g].force_channel, m->glues[g].dim);
   double *acc = e->channel_scratch;
   /* Solved, with the multipliers, where the evaluator solves (the store on a large model);
    * a tree model has no rows: the recursion, with the eliminated glues' forces. */
@@ -341,7 +344,7 @@ jyStatus jy_eval_channels_masked(jyEval *e, const double *q, const double *v, do
   derived_channels(e, v, energy, out + m->ch_derived);
   for (int i = 0; i < m->nparts && st == JY_OK; i++)
     st = part_constraint_channels(e, &m->parts[i], q, v, t, acc, out, want);
-  if (st == JY_OK && want_glue) st = glue_channels(e, q, v, t, acc, out);
+  if (st == JY_OK) st = glue_channels(e, q, v, t, acc, out, want_glue);
   impulse_channels(e, out);
   if (st == JY_OK && m->ninputs > 0) { /* the values the parts read at this time */
     st = jy_eval_inputs_at(e, t);

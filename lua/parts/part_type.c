@@ -28,6 +28,8 @@
  *     constant_mass = false,
  *     follows_glue = false,   (true: its coordinate-block terminals carry no mass of their
  *                              own, so a glue on them may be eliminated: JY_PART_FOLLOWS_GLUE)
+ *     outputs_on_request = false, (true: its outputs are not in the default output selection:
+ *                              JY_PART_OUTPUTS_ON_REQUEST)
  *     flat = false,
  *     modes = { { name = "open", rows = {} }, { name = "closed", rows = { "gap" } } },
  *     nguards = 1, guards = ..., transition = ..., admissible = ..., initial_mode = ...,
@@ -767,6 +769,7 @@ static void parse_dynamics(lua_State *L, LpType *lt) {
                                         : DYN_NONE;
   if (opt_flag(L, lt, "constant_mass")) lt->flags |= JY_PART_CONSTANT_MASS;
   if (opt_flag(L, lt, "follows_glue")) lt->flags |= JY_PART_FOLLOWS_GLUE;
+  if (opt_flag(L, lt, "outputs_on_request")) lt->flags |= JY_PART_OUTPUTS_ON_REQUEST;
   lt->flat = opt_flag(L, lt, "flat");
   /* Q comes from L = T - V alone: the conformance suite may check it against the energy. */
   if ((lt->mode == DYN_LAGRANGIAN || lt->mode == DYN_ENERGY) && !lt->force.slot)
@@ -866,10 +869,12 @@ static void parse_modes(lua_State *L, LpType *lt) {
  * name, doc and thread (at 3; the message handler and the Jet metatable on its stack). */
 static LpType *new_record(lua_State *L, jyEnv *env) {
   static const char *const keys[] = {
-    "name",    "doc",           "params",       "coords",       "terminals",   "lagrangian",
-    "kinetic", "potential",     "mass",         "force",        "constraints", "nonideal",
-    "outputs", "constant_mass", "nonideal_law", "flat",         "modes",       "nguards",
-    "guards",  "transition",    "admissible",   "initial_mode", "follows_glue"};
+    "name",       "doc",           "params",       "coords",
+    "terminals",  "lagrangian",    "kinetic",      "potential",
+    "mass",       "force",         "constraints",  "nonideal",
+    "outputs",    "constant_mass", "nonideal_law", "flat",
+    "modes",      "nguards",       "guards",       "transition",
+    "admissible", "initial_mode",  "follows_glue", "outputs_on_request"};
   LpType **guard = (LpType **)lua_newuserdatauv(L, sizeof *guard, 0); /* 2 */
   *guard = NULL;
   luaL_setmetatable(L, LP_GUARD);

@@ -43,8 +43,38 @@ static int compare_row(void *ud, const double *row, int nchannels) {
   return 0;
 }
 
+/* jy_pick_names's callback: the indices in the order picked. */
+typedef struct picks {
+  int n, k[8];
+} picks;
+
+static int note_pick(void *ud, int k) {
+  picks *p = ud;
+  if (p->n < 8) p->k[p->n] = k;
+  p->n++;
+  return 0;
+}
+
+/* Globs over a list of names (what run --columns and plot --y share). */
+static void test_pick_names(void) {
+  const char *const names[] = {"t", "p1.theta", "p2.theta", "energy"};
+  picks p = {0};
+  int n = jy_pick_names(" p?.theta , energy,t", names, 4, note_pick, &p, NULL);
+  ok(n == 3 && p.n == 4 && p.k[0] == 1 && p.k[1] == 2 && p.k[2] == 3 && p.k[3] == 0,
+     "3 patterns pick p1.theta, p2.theta, energy, t in pattern order (%d patterns)", n);
+  jyNameMiss miss = {NULL, 0, -2};
+  p.n = 0;
+  n = jy_pick_names("energy,p*.thta", names, 4, note_pick, &p, &miss);
+  ok(n == -1 && miss.len == 7 && strncmp(miss.pattern, "p*.thta", 7) == 0 && miss.nearest == 1,
+     "a pattern matching nothing: -1, the pattern and the nearest name (%d)", miss.nearest);
+  p.n = 0;
+  ok(jy_pick_names(" , ", names, 4, note_pick, &p, NULL) == 0 && p.n == 0,
+     "blank patterns: none, nothing picked");
+}
+
 int main(void) {
-  plan(12);
+  plan(15);
+  test_pick_names();
   jyEnv *env = jy_env_create(NULL);
   ok(env && jy_components_register(env) == JY_OK, "environment with the built-in parts");
   jySystem *sys = jy_system_create(env);

@@ -43,7 +43,7 @@ do
   local ok, err = pcall(s2.compile, s2)
   tap.ok(not ok, "an unglued marker does not compile")
   tap.has(tostring(err), "not unique", "the message says the acceleration is not unique")
-  tap.has(tostring(err), "lost.x", "and names the free coordinates")
+  tap.has(tostring(err), "lost.body_x", "and names the free coordinates")
 end
 
 -- User channels: a bad definition, and failures while simulating.

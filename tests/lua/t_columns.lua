@@ -1,6 +1,7 @@
 -- Output selection (issue 43, item 1): the setting columns (sys:output, model:simulate's
 -- opts, joinery run --columns / --columns-from), the default that leaves out the copies of
--- eliminated coordinates, and decimation (every, --every).
+-- eliminated coordinates, the eliminated glues' forces and the outputs of the parts that keep
+-- them for whoever asks (springs, dampers), and decimation (every, --every).
 local here = arg[0]:match("^(.*[/\\])") or ""
 local tap = dofile(here .. "tap.lua")
 local joinery = require "joinery"
@@ -52,7 +53,7 @@ end
 
 local opts = { t_end = 0.5, dt_out = 0.01 }
 
--- ---- the default: every channel but the eliminated copies -----------------------------
+-- ---- the default: every channel but what follows the glue --------------------------------
 local sys = dofile(chain)
 local model = sys:compile()
 local full = model:simulate { t_end = opts.t_end, dt_out = opts.dt_out, columns = "*" }
@@ -64,15 +65,39 @@ for _, name in ipairs(full.channels) do
   if not kept[name] then dropped[#dropped + 1] = name end
 end
 -- p1 and p2 are pendulums whose pivots (px, py) glue elimination substitutes by the ground
--- and p1's bob: 4 coordinates, 8 channels with their velocities
-tap.is(#default.channels, #full.channels - 8, "the default leaves out 8 channels (of "
+-- and p1's bob: 4 coordinates, 8 channels with their velocities, and the 2-D forces of the
+-- two glues it eliminated
+tap.is(#default.channels, #full.channels - 12, "the default leaves out 12 channels (of "
   .. #full.channels .. ")")
 tap.ok(same_list(dropped, { "p1.px", "p1.py", "p2.px", "p2.py", "der(p1.px)", "der(p1.py)",
-  "der(p2.px)", "der(p2.py)" }), "the ones left out are the eliminated copies: " .. table.concat(dropped, " "))
+  "der(p2.px)", "der(p2.py)", "force.p1.pivot.x", "force.p1.pivot.y", "force.p2.pivot.x",
+  "force.p2.pivot.y" }), "the ones left out are the eliminated copies and the eliminated glues' forces: "
+  .. table.concat(dropped, " "))
 tap.ok(model:num_coords() == 2 and default.channels[2] == "p1.theta" and default.channels[3] == "p2.theta",
   "the default keeps the parts' own coordinates (2 of them)")
 tap.ok(same_values(default, full, default.channels), "the default's values equal the full run's")
 tap.ok(default["p1.px"] == nil, "the result has no array for a channel not selected")
+
+-- Springs (JY_PART_OUTPUTS_ON_REQUEST) keep their tension and length for whoever asks: two
+-- masses and two springs whose ends glue elimination substitutes, so the default is the
+-- masses' coordinates and the system's channels; the rest is one glob away, computed as in
+-- the full run.
+do
+  local springs = dofile(root .. "/examples/spring_chain_monolithic.lua"):compile()
+  local all = springs:simulate { t_end = opts.t_end, dt_out = opts.dt_out, columns = "*" }
+  local def = springs:simulate(opts)
+  tap.ok(same_list(def.channels, { "t", "m1.x", "m2.x", "der(m1.x)", "der(m2.x)", "energy",
+    "kinetic", "potential", "residual.pos", "residual.vel", "power.ideal", "power.nonideal" }),
+    "the default of a spring chain: the masses' own coordinates and the system's channels: "
+    .. table.concat(def.channels, " "))
+  local asked = springs:simulate { t_end = opts.t_end, dt_out = opts.dt_out,
+    columns = "m*,s*.tension,s*.length,force.*" }
+  tap.ok(same_list(asked.channels, { "t", "m1.x", "m2.x", "s1.tension", "s2.tension", "s1.length",
+    "s2.length", "force.s1.a", "force.s1.b", "force.s2.a", "force.s2.b" })
+    and same_values(asked, all, asked.channels) and same_values(def, all, def.channels),
+    "the springs' outputs and the eliminated glues' forces one glob away, equal to the full run's: "
+    .. table.concat(asked.channels, " "))
+end
 
 -- ---- sys:output and model:simulate -----------------------------------------------------
 sys = dofile(chain)

@@ -44,6 +44,15 @@ extern "C" {
 #define JY_API
 #endif
 
+/* The library's version (meson.build's project version must agree: the build checks). The
+ * major number is the shared library's soname (libjoinery.so.0): it changes when the ABI
+ * does. jy_version() is the version of the library a program runs against, "MAJOR.MINOR.PATCH",
+ * which a program built against these macros may compare with them. */
+#define JOINERY_VERSION_MAJOR 0
+#define JOINERY_VERSION_MINOR 1
+#define JOINERY_VERSION_PATCH 0
+JY_API const char *jy_version(void);
+
 #define JY_STATUS_LIST(X)                                            \
   X(JY_OK, "ok")                                                     \
   X(JY_ERR_NOMEM, "out of memory")                                   \
@@ -73,6 +82,23 @@ JY_API const char *jy_status_text(jyStatus status);
 /* The candidate nearest to name (case-insensitive edit distance of at most 2, and shorter
  * than the name), for "did you mean" messages; NULL when none is near enough. */
 JY_API const char *jy_nearest_name(const char *name, const char *const *candidates, int count);
+
+/* A pattern of jy_pick_names that matched no name: pattern[0..len) and the index of the name
+ * nearest it, its wildcards dropped (-1 when there are no names). */
+typedef struct jyNameMiss {
+  const char *pattern;
+  size_t len;
+  int nearest;
+} jyNameMiss;
+
+/* Picks names by patterns, as joinery run --columns does: `patterns` is a comma-separated
+ * list of globs ('*' any run of characters, '?' one; blanks around a pattern ignored). Calls
+ * pick(ud, k) for every k whose names[k] a pattern matches, pattern after pattern and each
+ * in the names' order (a name two patterns match comes twice: the caller drops repeats).
+ * Returns the number of patterns (0: none, patterns blank or NULL), or -1 when pick returns
+ * non-zero or a pattern matches no name (then *miss says which, when miss is not NULL). */
+JY_API int jy_pick_names(const char *patterns, const char *const *names, int count,
+                         int (*pick)(void *ud, int k), void *ud, jyNameMiss *miss);
 
 /* ---- environment ------------------------------------------------------------------- */
 
@@ -541,7 +567,9 @@ JY_API void jy_model_check_free(const jyModel *model, jyModelCheck *check);
  * "power.<part>.ideal|nonideal"; then every part's own outputs "<part>.<output>"; then
  * "impulse.<part>" for each part with modes (the sum of its rows' impulses at its last
  * impact, in the first row after it, else 0); and last the user channels
- * (jy_system_add_channel). */
+ * (jy_system_add_channel). A marker's outputs are its point's world pose and velocity
+ * ("<marker>.x", ...), its copy of the body's frame the coordinates "<marker>.body_x", ...
+ * (docs/bodies2d.md). The default output selection leaves some out (jySimDef.columns). */
 JY_API int jy_model_num_channels(const jyModel *model);
 JY_API const char *jy_model_channel_name(const jyModel *model, int i);
 /* Channel i's unit where the model knows it: "s" for t, "J" for the energies, "W" for the
@@ -769,14 +797,16 @@ typedef enum jyNewtonSolver { JY_NEWTON_SOLVERS(JY_CHOICE_ENUM_) } jyNewtonSolve
  * energy,force.motor". The columns are "t" first, then each pattern's matches in channel
  * order, a channel matched by an earlier pattern not repeated. A pattern that matches no
  * channel is JY_ERR_INVALID from jy_sim_create, naming it and the nearest channel. NULL or
- * "" (the default): every channel except the copies of eliminated coordinates (those for
- * which jy_model_channel_coord is -2), so that the output grows with the parts' own
- * coordinates and not with the glue; they stay selectable by name or glob. Read by
+ * "" (the default): every channel except what grows with the connections rather than with
+ * the parts' own coordinates: the copies of eliminated coordinates (those for which
+ * jy_model_channel_coord is -2), the forces of the glues elimination substituted away, and
+ * the outputs of parts whose type sets JY_PART_OUTPUTS_ON_REQUEST (spring, damper: a cloth
+ * holds thousands); they stay selectable by name or glob. Read by
  * jy_sim_create only (the string need not outlive it). A string rather than a list: it is
  * what the command line and a file of patterns give, and it keeps jySimDef a flat value
  * that is copied as it is (a model keeps its system's settings by copy). Channels not
  * selected are not computed where that is cheap to decide: the parts' outputs, energies,
- * powers, glue forces and eliminated copies nobody selected, and the user channels after
+ * powers, eliminated glues' forces and eliminated copies nobody selected, and the user channels after
  * the last one selected (a user channel may read every channel before it: when one is
  * computed, so is the whole row before it). */
 typedef struct jySimDef {

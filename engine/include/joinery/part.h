@@ -153,6 +153,11 @@ typedef struct jyPartShape {
  * is singular), so glue elimination may substitute them although the part has mass, and
  * such parts chain: a pendulum hung from a pendulum's bob follows it. */
 #define JY_PART_FOLLOWS_GLUE 8u
+/* The part's outputs are left out of the default output selection (jySimDef.columns empty)
+ * and computed only when a pattern names them: set by force elements that a model may hold
+ * by the thousand (a cloth's springs), so that the default output grows with the parts' own
+ * coordinates, not with their connections. An older type reads it as unset. */
+#define JY_PART_OUTPUTS_ON_REQUEST 16u
 
 struct jyPartType;
 struct jyPartHybrid;
