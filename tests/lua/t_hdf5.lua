@@ -15,6 +15,8 @@
 --   - sys:simulate{ out = "x.h5" } from a script writes the same file format;
 --   - a model of 6,008 channels: their names (96 KB) fit as an attribute (the original file
 --     format refused any over 64 KB: "object header message is too large");
+--   - joinery plot reads an .h5 (labels with its units: "energy [J]", "t [s]") and an
+--     .incomplete.h5 (says so);
 --   - joinery.read_h5 gives back the complete file's names, units and every number as the
 --     CSV has them, only the columns asked for, the incomplete file's mark; nil and a
 --     message for a missing file; an error for an unknown name; refused in the sandbox.
@@ -25,8 +27,8 @@ local quote, sh, run, tmp = cmd.quote, cmd.sh, cmd.run, cmd.tmp
 local python = "/usr/bin/python3"
 local checker = cmd.root .. "/tests/lua/hdf5_check.py"
 
--- 5 (complete) + 1 h5dump, 4 (failure) + 3, 2 SIGINT, 4 bad outputs, 1 simulate, 1 wide, 6 read_h5
-tap.plan(6 + 7 + 2 + 4 + 1 + 1 + 6)
+-- 5 (complete) + 1 h5dump, 4 (failure) + 3, 2 SIGINT, 4 bad outputs, 1 simulate, 1 wide, 2 plot, 6 read_h5
+tap.plan(6 + 7 + 2 + 4 + 1 + 1 + 2 + 6)
 
 local read = tap.read
 
@@ -189,6 +191,22 @@ return sys
   local res = code == 0 and require("joinery").read_h5(tmp .. "/w.h5", { "m3000.x" })
   tap.ok(res and res.rows == 3 and res["m3000.x"][3] == 3000,
     "3000 masses, 6,008 channels: written, and read back")
+  if code ~= 0 then tap.diag(err) end
+end
+
+-- ---- joinery plot ----------------------------------------------------------------------------
+do
+  local svg = tmp .. "/fb.svg"
+  local code, out, err = run("plot " .. quote(tmp .. "/fb.h5") .. " --y 'energy,crank.theta' -o "
+    .. quote(svg))
+  local text = read(svg) or ""
+  tap.ok(code == 0 and out:find("2 series of 667 rows", 1, true)
+    and text:find("energy [J]", 1, true) and text:find("t [s]", 1, true),
+    "joinery plot run.h5: drawn, labelled with the file's units")
+  if code ~= 0 then tap.diag(err) end
+  code, out, err = run("plot " .. quote(tmp .. "/f.incomplete.h5") .. " --y m.x -o " .. quote(svg))
+  tap.ok(code == 0 and out:find("(an incomplete run's)", 1, true),
+    "joinery plot of an .incomplete.h5: drawn, and says the run was incomplete")
   if code ~= 0 then tap.diag(err) end
 end
 
