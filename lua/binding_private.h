@@ -135,9 +135,14 @@ typedef struct jylRunOpts {
   int quiet;
 } jylRunOpts;
 
+/* Whether an output path names an HDF5 file (".h5", ".hdf5"): written by jy_sim_write_hdf5,
+ * any other by jy_sim_write_csv. */
+int jyl_is_hdf5_path(const char *path);
 /* Runs a fresh simulation of the model at model_idx and pushes the result table. */
 int jyl_run_simulation(lua_State *L, int model_idx, const jySimDef *def, const jylRunOpts *opts);
 /* The metatables of Sim and of the row buffer of a run. */
 void jyl_open_simulation(lua_State *L);
+/* joinery.read_h5 into the module table on the top of the stack (lua/result_file.c). */
+void jyl_open_result_file(lua_State *L);
 
 #endif

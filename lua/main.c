@@ -9,12 +9,14 @@
  *                                  runs SCRIPT, which must return a system; compiles it,
  *                                  prints the model's size and assembly report, simulates
  *                                  with the script's settings overridden by the options,
- *                                  writes the CSV (default: the script's base name with .csv,
- *                                  in the current directory) and prints the first rows, the
+ *                                  writes the CSV, or HDF5 for --out F.h5 (default: the
+ *                                  script's base name with .csv, in the current
+ *                                  directory) and prints the first rows, the
  *                                  last row, the run time and "wrote N rows x C columns to F".
  *                                  A failed run writes no F: its message (on stderr) says
  *                                  why and where the rows before the failure went
- *                                  (<stem>.incomplete.csv, first line "# incomplete: ...").
+ *                                  (<stem>.incomplete.csv, first line "# incomplete: ...";
+ *                                  <stem>.incomplete.h5, attribute "incomplete").
  *   A script runs in the sandbox (lua/sandbox.c): text only, no programs, no native code,
  *   no file writes but run's output file; --trust (before the script, or among run's
  *   options) gives it the full Lua library.
@@ -74,6 +76,7 @@ static const char usage_head[] =
   "                                       run a Lua script (require \"joinery\" works)\n"
   "       joinery [--trust] run SCRIPT [OPTIONS] [-- ARGS...]\n"
   "                                       simulate the system SCRIPT returns, write a CSV\n"
+  "                                       (or HDF5: --out run.h5)\n"
   "       joinery [--trust] check SCRIPT [--json] [-- ARGS...]\n"
   "                                       the model doctor: size, rank, degrees of freedom\n"
   "                                       and findings; exit 0 sound, 1 findings, 2 errors\n"

@@ -193,6 +193,7 @@ int luaopen_joinery(lua_State *L) {
   jyl_open_event(L);               /* lua/event.c: sys:event */
   jyl_open_input(L);               /* lua/input.c: sys:input */
   jyl_open_control(L, -1);         /* lua/control.c: joinery.lqr */
+  jyl_open_result_file(L);         /* lua/result_file.c: joinery.read_h5 */
   jyl_open_prelude(L, -1); /* lua/prelude.c: sys:constrain, sys:load, body:point, sys:pin ... */
   return 1;
 }

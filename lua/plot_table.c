@@ -2,7 +2,8 @@
  * loader reads what io_csv.c writes: comment lines first (an incomplete run's
  * "# incomplete: <why>"), the header of channel names, then rows of numbers ("%.17g",
  * nan and inf as printf writes them). joinery's CSV carries no units: the model knows the
- * units of its inputs only, so a CSV's columns have none. */
+ * units of its inputs only, so a CSV's columns have none. The HDF5 loader reads the table
+ * jy_sim_write_hdf5 writes, with the units it knows (t, energies, powers, inputs). */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -15,6 +16,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/types.h>
+
+#include <joinery/joinery.h>
 
 void plot_table_free(PlotTable *t) {
   if (!t) return;
@@ -168,15 +171,50 @@ done:
   return rc;
 }
 
+/* An HDF5 table (engine: jy_result_*): names, units ("" is none) and the incomplete mark
+ * first, then only the chosen columns, each read alone (its own chunks). */
+static int load_h5(const char *path, PlotTable *t, PlotChoose choose, void *ud, char *err,
+                   size_t len) {
+  jyResultFile *f = jy_result_open(path, err, len);
+  if (!f) return -1;
+  int n = jy_result_num_columns(f), rc = -1;
+  char *want = calloc((size_t)n, 1);
+  t->names = calloc((size_t)n, sizeof *t->names);
+  t->units = calloc((size_t)n, sizeof *t->units);
+  t->values = calloc((size_t)n, sizeof *t->values);
+  if (!want || !t->names || !t->units || !t->values) goto nomem;
+  t->ncols = n;
+  t->nrows = jy_result_num_rows(f);
+  for (int k = 0; k < n; k++) {
+    const char *name = jy_result_column_name(f, k), *unit = jy_result_column_unit(f, k);
+    if (!(t->names[k] = copy_text(name, strlen(name)))) goto nomem;
+    if (*unit && !(t->units[k] = copy_text(unit, strlen(unit)))) goto nomem;
+  }
+  const char *why = jy_result_incomplete(f);
+  if (why && !(t->incomplete = copy_text(why, strlen(why)))) goto nomem;
+  if (choose(ud, t, want, err, len) != 0) goto done;
+  for (int k = 0; k < n; k++) {
+    if (!want[k]) continue;
+    if (!(t->values[k] = malloc((size_t)(t->nrows ? t->nrows : 1) * sizeof(double)))) goto nomem;
+    if (jy_result_read_column(f, k, t->values[k]) != JY_OK) {
+      snprintf(err, len, "'%s': %s", path, jy_result_error(f));
+      goto done;
+    }
+  }
+  rc = 0;
+  goto done;
+nomem:
+  snprintf(err, len, "out of memory reading '%s'", path);
+done:
+  free(want);
+  jy_result_close(f);
+  return rc;
+}
+
 int plot_table_load(const char *path, PlotTable *t, PlotChoose choose, void *ud, char *err,
                     size_t len) {
   const char *dot = strrchr(path, '.');
-  if (dot && (strcasecmp(dot, ".h5") == 0 || strcasecmp(dot, ".hdf5") == 0)) {
-    snprintf(err, len,
-             "'%s': plotting an HDF5 file is not supported yet (write a CSV: joinery "
-             "run SCRIPT --out run.csv)",
-             path);
-    return -1;
-  }
+  if (dot && (strcasecmp(dot, ".h5") == 0 || strcasecmp(dot, ".hdf5") == 0))
+    return load_h5(path, t, choose, ud, err, len);
   return load_csv(path, t, choose, ud, err, len); /* any other name: read as CSV */
 }

@@ -1,6 +1,6 @@
 /* lua/plot_table.h — the table joinery plot reads: a run's output file as channel names,
  * units and columns of numbers, whatever the file's format. One loader per format behind
- * plot_table_load (CSV now; an HDF5 loader slots in beside it). */
+ * plot_table_load: CSV, and HDF5 for a name ending in .h5 or .hdf5. */
 #ifndef JOINERY_PLOT_TABLE_H
 #define JOINERY_PLOT_TABLE_H
 

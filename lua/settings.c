@@ -22,8 +22,9 @@ static const jySettingInfo out_info = {"out",
                                        0,
                                        0,
                                        "a file name",
-                                       "FILE.csv",
-                                       "output file (default: the script's name with .csv, here)",
+                                       "FILE",
+                                       "output file: CSV, or HDF5 when it ends in .h5 or .hdf5 "
+                                       "(default: the script's name with .csv, here)",
                                        NULL,
                                        NULL,
                                        0};

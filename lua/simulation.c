@@ -15,7 +15,8 @@
  *   res.seconds (wall time of the
  *   integration), res.model. With opts.out = "file.csv" the engine writes the rows to that
  *   file (jy_sim_write_csv: the file appears only when the run succeeded; a failed run's rows
- *   go to <stem>.incomplete.csv and the error says so) and the same
+ *   go to <stem>.incomplete.csv and the error says so); "file.h5" or "file.hdf5" is written as
+ *   HDF5 (jy_sim_write_hdf5, the same way: <stem>.incomplete.h5) and the same
  *   rows fill the arrays; res.out is the path, and res.out_note says when that file is no
  *   longer (or will not stay) this run's: a concurrent run with the same output replaced it
  *   or is writing it too. On a terminal, a run longer than a second
@@ -374,6 +375,12 @@ static void push_result(lua_State *L, int model_idx, int sim_idx, LRows *r, cons
   lua_setfield(L, res, "model");
 }
 
+int jyl_is_hdf5_path(const char *path) {
+  size_t n = strlen(path);
+  return (n > 3 && strcmp(path + n - 3, ".h5") == 0) ||
+    (n > 5 && strcmp(path + n - 5, ".hdf5") == 0);
+}
+
 int jyl_run_simulation(lua_State *L, int model_idx, const jySimDef *def, const jylRunOpts *opts) {
   model_idx = lua_absindex(L, model_idx);
   LModel *m = jyl_check_model(L, model_idx);
@@ -386,8 +393,9 @@ int jyl_run_simulation(lua_State *L, int model_idx, const jySimDef *def, const j
   r->t_start = def->t_start;
   r->sim = sm->sim;
   const char *out = opts->out;
-  jyStatus st =
-    out ? jy_sim_write_csv(sm->sim, out, rows_sink, r) : jy_sim_run(sm->sim, rows_sink, r);
+  jyStatus st = out && jyl_is_hdf5_path(out) ? jy_sim_write_hdf5(sm->sim, out, rows_sink, r)
+    : out                                    ? jy_sim_write_csv(sm->sim, out, rows_sink, r)
+                                             : jy_sim_run(sm->sim, rows_sink, r);
   double seconds = now_seconds() - t0, cpu = cpu_seconds() - cpu0;
   if (r->reported) fprintf(stderr, "\r%100s\r", "");
   if (r->failed == 1) return luaL_error(L, "out of memory collecting the output rows");

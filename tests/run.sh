@@ -34,7 +34,7 @@ status=0
 echo "== tests in build"
 suite build || status=1
 # The sanitizers slow some tests several times over: four times the timeouts there. The
-# suite 'tools' (external programs: gnuplot) runs in the plain build only.
+# suite 'tools' (external programs: gnuplot, h5py, h5dump) runs in the plain build only.
 echo "== tests in build-asan"
 suite build-asan --timeout-multiplier 4 --no-suite tools || status=1
 # The thread contract (joinery.h) under ThreadSanitizer: only t_threads is built there, the

@@ -240,6 +240,24 @@ const char *jy_model_channel_name(const jyModel *model, int i) {
   return model && i >= 0 && i < model->nchannels ? model->channel_names[i] : NULL;
 }
 
+const char *jy_model_channel_unit(const jyModel *model, int i) {
+  if (!model || i < 0 || i >= model->nchannels) return NULL;
+  if (i == 0) return "s";
+  if (i >= model->input_channel && i < model->input_channel + model->ninputs)
+    return model->inputs[i - model->input_channel].unit;
+  int d = i - model->ch_derived;
+  if (d == JY_CH_ENERGY || d == JY_CH_KINETIC || d == JY_CH_POTENTIAL) return "J";
+  /* "power.ideal|nonideal" and "power.<part>.ideal|nonideal"; a user channel's name is the
+   * user's own. */
+  const char *name = model->channel_names[i];
+  size_t n = strlen(name);
+  int ideal = (n > 6 && strcmp(name + n - 6, ".ideal") == 0) ||
+    (n > 9 && strcmp(name + n - 9, ".nonideal") == 0);
+  if ((model->nuser == 0 || i < model->user_channel) && strncmp(name, "power.", 6) == 0 && ideal)
+    return "W";
+  return "";
+}
+
 int jy_model_find_channel(const jyModel *model, const char *name) {
   if (model && name)
     for (int i = 0; i < model->nchannels; i++)

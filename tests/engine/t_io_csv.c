@@ -33,23 +33,14 @@
 #include <unistd.h>
 
 #include "sim.h"
-#include "stage_fixtures.h"
-#include "tap.h"
 
 #define ROWS 5               /* t = 0, 0.25, ..., 1 */
 #define MAX_CHANNELS 32      /* the falling mass has 1 + 2 + 7 + 1 */
 #define CLOSED_FORM_TOL 1e-9 /* see the head comment */
 
-static jyModel *falling_mass(jyEnv *env) {
-  jySystem *sys = jy_system_create(env);
-  jy_system_set_gravity(sys, (double[3]){-9.81, 0, 0});
-  jyPartId m = PART(sys, "mass", "m", {"dim", 1}, {"m", 2});
-  jy_system_set_coord(sys, m, "x", 2);
-  jy_system_set_velocity(sys, m, "x", 1);
-  jyModel *md = stage_compile(sys, 1);
-  jy_system_destroy(sys);
-  return md;
-}
+#include "output_fixtures.h"
+
+static jyModel *falling_mass(jyEnv *env) { return falling_mass_with(env, 0); }
 
 static jySim *new_sim_every(const jyModel *md, double dt_out) {
   jySimDef def = jy_default_sim_def();
@@ -62,35 +53,6 @@ static jySim *new_sim_every(const jyModel *md, double dt_out) {
 }
 
 static jySim *new_sim(const jyModel *md) { return new_sim_every(md, 0.25); }
-
-/* Files in dir whose name ends in ".partial" (a run's temporary file). */
-static int partial_files(const char *dir) {
-  DIR *d = opendir(dir);
-  int count = 0;
-  for (struct dirent *e; d && (e = readdir(d));) {
-    size_t n = strlen(e->d_name);
-    count += n > 8 && strcmp(e->d_name + n - 8, ".partial") == 0;
-  }
-  if (d) closedir(d);
-  return count;
-}
-
-/* Rows a sink saw, and after how many it asks to stop (0: never). */
-typedef struct rows_seen {
-  double rows[ROWS][MAX_CHANNELS];
-  int count, nchannels, stop_after;
-} rows_seen;
-
-static int keep_row(void *ud, const double *row, int nchannels) {
-  rows_seen *seen = ud;
-  if (seen->count < ROWS && nchannels <= MAX_CHANNELS)
-    memcpy(seen->rows[seen->count], row, sizeof(double) * (size_t)nchannels);
-  seen->nchannels = nchannels;
-  seen->count++;
-  return seen->stop_after > 0 && seen->count >= seen->stop_after;
-}
-
-static int exists(const char *path) { return access(path, F_OK) == 0; }
 
 /* Copies text into out (len bytes), cut to fit. */
 static void copy_text(char *out, size_t len, const char *text) {

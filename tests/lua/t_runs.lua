@@ -27,19 +27,9 @@ local exists = tap.exists
 
 local write = cmd.write
 
-local function read(path)
-  local f = io.open(path)
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = tap.read
 
--- Files in tmp whose name ends in .partial (a run's temporary file).
-local function partial_files()
-  local _, out = sh("ls -a " .. quote(tmp) .. " | grep '\\.partial$' || true")
-  return out
-end
+local partial_files = cmd.partial_files
 
 -- ---- 1. closing or stepping a simulation from inside its own step ------------------------
 local sim -- reached by the part's force through this upvalue

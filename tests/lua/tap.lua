@@ -83,6 +83,15 @@ function tap.exists(path)
   return f ~= nil
 end
 
+-- The whole text of a file, or nil when it cannot be opened.
+function tap.read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
 -- The joinery command running this test, as an absolute path: arg's lowest index (arg[-1]
 -- may be a flag, --trust).
 function tap.joinery()
@@ -97,6 +106,7 @@ end
 -- { exe = its absolute path, root = the working directory, tmp = a fresh temporary directory,
 --   quote = shell quoting, sh = function(command) -> exit code, stdout, stderr,
 --   run = function(args): sh of the joinery command with these arguments,
+--   partial_files = function() -> the temporary files ("*.partial") in tmp, "" when none,
 --   write = function(name, text) -> the path of file tmp/name holding text }.
 function tap.command()
   local c = {}
@@ -115,6 +125,11 @@ function tap.command()
     return code, out, err
   end
   function c.run(args) return c.sh(c.quote(c.exe) .. " " .. args) end
+  -- The names of the files in tmp that end in .partial (a run's temporary file), or "".
+  function c.partial_files()
+    local _, out = c.sh("ls -a " .. c.quote(c.tmp) .. " | grep '\\.partial$' || true")
+    return out
+  end
   function c.write(name, text)
     local path = c.tmp .. "/" .. name
     local f = assert(io.open(path, "wb"))

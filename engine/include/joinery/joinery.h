@@ -579,6 +579,10 @@ JY_API void jy_model_check_free(const jyModel *model, jyModelCheck *check);
  * (docs/bodies2d.md). The default output selection leaves some out (jySimDef.columns). */
 JY_API int jy_model_num_channels(const jyModel *model);
 JY_API const char *jy_model_channel_name(const jyModel *model, int i);
+/* Channel i's unit where the model knows it: "s" for t, "J" for the energies, "W" for the
+ * powers, an input's own unit for "input.<name>"; "" otherwise (a coordinate's part does
+ * not say whether it is a length or an angle). NULL when i is out of range. */
+JY_API const char *jy_model_channel_unit(const jyModel *model, int i);
 JY_API int jy_model_find_channel(const jyModel *model, const char *name);
 /* The model coordinate (0 .. n - 1) channel i reports, its velocity when *velocity is set to
  * 1 (velocity may be NULL); -2 when the coordinate was substituted away by glue
@@ -928,6 +932,51 @@ JY_API jyStatus jy_sim_write_csv(jySim *sim, const char *path, jyRowSink also, v
  * same path (and will replace it when it succeeds), -1 no file was written (or the output
  * was a pipe or device). */
 JY_API int jy_sim_output_replaced(const jySim *sim, const char *path);
+
+/* HDF5 output (docs/cli.md, "The HDF5 file"): runs and writes the same columns and rows as
+ * jy_sim_write_csv into an HDF5 file, handing each row to `also` too. Layout: one 2-D
+ * dataset "/table" of doubles, rows x columns, chunked (a chunk holds a block of rows of a
+ * few columns, so reading one column reads only its own chunks), shuffled and deflated,
+ * extended as the run goes (the rows are held in a buffer of at most about 8 MB, flat in
+ * the number of rows); its attributes "columns" (the names) and "units" ("s", "J", "W",
+ * an input's unit; "" when the model does not know one); the file's attributes: every run
+ * setting and solver setting by name (numbers, and a choice as its name), "report" (the
+ * model's compile report), "format" ("joinery table 1"). The same temporary name, rename and
+ * removals as jy_sim_write_csv; a run that fails keeps its rows in a valid file
+ * "<stem>.incomplete.h5" ("<path>.incomplete.h5" when path does not end in .h5) whose root
+ * has the attribute "incomplete" (the error message; a complete file has none), and the
+ * error message says so. A path that is not a regular file (a pipe) cannot be written
+ * (JY_ERR_IO); a write error is JY_ERR_IO naming the file and HDF5's reason. A library built
+ * without HDF5 (jy_hdf5_available() == 0) returns JY_ERR_INVALID saying so. The file is in
+ * the HDF5 1.8 format (readable by HDF5 1.8 and later). Simulations in several threads may
+ * write separate files when libhdf5 is a thread-safe build (Debian's is; it serializes its
+ * calls under one lock). */
+JY_API jyStatus jy_sim_write_hdf5(jySim *sim, const char *path, jyRowSink also, void *ud);
+JY_API int jy_hdf5_available(void);
+
+/* Reading a table back from a file jy_sim_write_hdf5 wrote (complete or incomplete). Opens
+ * path; NULL on failure with the reason (naming the file) in error[error_len] (error may be
+ * NULL). Names and units are valid until jy_result_close; jy_result_incomplete is NULL for a
+ * complete file, else the failed run's message; jy_result_attribute: a file attribute
+ * (a setting, "report") as text, NULL when there is none (valid until the next call on f).
+ * jy_result_read_column fills out[
+ * num_rows] with column k; jy_result_read_rows fills out[count * num_columns] with rows
+ * first .. first + count - 1, row after row. Both return JY_ERR_INVALID for a column or rows
+ * outside the table, JY_ERR_IO when HDF5 cannot read (jy_result_error says why). One file
+ * object per thread; jy_result_close(NULL) is a no-op. */
+typedef struct jyResultFile jyResultFile;
+JY_API jyResultFile *jy_result_open(const char *path, char *error, size_t error_len);
+JY_API void jy_result_close(jyResultFile *f);
+JY_API int jy_result_num_columns(const jyResultFile *f);
+JY_API long jy_result_num_rows(const jyResultFile *f);
+JY_API const char *jy_result_column_name(const jyResultFile *f, int k);
+JY_API const char *jy_result_column_unit(const jyResultFile *f, int k);
+JY_API int jy_result_find_column(const jyResultFile *f, const char *name);
+JY_API const char *jy_result_incomplete(const jyResultFile *f);
+JY_API const char *jy_result_attribute(jyResultFile *f, const char *name);
+JY_API jyStatus jy_result_read_column(jyResultFile *f, int k, double *out);
+JY_API jyStatus jy_result_read_rows(jyResultFile *f, long first, long count, double *out);
+JY_API const char *jy_result_error(const jyResultFile *f);
 
 /* Integrator counters since creation. */
 typedef struct jySimStats {
