@@ -20,6 +20,7 @@
 
 #include "animate.h"
 #include "binding_private.h"
+#include "plot_table.h"
 #include "viewer_bundle.h"
 
 #define JYL_ANIM "joinery.Animation"
@@ -210,85 +211,52 @@ static int anim_run(lua_State *L, Anim *a, int model_idx, const jySimDef *def) {
   return st == JY_OK ? 0 : -1;
 }
 
-/* ---- the rows of a CSV ---------------------------------------------------------------- */
+/* ---- the rows of a run's file ----------------------------------------------------------- */
 
-/* Splits line in place at commas into at most max fields; returns how many. */
-static int split(char *line, char **fields, int max) {
-  int n = 0;
-  char *p = line;
-  while (n < max) {
-    fields[n++] = p;
-    char *c = strchr(p, ',');
-    if (!c) break;
-    *c = '\0';
-    p = c + 1;
+/* plot_table_load's chooser: every column, once the names say which are coordinates. */
+typedef struct AnimFile {
+  Anim *a;
+  const char *path;
+} AnimFile;
+
+static int choose_columns(void *ud, const PlotTable *t, char *want, char *err, size_t len) {
+  AnimFile *af = ud;
+  if (t->ncols < 1 || strcmp(t->names[0], "t") != 0) {
+    snprintf(err, len, "%s: the first column is '%s', not t: not a joinery output file", af->path,
+             t->ncols < 1 ? "" : t->names[0]);
+    return -1;
   }
-  size_t len = strlen(fields[n - 1]);
-  while (len > 0 && (fields[n - 1][len - 1] == '\n' || fields[n - 1][len - 1] == '\r'))
-    fields[n - 1][--len] = '\0';
-  return n;
+  if (anim_columns(af->a, (const char *const *)t->names, t->ncols, af->path) != 0) {
+    if (err != af->a->err) snprintf(err, len, "%s", af->a->err); /* anim_file passes a->err */
+    return -1;
+  }
+  memset(want, 1, (size_t)t->ncols);
+  return 0;
 }
 
-static int anim_csv(Anim *a, const char *path) {
-  FILE *f = fopen(path, "r");
-  if (!f) return snprintf(a->err, sizeof a->err, "cannot open %s: %s", path, strerror(errno)), -1;
-  char *line = NULL, **fields = NULL;
-  size_t cap = 0;
+/* The rows of a CSV or HDF5 file a run wrote (lua/plot_table.c reads both). */
+static int anim_file(Anim *a, const char *path) {
+  PlotTable t = {0};
+  AnimFile af = {a, path};
   double *row = NULL;
-  int rc = -1, ncols = 0;
-  long lineno = 0;
-  ssize_t len;
-  while ((len = getline(&line, &cap, f)) > 0 && line[0] == '#') lineno++; /* a run's notes */
-  lineno++;
-  if (len <= 0) {
-    snprintf(a->err, sizeof a->err, "%s is empty: no header", path);
-    goto done;
-  }
-  int maxf = 1;
-  for (ssize_t i = 0; i < len; i++) maxf += line[i] == ',';
-  fields = malloc(sizeof(char *) * (size_t)maxf);
-  row = malloc(sizeof(double) * (size_t)maxf);
-  if (!fields || !row) {
-    snprintf(a->err, sizeof a->err, "out of memory");
-    goto done;
-  }
-  ncols = split(line, fields, maxf);
-  if (strcmp(fields[0], "t") != 0) {
-    snprintf(a->err, sizeof a->err, "%s: the first column is '%s', not t: not a joinery CSV", path,
-             fields[0]);
-    goto done;
-  }
-  if (anim_columns(a, (const char *const *)fields, ncols, path) != 0) goto done;
-  while ((len = getline(&line, &cap, f)) > 0) {
-    lineno++;
-    if (line[0] == '#' || line[0] == '\n') continue;
-    int nf = split(line, fields, maxf);
-    if (nf != ncols) {
-      snprintf(a->err, sizeof a->err, "%s:%ld: %d fields where the header has %d", path, lineno, nf,
-               ncols);
-      goto done;
-    }
-    for (int k = 0; k < nf; k++) {
-      char *end;
-      row[k] = strtod(fields[k], &end);
-      if (end == fields[k] || *end) {
-        snprintf(a->err, sizeof a->err, "%s:%ld: column %d is '%s', not a number", path, lineno,
-                 k + 1, fields[k]);
-        goto done;
-      }
-    }
-    if (anim_row(a, row) != 0) goto done;
-  }
-  if (a->nframes == 0) {
+  int rc = -1;
+  if (plot_table_load(path, &t, choose_columns, &af, a->err, sizeof a->err) != 0) goto done;
+  if (t.nrows == 0) {
     snprintf(a->err, sizeof a->err, "%s has a header but no rows", path);
     goto done;
   }
+  if (!(row = malloc(sizeof(double) * (size_t)t.ncols))) {
+    snprintf(a->err, sizeof a->err, "out of memory");
+    goto done;
+  }
+  for (long i = 0; i < t.nrows; i++) {
+    for (int k = 0; k < t.ncols; k++) row[k] = t.values[k][i];
+    if (anim_row(a, row) != 0) goto done;
+  }
   rc = 0;
 done:
-  free(line);
-  free(fields);
   free(row);
-  fclose(f);
+  plot_table_free(&t);
   return rc;
 }
 
@@ -507,7 +475,7 @@ int jyl_animate(lua_State *L, int model_idx, const jySimDef *def, const jylAnimO
   /* before the run: a build without the viewer has neither script */
   int rc = have_viewer(a, jyl_viewer_2d_len + jyl_viewer_3d_len) ? 0 : -1;
   if (rc == 0) rc = anim_init(a, m->model, opts->forces);
-  if (rc == 0) rc = opts->csv ? anim_csv(a, opts->csv) : anim_run(L, a, model_idx, def);
+  if (rc == 0) rc = opts->csv ? anim_file(a, opts->csv) : anim_run(L, a, model_idx, def);
   long every = rc == 0 ? anim_decimate(a) : 1;
   int planar = rc == 0 ? anim_planar(a) : 0;
   if (rc == 0) rc = anim_write(a, opts->out, opts->title, planar);

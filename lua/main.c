@@ -30,10 +30,10 @@
  *                                  draws channels of a run's CSV through gnuplot (lua/plot.c);
  *                                  a SCRIPT.lua runs first as joinery run would, its other
  *                                  options being run's.
- *   joinery animate SCRIPT [RUN.csv] [-o PAGE.html] [--forces] [OPTIONS] [-- ARGS...]
+ *   joinery animate SCRIPT [RUN.csv|RUN.h5] [-o PAGE.html] [--forces] [OPTIONS] [-- ARGS...]
  *                                  draws the system SCRIPT returns moving, in one
  *                                  self-contained HTML page (default: the script's base name
- *                                  with .html): the rows of RUN.csv, or of a run with the
+ *                                  with .html): the rows of RUN.csv or RUN.h5, or of a run with the
  *                                  script's settings overridden by run's options;
  *                                  docs/animation.md.
  *   joinery types                  lists the registered part types
@@ -83,9 +83,9 @@ static const char usage_head[] =
   "       joinery [--trust] plot FILE|SCRIPT.lua --y GLOBS [--x NAME] [-o OUT.png|svg|pdf]\n"
   "                                       draw channels of a run's CSV (or of SCRIPT's run)\n"
   "                                       through gnuplot (joinery plot --help)\n"
-  "       joinery [--trust] animate SCRIPT [RUN.csv] [-o PAGE.html] [--forces] [OPTIONS]\n"
+  "       joinery [--trust] animate SCRIPT [RUN.csv|RUN.h5] [-o PAGE.html] [--forces] [OPTIONS]\n"
   "                                       one self-contained HTML page of the mechanism moving\n"
-  "                                       (the rows of RUN.csv, else of a run with run's\n"
+  "                                       (the rows of RUN.csv|.h5, else of a run with run's\n"
   "                                       options); --forces: constraint forces as arrows\n"
   "       joinery types                   list the part types\n"
   "       joinery doc TYPE                describe a part type\n"
@@ -1073,7 +1073,7 @@ static int animate_system(lua_State *L) {
   return 0;
 }
 
-/* joinery animate SCRIPT [RUN.csv] [-o PAGE] [--forces] [options] [-- args]. */
+/* joinery animate SCRIPT [RUN.csv|RUN.h5] [-o PAGE] [--forces] [options] [-- args]. */
 static int cmd_animate(lua_State *L, Cli *cli, int at) {
   const char *script = NULL, *csv = NULL, *out = NULL;
   int forces = 0, script_at = 0, first_arg = cli->argc, nargs = 0;

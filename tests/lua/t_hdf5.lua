@@ -16,7 +16,7 @@
 --   - a model of 6,008 channels: their names (96 KB) fit as an attribute (the original file
 --     format refused any over 64 KB: "object header message is too large");
 --   - joinery plot reads an .h5 (labels with its units: "energy [J]", "t [s]") and an
---     .incomplete.h5 (says so);
+--     .incomplete.h5 (says so); joinery animate's page from an .h5 is the page from the CSV;
 --   - joinery.read_h5 gives back the complete file's names, units and every number as the
 --     CSV has them, only the columns asked for, the incomplete file's mark; nil and a
 --     message for a missing file; an error for an unknown name; refused in the sandbox.
@@ -27,8 +27,9 @@ local quote, sh, run, tmp = cmd.quote, cmd.sh, cmd.run, cmd.tmp
 local python = "/usr/bin/python3"
 local checker = cmd.root .. "/tests/lua/hdf5_check.py"
 
--- 5 (complete) + 1 h5dump, 4 (failure) + 3, 2 SIGINT, 4 bad outputs, 1 simulate, 1 wide, 2 plot, 6 read_h5
-tap.plan(6 + 7 + 2 + 4 + 1 + 1 + 2 + 6)
+-- 5 (complete) + 1 h5dump, 4 (failure) + 3, 2 SIGINT, 4 bad outputs, 1 simulate, 1 wide, 2 plot, 1 animate,
+-- 6 read_h5
+tap.plan(6 + 7 + 2 + 4 + 1 + 1 + 2 + 1 + 6)
 
 local read = tap.read
 
@@ -208,6 +209,17 @@ do
   tap.ok(code == 0 and out:find("(an incomplete run's)", 1, true),
     "joinery plot of an .incomplete.h5: drawn, and says the run was incomplete")
   if code ~= 0 then tap.diag(err) end
+end
+
+-- ---- joinery animate -------------------------------------------------------------------------
+do
+  local model = quote(cmd.root .. "/examples/four_bar.lua")
+  local c1, _, e1 = run("animate " .. model .. " " .. quote(tmp .. "/fb.h5") .. " -o " .. quote(tmp .. "/h5.html"))
+  local c2, _, e2 = run("animate " .. model .. " " .. quote(tmp .. "/fb.csv") .. " -o " .. quote(tmp .. "/csv.html"))
+  local h5page, csvpage = read(tmp .. "/h5.html"), read(tmp .. "/csv.html")
+  tap.ok(c1 == 0 and c2 == 0 and h5page and #h5page > 0 and h5page == csvpage,
+    "joinery animate of run.h5: the page of the same run's CSV, byte for byte")
+  if c1 ~= 0 or c2 ~= 0 then tap.diag(e1 .. e2) end
 end
 
 -- ---- joinery.read_h5 ---------------------------------------------------------------------
