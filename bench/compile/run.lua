@@ -7,7 +7,7 @@ for i = 1, #arg do Ns[#Ns + 1] = tonumber(arg[i]) end
 if #Ns == 0 then Ns = { 100, 1000, 3000 } end
 local chunk = assert(loadfile(here .. "/chain3d.lua"))
 local _, build = chunk(1)
-print(string.format("%6s %6s %10s %12s", "N", "coords", "compile s", "s per body"))
+print(string.format("%6s %6s %6s %10s %12s", "N", "coords", "rows", "compile s", "s per body"))
 for _, N in ipairs(Ns) do
   local reps = N <= 1000 and 5 or 3
   local best, model = math.huge, nil
@@ -19,6 +19,6 @@ for _, N in ipairs(Ns) do
     local t = os.clock() - t0
     if t < best then best = t end
   end
-  local n = model.n or (model.coordinates and #model.coordinates) or -1
-  print(string.format("%6d %6s %10.4f %12.2e", N, tostring(n), best, best / N))
+  print(string.format("%6d %6d %6d %10.4f %12.2e", N, model:num_coords(), model:num_rows(), best,
+    best / N))
 end
