@@ -53,7 +53,7 @@ static int64_t sorted_pattern(const jyAllocator *a, int nrow, int ncol, size_t c
                               const int *rows, const int *cols, int *position, int *p, int *i) {
   int *start = jy_alloc(a, sizeof(int) * ((size_t)ncol + 2));
   int *bucket = jy_alloc(a, sizeof(int) * (count + 1));      /* pair indices by column */
-  int *seen = jy_alloc(a, sizeof(int) * ((size_t)nrow + 1)); /* row -> its column's slot */
+  int *seen = jy_alloc(a, sizeof(int) * ((size_t)nrow + 1)); /* row -> last column it was in */
   int *slot_of = jy_alloc(a, sizeof(int) * ((size_t)nrow + 1));
   int *col_rows = jy_alloc(a, sizeof(int) * ((size_t)nrow + 1)); /* a column's distinct rows */
   int64_t distinct = -1;
