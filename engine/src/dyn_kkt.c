@@ -38,37 +38,67 @@
 
 /* --- compressed-column patterns --- */
 
-typedef struct {
-  int64_t key;
-  int index;
-} KeyedEntry;
-
-static int compare_keys(const void *a, const void *b) {
-  int64_t x = ((const KeyedEntry *)a)->key, y = ((const KeyedEntry *)b)->key;
+static int compare_ints(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
   return (x > y) - (x < y);
 }
 
 /* Sorts (row, col) pairs by column then row; position[k] receives pair k's place among the
  * distinct pairs, p (ncol + 1) and i (distinct count) their pattern. Returns the distinct
- * count, or -1. i may be NULL (count only). */
+ * count, or -1. i may be NULL (count only). The pairs are bucketed by column, merged by
+ * row within each column and each column's few distinct rows sorted: O(count + nrow + ncol)
+ * time and one int per pair of memory. A comparison sort of (key, index) records was most of
+ * a large model's compile (issue 44: a 1000-body spatial chain, 430,000 pairs). */
 static int64_t sorted_pattern(const jyAllocator *a, int nrow, int ncol, size_t count,
                               const int *rows, const int *cols, int *position, int *p, int *i) {
-  KeyedEntry *e = jy_calloc(a, count + 1, sizeof *e);
-  if (!e) return -1;
-  for (size_t k = 0; k < count; k++) e[k] = (KeyedEntry){(int64_t)cols[k] * nrow + rows[k], (int)k};
-  qsort(e, count, sizeof *e, compare_keys);
-  int64_t distinct = 0;
-  for (int j = 0; j <= ncol; j++) p[j] = 0;
-  for (size_t k = 0; k < count; k++) {
-    if (k == 0 || e[k].key != e[k - 1].key) {
-      if (i) i[distinct] = (int)(e[k].key % nrow);
-      p[e[k].key / nrow + 1]++;
-      distinct++;
+  int *start = jy_alloc(a, sizeof(int) * ((size_t)ncol + 2));
+  int *bucket = jy_alloc(a, sizeof(int) * (count + 1));      /* pair indices by column */
+  int *seen = jy_alloc(a, sizeof(int) * ((size_t)nrow + 1)); /* row -> last column it was in */
+  int *slot_of = jy_alloc(a, sizeof(int) * ((size_t)nrow + 1));
+  int *col_rows = jy_alloc(a, sizeof(int) * ((size_t)nrow + 1)); /* a column's distinct rows */
+  int64_t distinct = -1;
+  if (!start || !bucket || !seen || !slot_of || !col_rows) goto done;
+  memset(start, 0, sizeof(int) * ((size_t)ncol + 2));
+  for (size_t k = 0; k < count; k++) start[cols[k] + 2]++;
+  for (int c = 0; c < ncol; c++) start[c + 2] += start[c + 1];
+  for (size_t k = 0; k < count; k++) bucket[start[cols[k] + 1]++] = (int)k;
+  /* start[c] .. start[c + 1]: column c's pairs */
+  for (int r = 0; r < nrow; r++) seen[r] = -1;
+  distinct = 0;
+  p[0] = 0;
+  for (int c = 0; c < ncol; c++) {
+    int nr = 0;
+    for (int t = start[c]; t < start[c + 1]; t++) {
+      int r = rows[bucket[t]];
+      if (seen[r] != c) {
+        seen[r] = c;
+        col_rows[nr++] = r;
+      }
     }
-    if (position) position[e[k].index] = (int)(distinct - 1);
+    if (nr > 32) /* a dense column (a hub part) */
+      qsort(col_rows, (size_t)nr, sizeof(int), compare_ints);
+    else /* insertion sort: most columns hold few distinct rows */
+      for (int x = 1; x < nr; x++)
+        for (int y = x; y > 0 && col_rows[y - 1] > col_rows[y]; y--) {
+          int swap = col_rows[y];
+          col_rows[y] = col_rows[y - 1];
+          col_rows[y - 1] = swap;
+        }
+    for (int x = 0; x < nr; x++) {
+      slot_of[col_rows[x]] = (int)distinct + x;
+      if (i) i[distinct + x] = col_rows[x];
+    }
+    if (position)
+      for (int t = start[c]; t < start[c + 1]; t++) position[bucket[t]] = slot_of[rows[bucket[t]]];
+    distinct += nr;
+    p[c + 1] = (int)distinct;
   }
-  for (int j = 0; j < ncol; j++) p[j + 1] += p[j];
-  jy_free(a, e);
+done:
+  jy_free(a, start);
+  jy_free(a, bucket);
+  jy_free(a, seen);
+  jy_free(a, slot_of);
+  jy_free(a, col_rows);
   return distinct;
 }
 
@@ -117,6 +147,7 @@ struct jyKktWork {
   int *jac_pos;    /* per entry of A: its place in k (column n + row) */
   int *pair_a, *pair_b, *pair_pos, npairs; /* As^T As: entries a, b of one row of A */
   int *row_pos, *mass_diag;                /* per row: its diagonal in k; per coordinate: M_jj */
+  int *entry_col;                          /* per entry of A: its column */
   double *row_scale, *row_norm, *rhs, *x, *res, *corr, *bound;
   int factored;          /* the factor is that of the values below */
   double factored_beta;  /* ... at this shift: 0, or the fallback's */
@@ -133,9 +164,9 @@ void jy_kkt_destroy(jyKktWork *w) {
     cholmod_finish(&w->common);
   }
   jyAllocator a = w->alloc;
-  int *ints[] = {w->perm,   w->inv,      w->mass_pos, w->jac_pos,   w->pair_a,
-                 w->pair_b, w->pair_pos, w->row_pos,  w->mass_diag, w->l_p,
-                 w->l_nz,   w->l_i,      w->parent,   w->pattern,   w->flag};
+  int *ints[] = {w->perm,     w->inv,     w->mass_pos,  w->jac_pos,  w->pair_a, w->pair_b,
+                 w->pair_pos, w->row_pos, w->mass_diag, w->l_p,      w->l_nz,   w->l_i,
+                 w->parent,   w->pattern, w->flag,      w->entry_col};
   for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) jy_free(&a, ints[k]);
   double *doubles[] = {
     w->row_scale,    w->row_norm,       w->rhs, w->x, w->res, w->corr, w->bound, w->factored_mass,
@@ -144,54 +175,102 @@ void jy_kkt_destroy(jyKktWork *w) {
   jy_free(&a, w);
 }
 
-/* The unordered pairs of unknowns (ta, tb) where K can be non-zero, in this order: M's
- * upper entries, A's entries (coordinate, n + row), the products of As^T As, the rows'
- * diagonals, the coordinates' diagonals. Returns how many (arrays NULL: count only). */
-static size_t k_entries(const jyKktWork *w, const jyCsc *mass, const jyCsc *jac, int *ta, int *tb) {
-  size_t t = 0;
-  int n = w->n, m = w->m;
-  for (int j = 0; j < n; j++)
-    for (int k = mass->p[j]; k < mass->p[j + 1]; k++)
-      if (mass->i[k] <= j) {
-        if (ta) ta[t] = mass->i[k], tb[t] = j;
+/* The columns of each row of A in increasing order: cols[ptr[r] .. ptr[r + 1]) (ptr: m + 1,
+ * cols: nnz); entry, when not NULL, gets each one's entry index. 0, or -1 (no memory). */
+static int row_columns(const jyKktWork *w, const jyCsc *jac, int **ptr, int **cols, int **entry) {
+  int m = w->m, n = w->n, nnz = jac->p[n];
+  *ptr = jy_calloc(&w->alloc, (size_t)m + 2, sizeof(int));
+  *cols = jy_alloc(&w->alloc, sizeof(int) * ((size_t)nnz + 1));
+  if (entry) *entry = jy_alloc(&w->alloc, sizeof(int) * ((size_t)nnz + 1));
+  if (!*ptr || !*cols || (entry && !*entry)) return -1;
+  int *p = *ptr;
+  for (int k = 0; k < nnz; k++) p[jac->i[k] + 2]++;
+  for (int r = 0; r < m; r++) p[r + 2] += p[r + 1];
+  for (int j = 0; j < n; j++) /* columns in order: each row's entries by column */
+    for (int k = jac->p[j]; k < jac->p[j + 1]; k++) {
+      int at = p[jac->i[k] + 1]++;
+      (*cols)[at] = j;
+      if (entry) (*entry)[at] = k;
+    }
+  return 0;
+}
+
+/* The pairs of unknowns (ta <= tb, natural numbering) where K can be non-zero: M's upper
+ * entries, A's entries (coordinate, n + row), the distinct pairs of columns that share a
+ * row of A (As^T As), the diagonals. Listed once per distinct product rather than once per
+ * product: the pattern of K is the same, and a large model's compile sorted every product
+ * (issue 44: 430,000 pairs where K has 130,000 entries). *count gets how many; the arrays
+ * are the caller's. 0, or -1 (no memory). */
+static int natural_entries(const jyKktWork *w, const jyCsc *mass, const jyCsc *jac, int **ta,
+                           int **tb, size_t *count) {
+  int n = w->n, m = w->m, status = -1;
+  int *ptr = NULL, *cols = NULL, *mark = jy_alloc(&w->alloc, sizeof(int) * ((size_t)n + 1));
+  *ta = *tb = NULL;
+  if (!mark || row_columns(w, jac, &ptr, &cols, NULL) != 0) goto done;
+  for (int pass = 0; pass < 2; pass++) { /* count, then list */
+    size_t t = 0;
+    int *a = *ta, *b = *tb;
+    for (int j = 0; j < n; j++)
+      for (int k = mass->p[j]; k < mass->p[j + 1]; k++)
+        if (mass->i[k] <= j) {
+          if (a) a[t] = mass->i[k], b[t] = j;
+          t++;
+        }
+    for (int j = 0; j < n; j++)
+      for (int k = jac->p[j]; k < jac->p[j + 1]; k++) {
+        if (a) a[t] = j, b[t] = n + jac->i[k];
         t++;
       }
-  for (int j = 0; j < n; j++)
-    for (int k = jac->p[j]; k < jac->p[j + 1]; k++) {
-      if (ta) ta[t] = j, tb[t] = n + jac->i[k];
+    for (int j = 0; j < n; j++) mark[j] = -1;
+    for (int j = 0; j < n; j++) /* column j of As^T As: the columns c <= j sharing a row */
+      for (int k = jac->p[j]; k < jac->p[j + 1]; k++) {
+        int r = jac->i[k];
+        for (int x = ptr[r]; x < ptr[r + 1] && cols[x] <= j; x++)
+          if (mark[cols[x]] != j) {
+            mark[cols[x]] = j;
+            if (a) a[t] = cols[x], b[t] = j;
+            t++;
+          }
+      }
+    for (int u = 0; u < m + n; u++) {
+      if (a) a[t] = b[t] = u;
       t++;
     }
-  for (int q = 0; q < w->npairs; q++) {
-    if (ta) ta[t] = w->pair_a[q], tb[t] = w->pair_b[q]; /* columns, filled below */
-    t++;
+    *count = t;
+    if (pass == 0) {
+      *ta = jy_alloc(&w->alloc, sizeof(int) * (t + 1));
+      *tb = jy_alloc(&w->alloc, sizeof(int) * (t + 1));
+      if (!*ta || !*tb) goto done;
+    }
   }
-  for (int r = 0; r < m + n; r++) {
-    if (ta) ta[t] = r < m ? n + r : r - m, tb[t] = ta[t];
-    t++;
+  status = 0;
+done:
+  if (status != 0) {
+    jy_free(&w->alloc, *ta);
+    jy_free(&w->alloc, *tb);
+    *ta = *tb = NULL;
   }
-  return t;
+  jy_free(&w->alloc, mark);
+  jy_free(&w->alloc, ptr);
+  jy_free(&w->alloc, cols);
+  return status;
 }
 
 /* The products of As^T As: for every row of A, each pair of its entries (a, b) with
  * column(a) <= column(b). pair_a/pair_b hold entry indices. */
 static int build_pairs(jyKktWork *w, const jyCsc *jac) {
-  int m = w->m, n = w->n, nnz = jac->p[n];
-  int *row_ptr = jy_calloc(&w->alloc, (size_t)m + 2, sizeof(int));
-  int *row_entry = jy_calloc(&w->alloc, (size_t)nnz + 1, sizeof(int));
-  int status = -1;
-  if (!row_ptr || !row_entry) goto done;
-  for (int k = 0; k < nnz; k++) row_ptr[jac->i[k] + 2]++;
-  for (int r = 0; r < m; r++) row_ptr[r + 2] += row_ptr[r + 1];
-  for (int j = 0; j < n; j++) /* columns in order: each row's entries by column */
-    for (int k = jac->p[j]; k < jac->p[j + 1]; k++) row_entry[row_ptr[jac->i[k] + 1]++] = k;
+  int m = w->m;
+  int *row_ptr = NULL, *row_cols = NULL, *row_entry = NULL, status = -1;
+  if (row_columns(w, jac, &row_ptr, &row_cols, &row_entry) != 0) goto done;
   size_t npairs = 0;
   for (int r = 0; r < m; r++) {
     size_t c = (size_t)(row_ptr[r + 1] - row_ptr[r]);
     npairs += c * (c + 1) / 2;
   }
-  w->pair_a = jy_calloc(&w->alloc, npairs + 1, sizeof(int));
-  w->pair_b = jy_calloc(&w->alloc, npairs + 1, sizeof(int));
-  w->pair_pos = jy_calloc(&w->alloc, npairs + 1, sizeof(int));
+  /* every element written below: no zeroing */
+  w->pair_a = jy_alloc(&w->alloc, sizeof(int) * (npairs + 1));
+  w->pair_b = jy_alloc(&w->alloc, sizeof(int) * (npairs + 1));
+  w->pair_pos = jy_alloc(&w->alloc, sizeof(int) * (npairs + 1));
   if (!w->pair_a || !w->pair_b || !w->pair_pos) goto done;
   for (int r = 0; r < m; r++)
     for (int x = row_ptr[r]; x < row_ptr[r + 1]; x++)
@@ -203,30 +282,18 @@ static int build_pairs(jyKktWork *w, const jyCsc *jac) {
   status = 0;
 done:
   jy_free(&w->alloc, row_ptr);
+  jy_free(&w->alloc, row_cols);
   jy_free(&w->alloc, row_entry);
   return status;
 }
 
-/* Column of entry k of A (entries are stored column by column). */
-static int entry_column(const jyCsc *c, int k) {
-  int lo = 0, hi = c->ncol - 1;
-  while (lo < hi) {
-    int mid = lo + (hi - lo + 1) / 2;
-    if (c->p[mid] <= k)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
-}
-
 /* The size x size upper pattern of the pairs (ta[t] <= tb[t]) into w->k, values 1 (any
- * non-zero, for the analysis), and where pair t landed into pos. 0, or -1 (no memory). */
-static int upper_pattern(jyKktWork *w, int size, size_t count, const int *ta, const int *tb,
-                         int *pos) {
+ * non-zero, for the analysis). 0, or -1 (no memory). */
+static int upper_pattern(jyKktWork *w, int size, size_t count, const int *ta, const int *tb) {
   int *cp = jy_calloc(&w->alloc, (size_t)size + 1, sizeof(int)), status = -1;
-  if (!cp) return -1;
-  int64_t nnz = sorted_pattern(&w->alloc, size, size, count, ta, tb, pos, cp, NULL);
+  int *ri = jy_alloc(&w->alloc, sizeof(int) * (count + 1));
+  if (!cp || !ri) goto done;
+  int64_t nnz = sorted_pattern(&w->alloc, size, size, count, ta, tb, NULL, cp, ri);
   if (nnz < 0) goto done;
   w->k = cholmod_allocate_sparse((size_t)size, (size_t)size, (size_t)nnz, 1, 1, 1, CHOLMOD_REAL,
                                  &w->common);
@@ -234,47 +301,66 @@ static int upper_pattern(jyKktWork *w, int size, size_t count, const int *ta, co
   int *kp = w->k->p, *ki = w->k->i;
   double *kx = w->k->x;
   memcpy(kp, cp, sizeof(int) * ((size_t)size + 1));
-  for (size_t t = 0; t < count; t++) ki[pos[t]] = ta[t];
+  memcpy(ki, ri, sizeof(int) * (size_t)nnz);
   for (int64_t q = 0; q < nnz; q++) kx[q] = 1.0;
   status = 0;
 done:
   jy_free(&w->alloc, cp);
+  jy_free(&w->alloc, ri);
   return status;
 }
 
-/* K's upper pattern in the order inv (unknown u at position inv[u], 0 <= inv[u] < size;
- * unknowns sharing a position are merged) into w->k, and where each contribution lands.
- * Allocation happens here only. */
-static int build_k(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, int size) {
-  size_t count = k_entries(w, mass, jac, NULL, NULL);
-  int *ta = jy_calloc(&w->alloc, count + 1, sizeof(int));
-  int *tb = jy_calloc(&w->alloc, count + 1, sizeof(int));
-  int *pos = jy_calloc(&w->alloc, count + 1, sizeof(int)), status = -1;
-  if (!ta || !tb || !pos) goto done;
-  k_entries(w, mass, jac, ta, tb);
-  size_t first_pair = count - (size_t)w->npairs - (size_t)w->size;
-  for (int q = 0; q < w->npairs; q++) {
-    ta[first_pair + q] = entry_column(jac, w->pair_a[q]);
-    tb[first_pair + q] = entry_column(jac, w->pair_b[q]);
+/* Where unknowns u, v (natural numbering) meet in w->k (ordered by w->inv): its column's
+ * rows are sorted, and the entry is there (it came from the same contributions). */
+static int k_position(const jyKktWork *w, int u, int v) {
+  int a = w->inv[u], b = w->inv[v];
+  int row = a < b ? a : b, col = a < b ? b : a;
+  const int *kp = w->k->p, *ki = w->k->i;
+  int lo = kp[col], hi = kp[col + 1] - 1;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (ki[mid] < row)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
+  return lo;
+}
+
+/* K's upper pattern in the order inv (unknown u at position inv[u], 0 <= inv[u] < size;
+ * unknowns sharing a position are merged) into w->k from the natural pairs (ta, tb: count),
+ * and, when `place`, where each contribution lands (mass_pos, jac_pos, pair_pos, row_pos).
+ * Allocation happens here only. */
+static int build_k(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, int size, const int *ta,
+                   const int *tb, size_t count, int place) {
+  int *pa = jy_alloc(&w->alloc, sizeof(int) * (count + 1));
+  int *pb = jy_alloc(&w->alloc, sizeof(int) * (count + 1)), status = -1;
+  if (!pa || !pb) goto done;
   for (size_t t = 0; t < count; t++) { /* upper triangle of the permuted matrix */
     int a = w->inv[ta[t]], b = w->inv[tb[t]];
-    ta[t] = a < b ? a : b;
-    tb[t] = a < b ? b : a;
+    pa[t] = a < b ? a : b;
+    pb[t] = a < b ? b : a;
   }
-  if (upper_pattern(w, size, count, ta, tb, pos) != 0) goto done;
-  size_t t = 0;
-  for (int j = 0; j < w->n; j++)
-    for (int k = mass->p[j]; k < mass->p[j + 1]; k++)
-      w->mass_pos[k] = mass->i[k] <= j ? pos[t++] : -1;
-  for (int k = 0; k < jac->p[w->n]; k++) w->jac_pos[k] = pos[t++];
-  for (int q = 0; q < w->npairs; q++) w->pair_pos[q] = pos[t++];
-  for (int r = 0; r < w->m; r++) w->row_pos[r] = pos[t++];
+  if (upper_pattern(w, size, count, pa, pb) != 0) goto done;
+  if (place) {
+    int n = w->n;
+    for (int j = 0; j < n; j++)
+      for (int k = mass->p[j]; k < mass->p[j + 1]; k++)
+        w->mass_pos[k] = mass->i[k] <= j ? k_position(w, mass->i[k], j) : -1;
+    for (int j = 0; j < n; j++)
+      for (int k = jac->p[j]; k < jac->p[j + 1]; k++)
+        w->jac_pos[k] = k_position(w, j, n + jac->i[k]);
+    for (int q = 0; q < w->npairs; q++) {
+      int a = w->pair_a[q], b = w->pair_b[q];
+      /* the pairs' columns, as entries of A: a's and b's (A's entries by column) */
+      w->pair_pos[q] = k_position(w, w->entry_col[a], w->entry_col[b]);
+    }
+    for (int r = 0; r < w->m; r++) w->row_pos[r] = k_position(w, n + r, n + r);
+  }
   status = 0;
 done:
-  jy_free(&w->alloc, ta);
-  jy_free(&w->alloc, tb);
-  jy_free(&w->alloc, pos);
+  jy_free(&w->alloc, pa);
+  jy_free(&w->alloc, pb);
   return status;
 }
 
@@ -297,10 +383,13 @@ static int allocate_arrays(jyKktWork *w, const jyCsc *mass, const jyCsc *jac) {
   w->factored_mass = jy_calloc(a, (size_t)mass->p[w->n] + 1, sizeof(double));
   w->factored_jac = jy_calloc(a, (size_t)jac->p[w->n] + 1, sizeof(double));
   w->factored_scale = jy_calloc(a, (size_t)w->m + 1, sizeof(double));
+  w->entry_col = jy_calloc(a, (size_t)jac->p[w->n] + 1, sizeof(int));
   if (!w->perm || !w->inv || !w->mass_pos || !w->jac_pos || !w->row_pos || !w->mass_diag ||
       !w->row_scale || !w->row_norm || !w->rhs || !w->x || !w->res || !w->corr || !w->bound ||
-      !w->factored_mass || !w->factored_jac || !w->factored_scale)
+      !w->factored_mass || !w->factored_jac || !w->factored_scale || !w->entry_col)
     return -1;
+  for (int j = 0; j < w->n; j++)
+    for (int k = jac->p[j]; k < jac->p[j + 1]; k++) w->entry_col[k] = j;
   for (int j = 0; j < w->n; j++) w->mass_diag[j] = jy_csc_find(mass, j, j);
   return 0;
 }
@@ -325,20 +414,6 @@ static int analyze_ldl(jyKktWork *w) {
   return w->l_i && w->l_x ? 0 : -1;
 }
 
-/* The columns of each row of A: cols[ptr[r] .. ptr[r + 1]) (ptr: m + 1, cols: nnz). */
-static int row_columns(const jyKktWork *w, const jyCsc *jac, int **ptr, int **cols) {
-  int m = w->m, n = w->n, nnz = jac->p[n];
-  *ptr = jy_calloc(&w->alloc, (size_t)m + 2, sizeof(int));
-  *cols = jy_calloc(&w->alloc, (size_t)nnz + 1, sizeof(int));
-  if (!*ptr || !*cols) return -1;
-  int *p = *ptr;
-  for (int k = 0; k < nnz; k++) p[jac->i[k] + 2]++;
-  for (int r = 0; r < m; r++) p[r + 2] += p[r + 1];
-  for (int j = 0; j < n; j++)
-    for (int k = jac->p[j]; k < jac->p[j + 1]; k++) (*cols)[p[jac->i[k] + 1]++] = j;
-  return 0;
-}
-
 /* Whether rows r and s are in one group (pivot_block NULL: each row alone). */
 static int same_block(const int *pivot_block, int r, int s) {
   return pivot_block ? pivot_block[r] == pivot_block[s] : r == s;
@@ -361,7 +436,7 @@ static int usable_pivots(jyKktWork *w, const jyCsc *jac, const int *row_pivot,
   int *owner = jy_calloc(&w->alloc, (size_t)n + 1, sizeof(int)); /* the row pivoting on j */
   int *stack = jy_calloc(&w->alloc, (size_t)m + 1, sizeof(int));
   int *before = jy_calloc(&w->alloc, (size_t)m + 1, sizeof(int)); /* rows it must follow */
-  if (!owner || !stack || !before || row_columns(w, jac, &ptr, &cols) != 0) goto done;
+  if (!owner || !stack || !before || row_columns(w, jac, &ptr, &cols, NULL) != 0) goto done;
   for (int j = 0; j < n; j++) owner[j] = -1;
   for (int r = 0; r < m; r++) {
     int j = row_pivot ? row_pivot[r] : -1;
@@ -420,12 +495,12 @@ done:
 /* CHOLMOD's fill-reducing ordering of K into w->perm, with each pivoted row and its pivot
  * coordinate given the union of their neighbours: the ordering then sees the two as one
  * variable of weight two, as they will be eliminated together. */
-static int fill_reducing_order(jyKktWork *w, const jyCsc *mass, const jyCsc *jac,
-                               const int *pivot) {
+static int fill_reducing_order(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, const int *pivot,
+                               const int *ta0, const int *tb0, size_t count0) {
   int n = w->n, m = w->m, size = n, status = -1;
   int *first = jy_calloc(&w->alloc, (size_t)w->size + 1, sizeof(int)); /* place -> unknowns */
   int *next = jy_calloc(&w->alloc, (size_t)w->size + 1, sizeof(int));
-  int *ta = NULL, *tb = NULL, *pos = NULL;
+  int *ta = NULL, *tb = NULL;
   if (!first || !next) goto done;
   for (int j = 0; j < n; j++) w->inv[j] = j;
   for (int r = 0; r < m; r++) w->inv[n + r] = pivot[r] >= 0 ? pivot[r] : size++;
@@ -434,17 +509,16 @@ static int fill_reducing_order(jyKktWork *w, const jyCsc *mass, const jyCsc *jac
     next[u] = first[w->inv[u]];
     first[w->inv[u]] = u;
   }
-  if (build_k(w, mass, jac, size) != 0) goto done;
+  if (build_k(w, mass, jac, size, ta0, tb0, count0, 0) != 0) goto done;
   const int *kp = w->k->p, *ki = w->k->i;
   size_t count = 0;
   for (int b = 0; b < size; b++)
     for (int q = kp[b]; q < kp[b + 1]; q++)
       for (int u = first[ki[q]]; u >= 0; u = next[u])
         for (int x = first[b]; x >= 0; x = next[x]) count++;
-  ta = jy_calloc(&w->alloc, count + 1, sizeof(int));
-  tb = jy_calloc(&w->alloc, count + 1, sizeof(int));
-  pos = jy_calloc(&w->alloc, count + 1, sizeof(int));
-  if (!ta || !tb || !pos) goto done;
+  ta = jy_alloc(&w->alloc, sizeof(int) * (count + 1)); /* written before read */
+  tb = jy_alloc(&w->alloc, sizeof(int) * (count + 1));
+  if (!ta || !tb) goto done;
   count = 0;
   for (int b = 0; b < size; b++)
     for (int q = kp[b]; q < kp[b + 1]; q++)
@@ -454,7 +528,7 @@ static int fill_reducing_order(jyKktWork *w, const jyCsc *mass, const jyCsc *jac
           tb[count++] = u < x ? x : u;
         }
   cholmod_free_sparse(&w->k, &w->common);
-  if (upper_pattern(w, w->size, count, ta, tb, pos) != 0) goto done;
+  if (upper_pattern(w, w->size, count, ta, tb) != 0) goto done;
   cholmod_factor *order = cholmod_analyze(w->k, &w->common);
   cholmod_free_sparse(&w->k, &w->common);
   if (!order) goto done;
@@ -471,7 +545,6 @@ done:
   jy_free(&w->alloc, next);
   jy_free(&w->alloc, ta);
   jy_free(&w->alloc, tb);
-  jy_free(&w->alloc, pos);
   return status;
 }
 
@@ -531,6 +604,8 @@ jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCs
   w->n = mass->ncol;
   w->m = jac->nrow;
   w->size = w->n + w->m;
+  int *ta = NULL, *tb = NULL; /* K's natural pattern, listed once for both orderings */
+  size_t count = 0;
   int *pivot = jy_calloc(&a, (size_t)w->m + 1, sizeof(int));
   if (!pivot || allocate_arrays(w, mass, jac) != 0 || build_pairs(w, jac) != 0) goto fail;
   cholmod_start(&w->common);
@@ -539,14 +614,20 @@ jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCs
   w->common.supernodal = CHOLMOD_SIMPLICIAL; /* CHOLMOD orders K; it factors nothing */
   /* CHOLMOD chooses the ordering on K's pattern; K is then built again in that order, and
    * LDL factors it as it is. */
-  if (usable_pivots(w, jac, row_pivot, pivot_block, pivot) != 0 ||
-      fill_reducing_order(w, mass, jac, pivot) != 0 || rows_after_coordinates(w, jac, pivot) != 0 ||
-      build_k(w, mass, jac, w->size) != 0 || analyze_ldl(w) != 0)
+  if (natural_entries(w, mass, jac, &ta, &tb, &count) != 0 ||
+      usable_pivots(w, jac, row_pivot, pivot_block, pivot) != 0 ||
+      fill_reducing_order(w, mass, jac, pivot, ta, tb, count) != 0 ||
+      rows_after_coordinates(w, jac, pivot) != 0 ||
+      build_k(w, mass, jac, w->size, ta, tb, count, 1) != 0 || analyze_ldl(w) != 0)
     goto fail;
   jy_free(&a, pivot);
+  jy_free(&a, ta);
+  jy_free(&a, tb);
   return w;
 fail:
   jy_free(&a, pivot);
+  jy_free(&a, ta);
+  jy_free(&a, tb);
   jy_kkt_destroy(w);
   return NULL;
 }
