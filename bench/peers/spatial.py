@@ -37,6 +37,9 @@ SCRIPTS = {"ball": os.path.join(ROOT, "bench", "peers", "models", "ball_chain.lu
            "tree": os.path.join(ROOT, "bench", "joint_rows", "tree.lua")}
 LADDER = peers.LADDER
 PEER_LADDER = [1e-2, 5e-3, 2e-3] + LADDER
+# MuJoCo's fixed steps, 1, 5, 2 a decade like the tolerances (run.py's 1, 3 a decade made the
+# tree's RK4 jump from a drift of 1.5e-6 at 1e-3 to 5.5e-8 at 3e-4).
+MUJOCO_LADDER = [m * 10.0**-k for k in range(2, 7) for m in (1.0, 0.5, 0.2)]
 
 
 class Case:
@@ -109,7 +112,7 @@ class Program:
             return {"defaults": [0]}
         if self.name == "simbody":
             return {m: PEER_LADDER for m in ("rkm", "bdf", "adams")}
-        return {"rk4": peers.MUJOCO_DT, "euler": peers.MUJOCO_DT}
+        return {"rk4": MUJOCO_LADDER, "euler": MUJOCO_LADDER}
 
     def run(self, case, integrator, setting, cap, t_end=None):
         if self.name == "joinery":
@@ -128,11 +131,16 @@ def rel_drift(case, r):
     return r["drift"] / case.e_star() if "drift" in r and "failed" not in r else None
 
 
-def search(program, case, cap, log):
+def search(program, case, cap, log, near=None):
     """The cheapest (cpu, integrator, setting) meeting the drift bound (joinery-defaults: its
-    one setting, whatever its drift), or None."""
+    one setting, whatever its drift), or None. near: the (cpu, integrator, setting) chosen at
+    the previous chain size; with it only that integrator is probed, from two settings looser."""
     best = None
-    for integrator, settings in program.ladders().items():
+    ladders = program.ladders()
+    if near and near[1] in ladders and near[1] != "defaults":
+        ladder = ladders[near[1]]
+        ladders = {near[1]: ladder[max(0, ladder.index(near[2]) - 2):]}
+    for integrator, settings in ladders.items():
         for setting in settings:
             r = program.run(case, integrator, setting, cap)
             d = rel_drift(case, r)
@@ -205,6 +213,9 @@ def main():
     ap.add_argument("--programs", help="e.g. joinery,joinery-defaults,simbody,mujoco")
     ap.add_argument("--cap", type=float, help="seconds per run (default 20 quick, 120 full)")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--narrow", type=int, default=100,
+                    help="from this chain size on, probe only each program's integrator chosen "
+                    "at the previous size, from two settings looser (default 100)")
     ap.add_argument("--no-check", action="store_true", help="skip the same-model check")
     ap.add_argument("--out", help="also write the table to this file")
     ap.add_argument("--verbose", action="store_true", help="print every probe of the search")
@@ -219,7 +230,7 @@ def main():
     cases = [Case("ball", n) for n in sizes] + [Case("tree", 14)]
     if args.only:
         cases = [c for c in cases if c.workload in args.only.split(",")]
-    lines, checks = list(HEADER), []
+    lines, checks, previous = list(HEADER), [], {}
     for case in cases:
         programs = [Program(n) for n in ("joinery", "joinery-defaults", "simbody", "mujoco")]
         if args.programs:
@@ -228,7 +239,11 @@ def main():
             checks.append(check(case, programs, cap))
             print(checks[-1], flush=True)
         log("%s: searching" % case.title())
-        chosen = {p.name: search(p, case, cap, log) for p in programs}
+        narrow = case.workload == "ball" and case.n >= args.narrow
+        chosen = {p.name: search(p, case, cap, log, previous.get(p.name) if narrow else None)
+                  for p in programs}
+        if case.workload == "ball":
+            previous.update((k, v) for k, v in chosen.items() if v)
         rows = peers.measure(case, programs, chosen, args.repeats, cap, key="cpu")
         new = table_rows(case, programs, chosen, rows)
         lines += new
