@@ -216,6 +216,8 @@ def main():
     ap.add_argument("--narrow", type=int, default=100,
                     help="from this chain size on, probe only each program's integrator chosen "
                     "at the previous size, from two settings looser (default 100)")
+    ap.add_argument("--near", help="the previous size's choices when it is not in this run, "
+                    "e.g. joinery=adams:2e-7,simbody=rkm:5e-7 (for --narrow)")
     ap.add_argument("--no-check", action="store_true", help="skip the same-model check")
     ap.add_argument("--out", help="also write the table to this file")
     ap.add_argument("--verbose", action="store_true", help="print every probe of the search")
@@ -231,6 +233,11 @@ def main():
     if args.only:
         cases = [c for c in cases if c.workload in args.only.split(",")]
     lines, checks, previous = list(HEADER), [], {}
+    for item in (args.near.split(",") if args.near else []):
+        name, _, choice = item.partition("=")
+        integrator, _, setting = choice.partition(":")
+        ladder = Program(name).ladders()[integrator]
+        previous[name] = (None, integrator, min(ladder, key=lambda x: abs(math.log(x / float(setting)))))
     for case in cases:
         programs = [Program(n) for n in ("joinery", "joinery-defaults", "simbody", "mujoco")]
         if args.programs:
