@@ -211,7 +211,9 @@ def main():
     ap.add_argument("--sizes", help="chain sizes, e.g. 5,20,100,500")
     ap.add_argument("--only", help="workloads: ball,tree")
     ap.add_argument("--programs", help="e.g. joinery,joinery-defaults,simbody,mujoco")
-    ap.add_argument("--cap", type=float, help="seconds per run (default 20 quick, 120 full)")
+    ap.add_argument("--cap", type=float, help="seconds per run (default 20 quick, 1200 full: "
+                    "an integrator stops after a failing run over a third of the cap, and "
+                    "joinery's and Simbody's probes at N = 500 take 2 to 3 minutes each)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--narrow", type=int, default=100,
                     help="from this chain size on, probe only each program's integrator chosen "
@@ -222,7 +224,7 @@ def main():
     ap.add_argument("--out", help="also write the table to this file")
     ap.add_argument("--verbose", action="store_true", help="print every probe of the search")
     args = ap.parse_args()
-    cap = args.cap or (20.0 if args.quick else 120.0)
+    cap = args.cap or (20.0 if args.quick else 1200.0)
     for exe in ("mujoco_driver", "simbody_driver"):
         if not os.access(os.path.join(BIN, exe), os.X_OK):
             sys.exit("run bench/peers/build.sh first (missing %s)" % os.path.join(BIN, exe))
