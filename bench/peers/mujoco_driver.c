@@ -1,7 +1,7 @@
 /* The workloads in MuJoCo 2.2 (generalized coordinates on a tree, fixed step).
  *
  *   mujoco_driver WORKLOAD N INTEGRATOR DT T
- *     WORKLOAD    w1 | w2 | w3 | fbc (N windows)
+ *     WORKLOAD    w1 | w2 | w3 | fbc (N windows) | ball (N rods) | tree
  *     INTEGRATOR  euler (semi-implicit, MuJoCo's default) | rk4
  *     DT          the fixed time step; round(T / DT) steps
  *
@@ -10,7 +10,9 @@
  * refuses less than 1e-15). W2: two nested slide joints with joint stiffness. W3 and the
  * chain: trees closed by equality `connect`s, stiffened (solref 0.002 1, solimp 0.9999 0.9999
  * 0.001): MuJoCo's constraints are soft, and the default ones lose energy. Contact is off;
- * the energy is computed outside the timed loop. The model goes through a file in /tmp.
+ * the energy is computed outside the timed loop. ball and tree (bench/peers/spatial.h): nested
+ * MJCF bodies with ball and hinge joints, each body's frame at its centre of mass; the chain
+ * loads only to about 97 rods (the same tinyxml2 depth limit). The model goes through a file in /tmp.
  * Prints one line "result key=value ..." (see bench/peers/run.py). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -20,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "spatial.h"
 
 static void write_chain_urdf(FILE *out, int n) {
   fprintf(out, "<robot name=\"chain\"><link name=\"base\"/>\n");
@@ -67,8 +71,59 @@ static void write_four_bars_mjcf(FILE *out, int windows) {
   fprintf(out, "</equality></mujoco>\n");
 }
 
+static void write_ball_chain_mjcf(FILE *out, int n) {
+  double I[3];
+  spatial_rod_inertia(I);
+  fprintf(out, "<mujoco><option gravity=\"0 0 -9.81\"/><worldbody>\n");
+  for (int i = 0; i < n; i++)
+    fprintf(out,
+            "<body name=\"rod%d\" pos=\"0 0 %.17g\"><joint type=\"ball\" pos=\"0 0 %.17g\"/>"
+            "<inertial pos=\"0 0 0\" mass=\"%.17g\" diaginertia=\"%.17g %.17g %.17g\"/>\n",
+            i + 1, i == 0 ? -SPATIAL_ROD_L / 2 : -SPATIAL_ROD_L, SPATIAL_ROD_L / 2, SPATIAL_ROD_M,
+            I[0], I[1], I[2]);
+  for (int i = 0; i < n; i++) fprintf(out, "</body>");
+  fprintf(out, "\n</worldbody></mujoco>\n");
+}
+
+static void write_tree_body(FILE *out, const struct tree_body *b, int n, int k) {
+  const struct tree_body *t = &b[k];
+  const double *pc = t->parent < 0 ? (const double[3]){0, 0, 1.0} : b[t->parent].c;
+  double I[3];
+  tree_inertia(t, I);
+  /* the ball's point is the origin: tree.lua's shift of -1 m in z */
+  fprintf(out, "<body name=\"%s\" pos=\"%.17g %.17g %.17g\">", t->name, t->c[0] - pc[0],
+          t->c[1] - pc[1], t->c[2] - pc[2]);
+  if (t->parent < 0)
+    fprintf(out, "<joint type=\"ball\" pos=\"%.17g %.17g %.17g\"/>", t->p[0] - t->c[0],
+            t->p[1] - t->c[1], t->p[2] - t->c[2]);
+  else
+    fprintf(out, "<joint type=\"hinge\" pos=\"%.17g %.17g %.17g\" axis=\"%g %g %g\"/>",
+            t->p[0] - t->c[0], t->p[1] - t->c[1], t->p[2] - t->c[2], t->n[0], t->n[1], t->n[2]);
+  fprintf(out, "<inertial pos=\"0 0 0\" mass=\"%.17g\" diaginertia=\"%.17g %.17g %.17g\"/>\n", t->m,
+          I[0], I[1], I[2]);
+  for (int j = 0; j < n; j++)
+    if (b[j].parent == k) write_tree_body(out, b, n, j);
+  fprintf(out, "</body>\n");
+}
+
+static void write_tree_mjcf(FILE *out) {
+  struct tree_body b[TREE_BODIES];
+  int n = tree_bodies(b);
+  fprintf(out, "<mujoco><option gravity=\"0 0 -9.81\"/><worldbody>\n");
+  write_tree_body(out, b, n, 0);
+  fprintf(out, "</worldbody></mujoco>\n");
+}
+
 static void initial_state(const mjModel *m, mjData *d, const char *w, int windows) {
-  if (strcmp(w, "w2") == 0) {
+  if (strcmp(w, "ball") == 0) {
+    for (int j = 0; j < m->njnt; j++) /* one ball a body, in chain order */
+      if (j == 0)
+        spatial_q1(d->qpos + m->jnt_qposadr[j]);
+      else
+        spatial_qrel(d->qpos + m->jnt_qposadr[j]);
+  } else if (strcmp(w, "tree") == 0) {
+    /* every body at the identity, at rest: qpos0 */
+  } else if (strcmp(w, "w2") == 0) {
     d->qpos[0] = 0.1;
     d->qpos[1] = -0.1; /* x2 = 0: the second slide is relative to the first */
   } else if (strcmp(w, "w1") != 0) {
@@ -97,7 +152,7 @@ static double energy(const mjModel *m, mjData *d) {
 
 int main(int argc, char **argv) {
   if (argc != 6) {
-    fprintf(stderr, "usage: mujoco_driver w1|w2|w3|fbc N euler|rk4 DT T\n");
+    fprintf(stderr, "usage: mujoco_driver w1|w2|w3|fbc|ball|tree N euler|rk4 DT T\n");
     return 2;
   }
   const char *w = argv[1];
@@ -113,6 +168,10 @@ int main(int argc, char **argv) {
     write_chain_urdf(out, n);
   else if (strcmp(w, "w2") == 0)
     write_springs_mjcf(out);
+  else if (strcmp(w, "ball") == 0)
+    write_ball_chain_mjcf(out, n);
+  else if (strcmp(w, "tree") == 0)
+    write_tree_mjcf(out);
   else
     write_four_bars_mjcf(out, windows);
   fclose(out);
@@ -155,6 +214,10 @@ int main(int argc, char **argv) {
   if (strcmp(w, "w1") == 0) {
     const double *tip = d->xipos + 3 * (m->nbody - 1);
     printf(" tip_x=%.17g tip_y=%.17g nq=%d", tip[0], tip[1], m->nq);
+  } else if (strcmp(w, "ball") == 0 || strcmp(w, "tree") == 0) {
+    /* the last body's centre of mass: the chain's last rod, the tree's right foot */
+    const double *tip = d->xipos + 3 * (m->nbody - 1);
+    printf(" tip_x=%.17g tip_y=%.17g tip_z=%.17g", tip[0], tip[1], tip[2]);
   } else if (strcmp(w, "w2") == 0) {
     printf(" x1=%.17g x2=%.17g", d->qpos[0], d->qpos[0] + d->qpos[1]);
   } else {

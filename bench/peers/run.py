@@ -226,7 +226,9 @@ class Program:
                "--rtol", "%g" % rtol, "--atol", "%g" % (rtol / 100), "--out", csv_path]
         env = {"N": str(case.n), "KIND": self.kind or "rod"}
         out, wall, rss, cpu, timed_out = run_process(cmd, env, cap)
-        m = re.search(r"run time ([0-9.]+) s \((\d+) steps, (\d+) right-hand-side", out)
+        # "run time: wall W s, CPU C s (S steps, R right-hand-side ...)"; before, "run time W s (..."
+        m = re.search(r"run time:? (?:wall )?([0-9.]+) s(?:, CPU [0-9.]+ s)? \((\d+) steps, "
+                      r"(\d+) right-hand-side", out)
         if timed_out:
             r = {"failed": "over %g s" % cap}
         elif not m:
@@ -282,8 +284,9 @@ def fmt(x, spec):
     return "-" if x is None else format(x, spec)
 
 
-def measure(case, programs, chosen, repeats, cap):
-    """Median over repeats of the chosen settings, programs interleaved in each repeat."""
+def measure(case, programs, chosen, repeats, cap, key="time"):
+    """Median over repeats of the chosen settings, programs interleaved in each repeat: of the
+    drivers' own time, or of key (spatial.py: "cpu"); "each" lists every run's value."""
     runs = {p.name: [] for p in programs if chosen.get(p.name)}
     for _ in range(repeats):
         for p in programs:
@@ -292,13 +295,14 @@ def measure(case, programs, chosen, repeats, cap):
                 runs[p.name].append(p.run(case, integrator, setting, cap))
     rows = {}
     for name, rs in runs.items():
-        ok = [r for r in rs if "failed" not in r]
+        ok = [r for r in rs if "failed" not in r and r.get(key) is not None]
         if not ok:
             continue
-        ok.sort(key=lambda r: r["time"])
+        ok.sort(key=lambda r: r[key])
         mid = ok[len(ok) // 2]
-        rows[name] = dict(mid, time=statistics.median(r["time"] for r in ok),
-                          rss=max(r["rss"] or 0.0 for r in ok), err=case.error(mid))
+        rows[name] = dict(mid, rss=max(r["rss"] or 0.0 for r in ok), err=case.error(mid),
+                          each=[r[key] for r in ok])
+        rows[name][key] = statistics.median(r[key] for r in ok)
     return rows
 
 
