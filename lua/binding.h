@@ -28,6 +28,10 @@
  * registered) and leaves the module table on the stack. */
 JYL_EXPORT int luaopen_joinery(lua_State *L);
 
+/* A host's fresh state made ready for model scripts: the standard libraries opened and
+ * require "joinery" preloaded (luaopen_joinery), as the joinery command does. */
+JYL_EXPORT void jyl_open_libs(lua_State *L);
+
 /* lua/sandbox.c: the sandbox for scripts the host did not write. The joinery command calls it
  * before it runs a model script unless given --trust; a host program that opens the module
  * itself (luaopen_joinery, or require "joinery" from lua5.4) gets the full Lua library unless

@@ -1314,11 +1314,7 @@ static int pmain(lua_State *L) {
   lua_pushboolean(L, 1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &started_key);
   luaL_checkversion(L);
-  luaL_openlibs(L);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  lua_pushcfunction(L, luaopen_joinery);
-  lua_setfield(L, -2, "joinery");
-  lua_pop(L, 1);
+  jyl_open_libs(L);
   cli->status = dispatch(L, cli);
   return 0;
 }

@@ -28,6 +28,7 @@
 
 #include <lauxlib.h>
 #include <lua.h>
+#include <lualib.h>
 
 #include "binding_private.h"
 #include "joinery/joinery.h"
@@ -196,4 +197,12 @@ int luaopen_joinery(lua_State *L) {
   jyl_open_result_file(L);         /* lua/result_file.c: joinery.read_h5 */
   jyl_open_prelude(L, -1); /* lua/prelude.c: sys:constrain, sys:load, body:point, sys:pin ... */
   return 1;
+}
+
+void jyl_open_libs(lua_State *L) {
+  luaL_openlibs(L);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_joinery);
+  lua_setfield(L, -2, "joinery");
+  lua_pop(L, 1);
 }

@@ -74,11 +74,7 @@ static int pmain_load(lua_State *L) {
   LoadArgs *a = (LoadArgs *)lua_touserdata(L, 1);
   lua_settop(L, 0);
   luaL_checkversion(L);
-  luaL_openlibs(L);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  lua_pushcfunction(L, luaopen_joinery);
-  lua_setfield(L, -2, "joinery");
-  lua_pop(L, 1);
+  jyl_open_libs(L);
   push_settings(L, a->settings, a->nsettings); /* 1 */
   if (!a->trust) jyl_sandbox(L, NULL, 0, "load it with joinery.load(..., trust=True) to allow it");
 

@@ -899,17 +899,23 @@ static int lp_law(const jyPartInstance *self, const jyPartState *s, const double
   return bad;
 }
 
+/* The reused q, v tables and the row forces' table f (0 when not given) for fn(q, v, t, p, f). */
+static void fill_numbers_and_row_forces(LpType *lt, const jyPartState *s,
+                                        const double *row_forces) {
+  fill_numbers(lt, s->q, s->v);
+  for (int r = 0; r < lt->nrows; r++) {
+    lua_pushnumber(lt->T, row_forces ? row_forces[r] : 0.0);
+    lua_rawseti(lt->T, lt->s_rowf, r + 1);
+  }
+}
+
 static int lp_outputs(const jyPartInstance *self, const jyPartState *s, const double *row_forces,
                       double *out) {
   LpType *lt = (LpType *)self->type->type_data;
   int base, bad = 0;
   if (jyl_lp_enter(lt, self, s, &base)) return 1;
   lua_State *T = lt->T;
-  fill_numbers(lt, s->q, s->v);
-  for (int r = 0; r < lt->nrows; r++) {
-    lua_pushnumber(T, row_forces ? row_forces[r] : 0.0);
-    lua_rawseti(T, lt->s_rowf, r + 1);
-  }
+  fill_numbers_and_row_forces(lt, s, row_forces);
   for (int o = 0; o < lt->nout && !bad; o++) {
     const LpFn *fn = &lt->out[o].fn;
     lua_pushvalue(T, fn->slot);
@@ -957,11 +963,7 @@ static int lp_visual(const jyPartInstance *self, const jyPartState *s, const dou
   int base, bad = 0;
   if (jyl_lp_enter(lt, self, s, &base)) return 1;
   lua_State *T = lt->T;
-  fill_numbers(lt, s->q, s->v);
-  for (int r = 0; r < lt->nrows; r++) {
-    lua_pushnumber(T, row_forces ? row_forces[r] : 0.0);
-    lua_rawseti(T, lt->s_rowf, r + 1);
-  }
+  fill_numbers_and_row_forces(lt, s, row_forces);
   for (int i = 0; i < lt->nvis && !bad; i++) {
     const LpVisual *vis = &lt->vis[i];
     lua_pushvalue(T, vis->fn.slot);

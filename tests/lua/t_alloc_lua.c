@@ -45,11 +45,7 @@ static const char *const examples[] = {
 static lua_State *load_example(const char *root, const char *name) {
   lua_State *L = luaL_newstate();
   if (!L) return NULL;
-  luaL_openlibs(L);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  lua_pushcfunction(L, luaopen_joinery);
-  lua_setfield(L, -2, "joinery");
-  lua_pop(L, 1);
+  jyl_open_libs(L);
   char path[1024];
   snprintf(path, sizeof path, "%s/examples/%s.lua", root, name);
   if (luaL_dofile(L, path) == LUA_OK) lua_settop(L, 1); /* the system: its first result */

@@ -37,11 +37,7 @@ int main(int argc, char **argv) {
   const char *root = argc > 1 ? argv[1] : ".";
   plan(3);
   lua_State *L = luaL_newstate();
-  luaL_openlibs(L);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  lua_pushcfunction(L, luaopen_joinery);
-  lua_setfield(L, -2, "joinery");
-  lua_pop(L, 1);
+  jyl_open_libs(L);
   char code[1200];
   snprintf(code, sizeof code, "return dofile('%s/examples/spring_chain_lua.lua'):compile()", root);
   if (luaL_dostring(L, code) != LUA_OK) {

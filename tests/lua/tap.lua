@@ -83,15 +83,6 @@ function tap.exists(path)
   return f ~= nil
 end
 
--- The whole text of a file, or nil when it cannot be opened.
-function tap.read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local text = f:read("a")
-  f:close()
-  return text
-end
-
 -- The joinery command running this test, as an absolute path: arg's lowest index (arg[-1]
 -- may be a flag, --trust).
 function tap.joinery()
