@@ -448,35 +448,38 @@ static void warn_moved(lua_State *L, int idx) {
 /* Protected: 1 = system, 2 = settings table (with out). Prints as it goes. */
 
 /* method = auto: which method ran for how much of the run, and why it changed (stats at
- * `stats`). */
+ * `stats`). ERK runs only once it has won the race with Adams, and never hands back to
+ * Adams: where it ran, the stretches after BDF's were its. */
 static void print_methods(lua_State *L, int stats) {
+  static const char *const names[] = {"adams", "erk", "bdf"};
   long changes = int_field(L, stats, "to_stiff") + int_field(L, stats, "to_singular") +
     int_field(L, stats, "to_collapse");
   lua_getfield(L, stats, "methods");
-  int ran = 0;
-  for (int pass = 0; pass < 2; pass++) {
-    lua_getfield(L, -1, pass == 0 ? "adams" : "bdf");
+  int ran = 0, erk_ran = 0;
+  for (int k = 0; k < 3; k++) {
+    lua_getfield(L, -1, names[k]);
     if (lua_istable(L, -1)) {
       lua_getfield(L, -1, "time");
       double time = lua_tonumber(L, -1);
       lua_pop(L, 1);
-      printf("%s%s %.4g s (%ld steps)", ran ? ", " : "method auto: ", pass == 0 ? "adams" : "bdf",
-             time, (long)int_field(L, lua_gettop(L), "steps"));
+      printf("%s%s %.4g s (%ld steps)", ran ? ", " : "method auto: ", names[k], time,
+             (long)int_field(L, lua_gettop(L), "steps"));
       ran = 1;
+      erk_ran |= k == 1;
     }
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
   if (!ran) return;
   if (changes == 0) {
-    printf("; no change of method\n");
+    printf("; no change to bdf\n");
     return;
   }
-  printf("; %ld changes to bdf (%ld where adams' step collapsed, %ld at the branch guard, %ld for "
-         "stiffness), %ld back to adams\n",
+  printf("; %ld changes to bdf (%ld where the step collapsed, %ld at the branch guard, %ld for "
+         "stiffness), %ld back to %s\n",
          changes, (long)int_field(L, stats, "to_collapse"),
          (long)int_field(L, stats, "to_singular"), (long)int_field(L, stats, "to_stiff"),
-         (long)int_field(L, stats, "to_adams"));
+         (long)int_field(L, stats, "to_adams"), erk_ran ? "erk" : "adams");
 }
 
 /* One line of the model doctor on stderr: "model: N coordinates, M rows (R redundant), D

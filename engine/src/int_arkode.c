@@ -19,14 +19,7 @@ typedef struct ArkodeStepper {
 
 /* The step limit the parts with modes ask for, through the stop time (int_cvode.c). */
 static void limit_step(jySim *sim, ArkodeStepper *as, double t, N_Vector y) {
-  double end = jy_sim_stop_time(sim); /* t_end or an input's next breakpoint */
-  if (!as->roots) {
-    ERKStepSetStopTime(as->arkode, end);
-    return;
-  }
-  double h = jy_hybrid_max_step(sim, t, N_VGetArrayPointer(y));
-  double stop = h > 0 && t + h < end ? t + h : end;
-  ERKStepSetStopTime(as->arkode, stop); /* again each time: a stop time reached is cleared */
+  jy_erk_set_stop(sim, as->arkode, t, y);
 }
 
 static void on_arkode_error(int code, const char *module, const char *function, char *msg,
@@ -45,31 +38,50 @@ static int project_step(sunrealtype t, N_Vector y, void *ud) {
   return r < 0 ? -1 : 0; /* a projection that did not settle leaves the step as it is */
 }
 
+void *jy_erk_create(jySim *sim, double t, N_Vector y, int guards,
+                    int (*postprocess)(double, N_Vector, void *), jyStatus *st) {
+  void *arkode = ERKStepCreate(jy_sim_rhs, t, y, sim->ctx);
+  *st = JY_ERR_NOMEM;
+  if (!arkode) return NULL;
+  *st = JY_ERR_INTEGRATOR;
+  if (ERKStepSetErrHandlerFn(arkode, on_arkode_error, sim) != ARK_SUCCESS) return arkode;
+  ERKStepSetUserData(arkode, sim);
+  ERKStepSVtolerances(arkode, sim->def.rtol, sim->abstol);
+  ERKStepSetTableNum(arkode, ARKODE_VERNER_8_5_6);
+  ERKStepSetMaxNumSteps(arkode, sim->def.max_steps);
+  if (sim->max_step > 0) ERKStepSetMaxStep(arkode, sim->max_step);
+  ERKStepSetStopTime(arkode, jy_sim_stop_time(sim));
+  if (sim->project && ERKStepSetPostprocessStepFn(arkode, postprocess) != ARK_SUCCESS)
+    return arkode;
+  if (guards && sim->nguards > 0) { /* events: ARKODE locates the guards' zero crossings */
+    int flag = ERKStepRootInit(arkode, sim->nguards, jy_sim_guards);
+    if (flag != ARK_SUCCESS) {
+      *st = flag == ARK_MEM_FAIL ? JY_ERR_NOMEM : JY_ERR_INTEGRATOR;
+      return arkode;
+    }
+    ERKStepSetRootDirection(arkode, sim->guard_directions);
+    ERKStepSetNoInactiveRootWarn(arkode);
+  }
+  *st = JY_OK;
+  return arkode;
+}
+
+void jy_erk_set_stop(jySim *sim, void *arkode, double t, N_Vector y) {
+  double end = jy_sim_stop_time(sim); /* t_end or an input's next breakpoint */
+  double h = sim->nguards > 0 ? jy_hybrid_max_step(sim, t, N_VGetArrayPointer(y)) : 0;
+  ERKStepSetStopTime(arkode, h > 0 && t + h < end ? t + h : end); /* a stop reached is cleared */
+}
+
 static jyStatus setup(jySim *sim) {
   ArkodeStepper *as = jy_calloc(&sim->model->alloc, 1, sizeof *as);
   if (!as) return JY_ERR_NOMEM;
   sim->stepper_data = as;
   as->checked_to = sim->t;
-  as->arkode = ERKStepCreate(jy_sim_rhs, sim->t, sim->y, sim->ctx);
-  if (!as->arkode) return JY_ERR_NOMEM;
-  if (ERKStepSetErrHandlerFn(as->arkode, on_arkode_error, sim) != ARK_SUCCESS)
-    return JY_ERR_INTEGRATOR;
-  ERKStepSetUserData(as->arkode, sim);
-  ERKStepSVtolerances(as->arkode, sim->def.rtol, sim->abstol);
-  ERKStepSetTableNum(as->arkode, ARKODE_VERNER_8_5_6);
-  ERKStepSetMaxNumSteps(as->arkode, sim->def.max_steps);
-  if (sim->max_step > 0) ERKStepSetMaxStep(as->arkode, sim->max_step);
-  ERKStepSetStopTime(as->arkode, jy_sim_stop_time(sim));
-  if (sim->project && ERKStepSetPostprocessStepFn(as->arkode, project_step) != ARK_SUCCESS)
-    return JY_ERR_INTEGRATOR;
-  if (sim->nguards > 0) { /* events: ARKODE locates the guards' zero crossings */
-    int flag = ERKStepRootInit(as->arkode, sim->nguards, jy_sim_guards);
-    if (flag != ARK_SUCCESS) return flag == ARK_MEM_FAIL ? JY_ERR_NOMEM : JY_ERR_INTEGRATOR;
-    ERKStepSetRootDirection(as->arkode, sim->guard_directions);
-    ERKStepSetNoInactiveRootWarn(as->arkode);
-    as->roots = 1;
-    limit_step(sim, as, sim->t, sim->y);
-  }
+  jyStatus st = JY_OK;
+  as->arkode = jy_erk_create(sim, sim->t, sim->y, 1, project_step, &st);
+  if (st != JY_OK) return st;
+  as->roots = sim->nguards > 0;
+  if (as->roots) limit_step(sim, as, sim->t, sim->y);
   return JY_OK;
 }
 
@@ -101,7 +113,7 @@ static const char *flag_name(int flag) {
 #undef NAME
 }
 
-static void record_flag(jySim *sim, int flag) {
+void jy_erk_record_flag(jySim *sim, int flag) {
   jy_sim_record_flag(sim, flag_name(flag), "ARKODE", flag);
 }
 
@@ -122,7 +134,7 @@ static jyStatus advance(jySim *sim, double t_out, N_Vector y_out) {
     sunrealtype t_reached = 0;
     int flag = ERKStepEvolve(as->arkode, sim->def.t_end, y_out, &t_reached, ARK_ONE_STEP);
     if (flag < 0) {
-      record_flag(sim, flag);
+      jy_erk_record_flag(sim, flag);
       return flag == ARK_MEM_FAIL ? JY_ERR_NOMEM : JY_ERR_INTEGRATOR;
     }
     as->checked_to = t_reached;
@@ -137,7 +149,7 @@ static jyStatus advance(jySim *sim, double t_out, N_Vector y_out) {
   }
   if (sim->root_pending && sim->root_t <= t_out) return JY_OK; /* sim.c handles it first */
   int flag = ERKStepGetDky(as->arkode, t_out, 0, y_out);
-  if (flag < 0) record_flag(sim, flag);
+  if (flag < 0) jy_erk_record_flag(sim, flag);
   return flag < 0 ? JY_ERR_INTEGRATOR : JY_OK;
 }
 

@@ -36,6 +36,24 @@
  * value has fallen below 1/SIGMA_FALLEN of where Adams took over. */
 #define SIGMA_FALLEN 4.0
 #define SIGMA_CHECK_STEPS 10
+/* The race: Adams' window is the RACE_ADAMS_STEPS steps after its first SETTLE_STEPS in a
+ * smooth stretch (its order has grown by then); ERK's shadow run covers the same span from
+ * the same state. The work of a step beyond its right-hand sides, in right-hand
+ * sides: Adams' step end is checked against the constraints (an assembly and the guard's
+ * estimate) and its Nordsieck history rescaled, ERK's is projected (a residual check when
+ * it holds). Measured on the examples (docs/numerics.md, "The automatic method"): Adams'
+ * step costs 1 to 4 right-hand sides beyond its own, ERK's under one. ERK must be
+ * RACE_MARGIN times cheaper to take over (its first steps after the change grow from an
+ * estimate). */
+#define RACE_ADAMS_STEPS 100
+#define ADAMS_STEP_WORK 1.5
+#define ERK_STEP_WORK 0.5
+#define RACE_MARGIN 1.3
+/* A lost race is run again this many steps on, then twice as many, and so on: a motion's
+ * first second need not be its hardest (the W1 chain at rtol 1e-6: its first window is
+ * Adams', the run ERK's by 1.4), and the races cost at most a few windows in all. */
+#define RACE_FIRST_WAIT 400
+
 /* Power iterations per estimate (from the last estimate's direction). */
 #define POWER_ITERATIONS 6
 
@@ -46,6 +64,7 @@ jyStatus jy_auto_init(jySim *sim, jyAutoChoice *a, double t) {
   a->sigma_clear = SIGMA_CLEAR;
   a->returned_t = -INFINITY;
   a->sigma_ref = jy_sim_constraint_sigma(sim, t, sim->y);
+  a->race_wait = RACE_FIRST_WAIT;
   a->probe = jy_sim_new_vector(sim);
   a->probe_y = jy_sim_new_vector(sim);
   a->f0 = jy_sim_new_vector(sim);
@@ -145,12 +164,46 @@ static jyAutoMove leave_singular(jySim *sim, jyAutoChoice *a, double t, N_Vector
   if (isinf(a->sigma_clear)) return JY_AUTO_STAY;
   if (fabs(h) >= 0.5 * a->adams_h) { /* sigma here is where Adams takes over */
     a->sigma_last = jy_sim_constraint_sigma(sim, t, y);
-    return JY_AUTO_TO_ADAMS;
+    return JY_AUTO_TO_SMOOTH;
   }
   if (isnan(a->sigma_met)) return JY_AUTO_STAY;
   double sigma = jy_sim_constraint_sigma(sim, t, y), before = a->sigma_last;
   a->sigma_last = sigma;
-  return sigma > a->sigma_clear * a->sigma_met && sigma > before ? JY_AUTO_TO_ADAMS : JY_AUTO_STAY;
+  return sigma > a->sigma_clear * a->sigma_met && sigma > before ? JY_AUTO_TO_SMOOTH : JY_AUTO_STAY;
+}
+
+/* The race at a smooth stretch's step end (in_stretch steps into it): Adams' window opens
+ * once it has settled (and the last lost race's wait is over), and after RACE_ADAMS_STEPS
+ * its work is measured against ERK's. */
+static jyAutoMove race(jyAutoChoice *a, double t, const jyAutoCounters *now, long in_stretch) {
+  if (a->erk_chosen || a->erk || in_stretch < SETTLE_STEPS) return JY_AUTO_STAY;
+  if (!a->race_open || a->race_at.steps < a->stretch_at.steps) { /* none open in this stretch */
+    if (now->steps < a->race_next) return JY_AUTO_STAY;
+    a->race_open = 1;
+    a->race_t = t;
+    a->race_at = *now;
+    a->race_mark = 1;
+    return JY_AUTO_STAY;
+  }
+  if (now->steps - a->race_at.steps < RACE_ADAMS_STEPS || !(t > a->race_t)) return JY_AUTO_STAY;
+  a->adams_work = (double)(now->rhs_evals - a->race_at.rhs_evals) +
+    ADAMS_STEP_WORK * (double)(now->steps - a->race_at.steps);
+  a->race_open = 0;
+  a->race_next = now->steps + a->race_wait; /* should ERK lose */
+  a->race_wait *= 2;
+  return JY_AUTO_RACE;
+}
+
+double jy_auto_race_budget(const jyAutoChoice *a) { return a->adams_work / RACE_MARGIN; }
+
+jyAutoMove jy_auto_race_result(jyAutoChoice *a, double erk_work) {
+  a->races++;
+  a->erk_chosen = RACE_MARGIN * erk_work < a->adams_work;
+  return a->erk_chosen ? JY_AUTO_TO_ERK : JY_AUTO_STAY;
+}
+
+double jy_auto_erk_work(long attempts, long steps) {
+  return JY_ERK_STAGES * (double)attempts + ERK_STEP_WORK * (double)steps;
 }
 
 jyAutoMove jy_auto_after_step(jySim *sim, jyAutoChoice *a, double t, N_Vector y, double h,
@@ -171,6 +224,8 @@ jyAutoMove jy_auto_after_step(jySim *sim, jyAutoChoice *a, double t, N_Vector y,
       a->h_recent = fabs(h); /* Adams' own business: look again at the next collapse */
     }
     a->h_recent = settled <= 1 ? fabs(h) : fmax(fabs(h), H_RECENT_DECAY * a->h_recent);
+    jyAutoMove raced = race(a, t, now, in_stretch);
+    if (raced != JY_AUTO_STAY) return raced;
     if (now->steps - a->window_at.steps < a->check_every) return JY_AUTO_STAY;
     long fails = now->fails - a->window_at.fails;
     double window_pace = pace(a->window_t, &a->window_at, t, now);
@@ -185,31 +240,39 @@ jyAutoMove jy_auto_after_step(jySim *sim, jyAutoChoice *a, double t, N_Vector y,
   if (in_stretch == TRIAL_STEPS &&
       pace(a->stretch_t, &a->stretch_at, t, now) < TRIAL_GAIN * a->adams_pace) {
     a->check_every = a->check_every < 1000000 ? 4 * a->check_every : a->check_every;
-    return JY_AUTO_TO_ADAMS; /* BDF is no cheaper here: look again less often */
+    return JY_AUTO_TO_SMOOTH; /* BDF is no cheaper here: look again less often */
   }
   if (in_stretch < TRIAL_STEPS || in_stretch % BDF_CHECK_STEPS != 0) return JY_AUTO_STAY;
-  return fabs(h) * spectral_radius(sim, a, t, y) < NONSTIFF_H_RHO ? JY_AUTO_TO_ADAMS : JY_AUTO_STAY;
+  return fabs(h) * spectral_radius(sim, a, t, y) < NONSTIFF_H_RHO ? JY_AUTO_TO_SMOOTH
+                                                                  : JY_AUTO_STAY;
 }
 
 void jy_auto_changed(jyAutoChoice *a, jyAutoMove move, double t, const jyAutoCounters *now) {
-  int was = a->bdf;
+  enum { ADAMS, BDF, ERK };
+  int was = a->bdf ? BDF : a->erk ? ERK : ADAMS;
   double span = t - a->stretch_t;
-  /* going back past where the stretch began: Adams' span from there on is done again */
-  a->time_by[span >= 0 ? was : 0] += span;
-  if (a->time_by[0] < 0) a->time_by[0] = 0;
+  if (span >= 0) {
+    a->time_by[was] += span;
+  } else { /* going back past where the stretch began: the smooth span from there is redone */
+    a->time_by[ADAMS] += span;
+    if (a->time_by[ADAMS] < 0) a->time_by[ERK] += a->time_by[ADAMS], a->time_by[ADAMS] = 0;
+    if (a->time_by[ERK] < 0) a->time_by[ERK] = 0;
+  }
   a->steps_by[was] += now->steps - a->stretch_at.steps;
-  if (was && a->singular) {
+  if (was == BDF && a->singular) {
     a->returned_t = t;
     a->returned_span = t - a->stretch_t;
   }
-  if (move == JY_AUTO_TO_ADAMS) a->sigma_ref = a->sigma_last;
-  a->bdf = move != JY_AUTO_TO_ADAMS;
+  int to_smooth = move == JY_AUTO_TO_SMOOTH || move == JY_AUTO_TO_ERK;
+  if (move == JY_AUTO_TO_SMOOTH) a->sigma_ref = a->sigma_last;
+  a->bdf = !to_smooth;
+  a->erk = move == JY_AUTO_TO_ERK || (move == JY_AUTO_TO_SMOOTH && a->erk_chosen);
   a->singular = move == JY_AUTO_TO_BDF_SINGULAR || move == JY_AUTO_TO_BDF_COLLAPSE ||
     move == JY_AUTO_TO_BDF_PRESCRIBED;
   a->to_stiff += move == JY_AUTO_TO_BDF_STIFF;
   a->to_singular += move == JY_AUTO_TO_BDF_SINGULAR;
   a->to_collapse += move == JY_AUTO_TO_BDF_COLLAPSE;
-  a->to_adams += move == JY_AUTO_TO_ADAMS;
+  a->to_adams += move == JY_AUTO_TO_SMOOTH;
   a->stretch_t = a->window_t = t;
   a->stretch_at = a->window_at = *now;
   a->restart_steps = now->steps;
@@ -220,10 +283,12 @@ void jy_auto_restarted(jyAutoChoice *a, const jyAutoCounters *now) {
 }
 
 void jy_auto_stats(const jyAutoChoice *a, double t, const jyAutoCounters *now, jySimStats *out) {
-  int m[2] = {JY_METHOD_ADAMS, JY_METHOD_BDF};
-  for (int k = 0; k < 2; k++) {
-    out->method_time[m[k]] = a->time_by[k] + (a->bdf == k ? t - a->stretch_t : 0);
-    out->method_steps[m[k]] = a->steps_by[k] + (a->bdf == k ? now->steps - a->stretch_at.steps : 0);
+  const int m[3] = {JY_METHOD_ADAMS, JY_METHOD_BDF, JY_METHOD_ERK};
+  int running = a->bdf ? 1 : a->erk ? 2 : 0;
+  for (int k = 0; k < 3; k++) {
+    out->method_time[m[k]] = a->time_by[k] + (running == k ? t - a->stretch_t : 0);
+    out->method_steps[m[k]] =
+      a->steps_by[k] + (running == k ? now->steps - a->stretch_at.steps : 0);
   }
   out->to_stiff = a->to_stiff;
   out->to_collapse = a->to_collapse;

@@ -1,12 +1,17 @@
 /* What method = auto decides (int_auto.c); int_cvode.c carries it out. Internal.
  *
- * A run starts under Adams. It changes to BDF with projection for a stretch when Adams'
- * step end meets a singular configuration (the branch guard would fire, or the projection
- * does not settle: the run goes back to the last step end the guard cleared, so no step
- * straddles the change), or when Adams' steps are held by stability (convergence or error
- * test failures, and h times the estimated spectral radius of the Jacobian above Adams'
- * limit). It comes back to Adams when the singular stretch has passed, or when BDF's step
- * is one Adams would take stably, or when BDF turned out no cheaper than Adams was. */
+ * A run starts under Adams. Once Adams has settled it races ERK: Adams' work over a window
+ * of its steps against the work of a shadow ERK run over the same span from the same state
+ * (which reports nothing and is thrown away), each counted from the integrators' own
+ * counters (right-hand sides and steps, never the clock: the choice is the same on every
+ * machine and for every output interval). The cheaper runs the smooth stretches from then
+ * on. It changes to BDF with projection for a stretch when the smooth method's step
+ * end meets a singular configuration (the branch guard would fire, or the projection does
+ * not settle: the run goes back to a step end the guard cleared, so no step straddles the
+ * change), or when its steps are held by stability (convergence or error test failures,
+ * and h times the estimated spectral radius of the Jacobian above the limit). It comes back
+ * to the smooth method when the singular stretch has passed, or when BDF's step is one
+ * Adams would take stably, or when BDF turned out no cheaper than the smooth method was. */
 #ifndef JY_INT_AUTO_H
 #define JY_INT_AUTO_H
 
@@ -20,17 +25,37 @@ typedef enum jyAutoMove {
   JY_AUTO_TO_BDF_SINGULAR,   /* Adams met a singular configuration */
   JY_AUTO_TO_BDF_COLLAPSE,   /* Adams' step collapsed (a singular configuration ahead) */
   JY_AUTO_TO_BDF_PRESCRIBED, /* at the start: the motion is prescribed (no free direction) */
-  JY_AUTO_TO_ADAMS           /* the stretch that needed BDF has passed */
+  JY_AUTO_TO_SMOOTH,         /* the stretch that needed BDF has passed: the smooth method */
+  JY_AUTO_RACE,              /* Adams' race window ends here: ERK's shadow run over it */
+  JY_AUTO_TO_ERK             /* ERK won the race: it runs the smooth stretches */
 } jyAutoMove;
 
 /* The integrator's counters over the whole run (restarts and changes included). */
 typedef struct jyAutoCounters {
-  long steps, rhs_evals, fails; /* fails: convergence and error test failures */
+  /* rhs_evals: Adams' and BDF's right-hand sides (Jacobians' included), ERK's step
+   * attempts times its stages (not its count, which includes the evaluations its
+   * interpolant makes at output times); fails: convergence and error test failures */
+  long steps, rhs_evals, fails;
 } jyAutoCounters;
+
+/* Stages of ARKODE's Verner 8(5,6) step, which auto's ERK stretches and method = erk use. */
+#define JY_ERK_STAGES 8
 
 typedef struct jyAutoChoice {
   int bdf;      /* BDF runs now */
-  int singular; /* its stretch is for a singular configuration (else for stiffness) */
+  int erk;      /* else ERK runs now (else Adams) */
+  int singular; /* BDF's stretch is for a singular configuration (else for stiffness) */
+  /* The race of Adams and ERK: erk_chosen once ERK has won (it runs the smooth stretches
+   * from then on); else whether Adams' window is open, where it began, the step count at
+   * which the next opens and the wait after the next loss. */
+  int erk_chosen;
+  int race_open;
+  long race_next, race_wait;
+  int race_mark; /* Adams' window starts at this step end: int_cvode.c keeps its state */
+  double race_t;
+  jyAutoCounters race_at;
+  double adams_work; /* Adams' work over the window */
+  int races;         /* run so far */
   /* where the present stretch began */
   double stretch_t;
   jyAutoCounters stretch_at;
@@ -38,7 +63,8 @@ typedef struct jyAutoChoice {
   double window_t;
   jyAutoCounters window_at;
   long check_every;
-  double adams_pace;            /* simulated time per right-hand side in Adams' last window */
+  double adams_pace;            /* simulated time per right-hand side in the smooth method's
+                                   last window */
   double met_t;                 /* when Adams met the singular configuration */
   double sigma_met, sigma_last; /* the rows' smallest singular value there, and lately */
   double sigma_clear;           /* how many times sigma_met it hands back at */
@@ -49,8 +75,8 @@ typedef struct jyAutoChoice {
   N_Vector probe, probe_y, f0, f1, weights; /* the power iteration's direction, scratch */
   int probe_started;
   /* what the run summary says */
-  double time_by[2]; /* simulated time under Adams, BDF */
-  long steps_by[2];
+  double time_by[3]; /* simulated time under Adams, BDF, ERK */
+  long steps_by[3];
   long to_stiff, to_singular, to_collapse, to_adams;
   double h_recent;    /* Adams' recent largest step since it (re)started */
   long restart_steps; /* the step count then */
@@ -64,6 +90,13 @@ void jy_auto_free(jyAutoChoice *a);
 jyAutoMove jy_auto_after_step(jySim *sim, jyAutoChoice *a, double t, N_Vector y, double h,
                               const jyAutoCounters *now);
 
+/* JY_AUTO_RACE: the most work ERK's shadow run may spend before it has lost, and the move
+ * its work over the window (INFINITY: it stopped or ran out of budget) decides. */
+double jy_auto_race_budget(const jyAutoChoice *a);
+jyAutoMove jy_auto_race_result(jyAutoChoice *a, double erk_work);
+/* ERK's work for its step attempts and accepted steps, in right-hand sides. */
+double jy_auto_erk_work(long attempts, long steps);
+
 /* Adams' step end y met a singular configuration at t: the run goes back to an earlier
  * step end and BDF takes over (jy_auto_changed says from when). */
 void jy_auto_singular(jySim *sim, jyAutoChoice *a, double t, N_Vector y);
@@ -73,7 +106,8 @@ void jy_auto_singular(jySim *sim, jyAutoChoice *a, double t, N_Vector y);
  * BDF could not get through from where Adams left it; or the motion is prescribed). */
 void jy_auto_stay_bdf(jyAutoChoice *a);
 
-/* The integrator changed at t (to BDF when to_bdf) with the counters `now`: the books. */
+/* The integrator changes at t by move, with the counters `now`: the books, and a->bdf,
+ * a->erk say which method runs from there. */
 void jy_auto_changed(jyAutoChoice *a, jyAutoMove move, double t, const jyAutoCounters *now);
 
 /* The integrator restarted (an event, a projected step end) with the counters `now`: its

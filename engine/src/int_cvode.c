@@ -1,8 +1,9 @@
 /* Stepping with SUNDIALS CVODE: BDF (Newton) with the projection onto the constraints inside
  * every step, Adams–Moulton (fixed point), which SUNDIALS 6.4 cannot project inside its
- * steps, and auto, which runs Adams and changes to BDF for the stretches that need it
- * (int_auto.c decides). All step freely towards t_end and answer output times from the
+ * steps, and auto, which runs Adams or ARKODE's ERK (whichever its race finds cheaper) and
+ * changes to BDF for the stretches that need it (int_auto.c decides). All step freely towards t_end and answer output times from the
  * interpolating polynomial, so the output interval never changes the integration. */
+#include <arkode/arkode_erkstep.h>
 #include <cvode/cvode.h>
 #include <cvode/cvode_ls.h>
 #include <cvode/cvode_proj.h>
@@ -29,6 +30,9 @@
 #define AUTO_BACK_FIRST 2
 #define AUTO_TRY_STEPS 300
 
+/* cs->lmm of auto's ERK stretches (CV_ADAMS and CV_BDF are CVODE's). */
+enum { ERK = 3 };
+
 typedef struct CvodeStepper {
   void *cvode;
   SUNNonlinearSolver nls;
@@ -46,7 +50,16 @@ typedef struct CvodeStepper {
    * unlocated crossing may lie there (rows of motion that never happened, written before
    * the crossing's rows). */
   double checked_to;
-  int lmm;           /* CV_ADAMS or CV_BDF: the integrator running now */
+  int lmm;           /* CV_ADAMS, CV_BDF or ERK (auto's ERK stretch): the integrator now */
+  void *arkode;      /* erk while ERK runs (cvode is NULL then) */
+  void *erk;         /* auto's ERK, made with the stepper and started again for each stretch */
+  int erk_met_guard; /* ERK's step end met the branch guard (at erk_guard_t) */
+  int shadow;        /* ERK's race runs (its guard ends it) */
+  N_Vector race_y, race_end; /* the state where Adams' race window began; ERK's there */
+  void *race_erk;            /* the race's ERK, made with the stepper: a race allocates nothing */
+  unsigned char *race_dependent; /* the evaluator's dependent rows, kept over a race */
+  double erk_guard_t;
+  long work_before;  /* auto's work (jyAutoCounters.rhs_evals) of the integrators before */
   jyAutoChoice *aut; /* method = auto: its choice; NULL for a fixed method */
   /* auto: the last AUTO_BACK_MAX step ends the guard cleared (or restarts), newest at
    * back[newest], and how many are held; good holds the last step end */
@@ -177,6 +190,10 @@ static jyStatus attach_linear_solver(jySim *sim, CvodeStepper *cs) {
  * next step is cut there through the stop time (a maximum step set now would only bound
  * the steps after the one CVODE has already chosen). The run's own max_step stays CVODE's. */
 static void limit_step(jySim *sim, CvodeStepper *cs, double t, N_Vector y) {
+  if (cs->arkode) {
+    jy_erk_set_stop(sim, cs->arkode, t, y);
+    return;
+  }
   double end = jy_sim_stop_time(sim); /* t_end or an input's next breakpoint */
   if (!cs->roots) {
     CVodeSetStopTime(cs->cvode, end);
@@ -185,6 +202,37 @@ static void limit_step(jySim *sim, CvodeStepper *cs, double t, N_Vector y) {
   double h = jy_hybrid_max_step(sim, t, N_VGetArrayPointer(y));
   double stop = h > 0 && t + h < end ? t + h : end;
   CVodeSetStopTime(cs->cvode, stop); /* again each time: a stop time reached is cleared */
+}
+
+/* Auto's ERK step end onto the constraints (as method = erk's, int_arkode.c); a branch jump
+ * is not a stop here but the run going back to BDF (advance_auto): the step is refused. */
+static int erk_project_step(sunrealtype t, N_Vector y, void *ud) {
+  jySim *sim = ud;
+  CvodeStepper *cs = sim->stepper_data;
+  int r = jy_sim_project_own_weights(sim, t, y, 0.1, JY_PROJECT_GUARD | JY_PROJECT_KEEP_CLOSE);
+  if (r == 2) {
+    cs->erk_met_guard = 1;
+    cs->erk_guard_t = t;
+    if (!cs->shadow) N_VScale(1.0, y, cs->step_end);
+    return -1;
+  }
+  return r < 0 ? -1 : 0; /* a projection that did not settle leaves the step as it is */
+}
+
+/* Auto's ERK from (t, y): the one made with the stepper, started again. */
+static jyStatus start_erk(jySim *sim, CvodeStepper *cs, double t, N_Vector y) {
+  cs->lmm = ERK;
+  cs->checked_to = t;
+  cs->restart_pending = 0;
+  cs->erk_met_guard = 0;
+  if (sim->project) sim->eval->baumgarte_rate = 0;
+  if (ERKStepReset(cs->erk, t, y) != ARK_SUCCESS ||
+      ERKStepSetInitStep(cs->erk, 0) != ARK_SUCCESS) /* its own estimate */
+    return JY_ERR_INTEGRATOR;
+  cs->arkode = cs->erk;
+  cs->roots = sim->nguards > 0;
+  limit_step(sim, cs, t, y);
+  return JY_OK;
 }
 
 /* Creates CVODE with method lmm at (t, y), with what the method needs: Adams the fixed
@@ -230,6 +278,7 @@ static jyStatus create_integrator(jySim *sim, CvodeStepper *cs, int lmm, double 
 
 static void free_integrator(CvodeStepper *cs) {
   if (cs->cvode) CVodeFree(&cs->cvode);
+  cs->arkode = NULL; /* auto's ERK stays made (destroy frees it) */
   if (cs->nls) SUNNonlinSolFree(cs->nls);
   if (cs->ls) SUNLinSolFree(cs->ls);
   if (cs->jac) SUNMatDestroy(cs->jac);
@@ -284,13 +333,29 @@ static const char *flag_name(int flag) {
 }
 
 static void record_flag(jySim *sim, int flag) {
-  jy_sim_record_flag(sim, flag_name(flag), "CVODE", flag);
+  const CvodeStepper *cs = sim->stepper_data;
+  if (cs && cs->arkode)
+    jy_erk_record_flag(sim, flag);
+  else
+    jy_sim_record_flag(sim, flag_name(flag), "CVODE", flag);
 }
 
 static double current_time(const CvodeStepper *cs) {
   sunrealtype t = 0;
-  CVodeGetCurrentTime(cs->cvode, &t);
+  if (cs->arkode)
+    ERKStepGetCurrentTime(cs->arkode, &t);
+  else
+    CVodeGetCurrentTime(cs->cvode, &t);
   return t;
+}
+
+static double last_step(const CvodeStepper *cs) {
+  sunrealtype h = 0;
+  if (cs->arkode)
+    ERKStepGetLastStep(cs->arkode, &h);
+  else
+    CVodeGetLastStep(cs->cvode, &h);
+  return h;
 }
 
 /* One internal step toward t_out, the steps since t_from counted in *steps; a failure is
@@ -304,13 +369,18 @@ static int one_step(jySim *sim, CvodeStepper *cs, N_Vector y_out, long *steps, d
     return CV_TOO_MUCH_WORK;
   ++*steps;
   sunrealtype t_reached = 0;
-  int flag = CVode(cs->cvode, sim->def.t_end, y_out, &t_reached, CV_ONE_STEP);
+  /* ARKODE's return values are CVODE's: 0 a step, CV_TSTOP_RETURN, CV_ROOT_RETURN, < 0 */
+  int flag = cs->arkode ? ERKStepEvolve(cs->arkode, sim->def.t_end, y_out, &t_reached, ARK_ONE_STEP)
+                        : CVode(cs->cvode, sim->def.t_end, y_out, &t_reached, CV_ONE_STEP);
   *new_step = current_time(cs) != t_before;
   if (flag >= 0) cs->checked_to = t_reached;
   if (flag < 0) {
-    record_flag(sim, flag);
+    if (!cs->erk_met_guard) record_flag(sim, flag);
   } else if (flag == CV_ROOT_RETURN) { /* y_out is the state at the crossing */
-    CVodeGetRootInfo(cs->cvode, sim->roots_found);
+    if (cs->arkode)
+      ERKStepGetRootInfo(cs->arkode, sim->roots_found);
+    else
+      CVodeGetRootInfo(cs->cvode, sim->roots_found);
     jy_sim_root_located(sim, t_reached, y_out);
   } else if (*new_step && jy_sim_check_step(sim, t_reached, y_out) < 0) {
     flag = CV_RHSFUNC_FAIL;
@@ -321,7 +391,8 @@ static int one_step(jySim *sim, CvodeStepper *cs, N_Vector y_out, long *steps, d
 }
 
 static jyStatus interpolate(jySim *sim, CvodeStepper *cs, double t_out, N_Vector y_out) {
-  int flag = CVodeGetDky(cs->cvode, t_out, 0, y_out);
+  int flag = cs->arkode ? ERKStepGetDky(cs->arkode, t_out, 0, y_out)
+                        : CVodeGetDky(cs->cvode, t_out, 0, y_out);
   if (flag < 0) record_flag(sim, flag);
   return flag < 0 ? JY_ERR_INTEGRATOR : JY_OK;
 }
@@ -346,6 +417,13 @@ static jyStatus advance_bdf(jySim *sim, double t_out, N_Vector y_out) {
 
 static jySimStats counters(const CvodeStepper *cs) {
   jySimStats s = {0};
+  if (cs->arkode) {
+    ERKStepGetNumSteps(cs->arkode, &s.steps);
+    ERKStepGetNumRhsEvals(cs->arkode, &s.rhs_evals);
+    ERKStepGetNumErrTestFails(cs->arkode, &s.error_test_fails);
+    if (cs->roots) ERKStepGetNumGEvals(cs->arkode, &s.guard_evals);
+    return s;
+  }
   CVodeGetNumSteps(cs->cvode, &s.steps);
   CVodeGetNumRhsEvals(cs->cvode, &s.rhs_evals);
   CVodeGetNumErrTestFails(cs->cvode, &s.error_test_fails);
@@ -360,11 +438,29 @@ static jySimStats counters(const CvodeStepper *cs) {
   return s;
 }
 
+/* The work of the integrator running now, in right-hand sides (jyAutoCounters.rhs_evals). */
+static long work(const CvodeStepper *cs) {
+  if (cs->arkode) {
+    long attempts = 0;
+    ERKStepGetNumStepAttempts(cs->arkode, &attempts);
+    return JY_ERK_STAGES * attempts;
+  }
+  jySimStats s = counters(cs);
+  return s.rhs_evals + s.jac_rhs_evals;
+}
+
 static jyAutoCounters auto_counters(const CvodeStepper *cs) {
   jySimStats now = counters(cs);
   jy_stats_add(&now, &cs->before);
-  return (jyAutoCounters){now.steps, now.rhs_evals + now.jac_rhs_evals,
+  return (jyAutoCounters){now.steps, cs->work_before + work(cs),
                           now.nonlinear_fails + now.error_test_fails};
+}
+
+/* The counters of the integrator running now join those before it (a restart or change). */
+static void close_counters(CvodeStepper *cs) {
+  jySimStats now = counters(cs);
+  cs->work_before += work(cs);
+  jy_stats_add(&cs->before, &now);
 }
 
 /* auto: y at t is a step end it may go back to. */
@@ -376,12 +472,16 @@ static void keep_step_end(CvodeStepper *cs, double t, N_Vector y) {
 }
 
 static jyStatus restart_at(jySim *sim, CvodeStepper *cs, double t, N_Vector y) {
-  jySimStats now = counters(cs);
-  jy_stats_add(&cs->before, &now);
+  close_counters(cs);
   cs->restarts++;
   cs->checked_to = t;
-  if (CVodeReInit(cs->cvode, t, y) != CV_SUCCESS) return JY_ERR_INTEGRATOR;
-  CVodeSetInitStep(cs->cvode, sim->restart_h0); /* 0: CVODE estimates it (sim.h) */
+  if (cs->arkode) {
+    if (ERKStepReInit(cs->arkode, jy_sim_rhs, t, y) != ARK_SUCCESS) return JY_ERR_INTEGRATOR;
+    ERKStepSetInitStep(cs->arkode, sim->restart_h0); /* 0: ARKODE estimates it (sim.h) */
+  } else {
+    if (CVodeReInit(cs->cvode, t, y) != CV_SUCCESS) return JY_ERR_INTEGRATOR;
+    CVodeSetInitStep(cs->cvode, sim->restart_h0); /* 0: CVODE estimates it (sim.h) */
+  }
   limit_step(sim, cs, t, y);
   if (cs->aut) { /* a restart's state is the earliest auto may go back to */
     cs->held = 0;
@@ -487,6 +587,12 @@ static void stats(const jySim *sim, jySimStats *out) {
 
 static jyStatus error_estimates(jySim *sim, N_Vector weights, N_Vector local_errors) {
   CvodeStepper *cs = sim->stepper_data;
+  if (cs->arkode) {
+    if (weights && ERKStepGetErrWeights(cs->arkode, weights) != ARK_SUCCESS) return JY_ERR_INVALID;
+    if (local_errors && ERKStepGetEstLocalErrors(cs->arkode, local_errors) != ARK_SUCCESS)
+      return JY_ERR_INVALID;
+    return JY_OK;
+  }
   if (weights && CVodeGetErrWeights(cs->cvode, weights) != CV_SUCCESS) return JY_ERR_INVALID;
   if (local_errors && CVodeGetEstLocalErrors(cs->cvode, local_errors) != CV_SUCCESS)
     return JY_ERR_INVALID;
@@ -495,11 +601,8 @@ static jyStatus error_estimates(jySim *sim, N_Vector weights, N_Vector local_err
 
 static void position(jySim *sim, double *t, double *h) {
   CvodeStepper *cs = sim->stepper_data;
-  sunrealtype tc = *t, hc = 0;
-  CVodeGetCurrentTime(cs->cvode, &tc);
-  CVodeGetLastStep(cs->cvode, &hc);
-  *t = tc;
-  *h = hc;
+  *t = current_time(cs);
+  *h = last_step(cs);
 }
 
 static void destroy(jySim *sim) {
@@ -509,6 +612,11 @@ static void destroy(jySim *sim) {
   if (cs->step_end) N_VDestroy(cs->step_end);
   if (cs->good) N_VDestroy(cs->good);
   if (cs->anchor) N_VDestroy(cs->anchor);
+  if (cs->race_y) N_VDestroy(cs->race_y);
+  if (cs->race_end) N_VDestroy(cs->race_end);
+  if (cs->race_erk) ERKStepFree(&cs->race_erk);
+  if (cs->erk) ERKStepFree(&cs->erk);
+  jy_free(&sim->model->alloc, cs->race_dependent);
   for (int k = 0; k < AUTO_BACK_MAX; k++)
     if (cs->back[k]) N_VDestroy(cs->back[k]);
   if (cs->aut) jy_auto_free(cs->aut);
@@ -523,16 +631,69 @@ static void destroy(jySim *sim) {
  * counters so far kept. No step straddles the change. */
 static jyStatus change_method(jySim *sim, CvodeStepper *cs, jyAutoMove move, double t, N_Vector y) {
   jyAutoCounters now = auto_counters(cs);
-  jySimStats ran = counters(cs);
-  jy_stats_add(&cs->before, &ran);
+  close_counters(cs);
   jy_auto_changed(cs->aut, move, t, &now);
   free_integrator(cs);
-  int lmm = move == JY_AUTO_TO_ADAMS ? CV_ADAMS : CV_BDF;
-  sim->method_now = lmm == CV_ADAMS ? JY_METHOD_ADAMS : JY_METHOD_BDF;
-  jyStatus st = create_integrator(sim, cs, lmm, t, y);
+  sim->method_now = cs->aut->bdf ? JY_METHOD_BDF : cs->aut->erk ? JY_METHOD_ERK : JY_METHOD_ADAMS;
+  jyStatus st = cs->aut->erk ? start_erk(sim, cs, t, y)
+                             : create_integrator(sim, cs, cs->aut->bdf ? CV_BDF : CV_ADAMS, t, y);
   if (st != JY_OK) return st;
   if (cs->held == 0 || y != cs->back[cs->newest]) keep_step_end(cs, t, y);
   return JY_OK;
+}
+
+/* ERK's shadow run from (t0, y0) to t1 (first step h0, 0: its own estimate): reporting
+ * nothing, without the event guards, thrown away. Its work (jy_auto_erk_work), or INFINITY
+ * where it stops, meets the branch guard or spends more than budget. What its right-hand
+ * sides and projections leave behind is put back: the branch guard's scale, the dependent
+ * rows, a failure and the messages (the evaluator's cached matrices are keyed by their
+ * state and time). */
+static double shadow_erk(jySim *sim, CvodeStepper *cs, double t0, N_Vector y0, double t1, double h0,
+                         double budget) {
+  jyEval *e = sim->eval;
+  double kinetic = sim->kinetic_scale, rate = e->baumgarte_rate;
+  int m = sim->model->m, ndependent = e->ndependent;
+  void *erk = cs->race_erk;
+  memcpy(cs->race_dependent, e->dependent, (size_t)m);
+  if (sim->project) e->baumgarte_rate = 0;
+  cs->shadow = 1;
+  cs->erk_met_guard = 0;
+  double work = INFINITY;
+  if (ERKStepReset(erk, t0, y0) == ARK_SUCCESS && ERKStepSetStopTime(erk, t1) == ARK_SUCCESS &&
+      ERKStepSetInitStep(erk, h0) == ARK_SUCCESS) {
+    sunrealtype reached = t0;
+    long attempts = 0, steps = 0;
+    for (;;) {
+      int flag = ERKStepEvolve(erk, t1, cs->race_end, &reached, ARK_ONE_STEP);
+      ERKStepGetNumStepAttempts(erk, &attempts);
+      ERKStepGetNumSteps(erk, &steps);
+      double spent = jy_auto_erk_work(attempts, steps);
+      if (flag < 0 || cs->erk_met_guard || spent > budget) break;
+      if (reached >= t1) {
+        work = spent;
+        break;
+      }
+    }
+  }
+  cs->shadow = 0;
+  cs->erk_met_guard = 0;
+  sim->kinetic_scale = kinetic;
+  e->baumgarte_rate = rate;
+  memcpy(e->dependent, cs->race_dependent, (size_t)m);
+  e->ndependent = ndependent;
+  if (sim->failure != JY_OK) sim->failure = JY_OK, sim->error[0] = '\0';
+  sim->solver_flag[0] = sim->solver_message[0] = sim->rhs_message[0] = '\0';
+  return work;
+}
+
+/* The race: ERK over Adams' window, from the state where it began (cs->race_y at
+ * aut->race_t) to t; a crossing in the window costs it error test failures, as it would in
+ * the run. The first step is Adams' mean step over the window: ERK's own first estimate is
+ * far smaller, and its climb from there would be most of a window's work. */
+static double race_erk(jySim *sim, CvodeStepper *cs, double t) {
+  const jyAutoChoice *a = cs->aut;
+  double h0 = (t - a->race_t) / (double)(auto_counters(cs).steps - a->race_at.steps);
+  return shadow_erk(sim, cs, a->race_t, cs->race_y, t, h0, jy_auto_race_budget(a));
 }
 
 static jyStatus setup_auto(jySim *sim) {
@@ -548,7 +709,22 @@ static jyStatus setup_auto(jySim *sim) {
   for (int k = 0; k < AUTO_BACK_MAX; k++)
     if (!(cs->back[k] = jy_sim_new_vector(sim))) return JY_ERR_NOMEM;
   cs->anchor = jy_sim_new_vector(sim);
-  if (!cs->good || !cs->anchor) return JY_ERR_NOMEM;
+  cs->race_y = jy_sim_new_vector(sim);
+  cs->race_end = jy_sim_new_vector(sim);
+  if (sim->project) cs->step_end = jy_sim_new_vector(sim);
+  cs->race_dependent = jy_calloc(alloc, (size_t)sim->model->m + 1, 1);
+  if (!cs->good || !cs->anchor || !cs->race_y || !cs->race_end || !cs->race_dependent ||
+      (sim->project && !cs->step_end))
+    return JY_ERR_NOMEM;
+  jyStatus made = JY_OK; /* without the event guards: a race reports nothing */
+  cs->race_erk = jy_erk_create(sim, sim->t, sim->y, 0, erk_project_step, &made);
+  if (made != JY_OK) return made;
+  /* ARKODE allocates its stage vectors on the first step: one step now, so that a race
+   * during the run allocates nothing */
+  double span = sim->def.t_end - sim->t;
+  if (span > 0) shadow_erk(sim, cs, sim->t, sim->y, sim->t + 1e-6 * span, 1e-6 * span, INFINITY);
+  cs->erk = jy_erk_create(sim, sim->t, sim->y, 1, erk_project_step, &made);
+  if (made != JY_OK) return made;
   N_VScale(1.0, sim->y, cs->anchor);
   cs->anchor_t = sim->t;
   keep_step_end(cs, sim->t, sim->y);
@@ -609,14 +785,19 @@ static jyStatus after_step(jySim *sim, CvodeStepper *cs, int step_flag, N_Vector
    * towards a singular configuration, it takes thousands in a microsecond. */
   if (!cs->aut->singular && t - cs->back_t[cs->newest] >= 0.5 * cs->aut->h_recent)
     keep_step_end(cs, t, cs->good);
-  CVodeGetLastStep(cs->cvode, &h);
+  h = last_step(cs);
   jyAutoCounters now = auto_counters(cs);
   jyAutoMove move = jy_auto_after_step(sim, cs->aut, t, cs->good, h, &now);
   if (sim->failure != JY_OK) return sim->failure; /* a probe's right-hand side failed */
+  if (cs->aut->race_mark) {                       /* Adams' race window starts here */
+    cs->aut->race_mark = 0;
+    N_VScale(1.0, cs->good, cs->race_y);
+  }
+  if (move == JY_AUTO_RACE) move = jy_auto_race_result(cs->aut, race_erk(sim, cs, t));
   if (move == JY_AUTO_STAY || t >= sim->def.t_end) return JY_OK;
   cs->went_back = 0;
   cs->kinetic_before = sim->kinetic_scale;
-  if (move == JY_AUTO_TO_ADAMS) cs->held = 0; /* going back never goes past a hand-back */
+  if (move == JY_AUTO_TO_SMOOTH) cs->held = 0; /* going back never goes past a hand-back */
   /* made before the next step: until then this step answers the output times it passed */
   cs->move_pending = move;
   cs->good_t = t;
@@ -648,9 +829,8 @@ static int retry_further_back(jySim *sim, CvodeStepper *cs) {
  * (the four-bar chain crawled 11,697 steps of 1e-6 s before failing, where BDF from
  * further back goes through in a few hundred): stuck as surely as failed. */
 static int stuck(const CvodeStepper *cs) {
-  sunrealtype h = 0;
-  if (!cs->aut->singular || !cs->aut->bdf || CVodeGetLastStep(cs->cvode, &h) != CV_SUCCESS)
-    return 0;
+  if (!cs->aut->singular || !cs->aut->bdf) return 0;
+  double h = last_step(cs);
   long in_try = auto_counters(cs).steps - cs->aut->stretch_at.steps;
   return fabs(h) < 1e-6 * cs->aut->adams_h ||
     (in_try > AUTO_TRY_STEPS && fabs(h) < 1e-2 * cs->aut->adams_h);
@@ -673,6 +853,16 @@ static jyStatus advance_auto(jySim *sim, double t_out, N_Vector y_out) {
     }
     int new_step;
     int flag = one_step(sim, cs, y_out, &steps, t_from, t_out, &new_step);
+    if (cs->erk_met_guard) { /* as Adams' below: BDF from an earlier step end, to the end */
+      cs->erk_met_guard = 0;
+      jy_auto_singular(sim, cs->aut, cs->erk_guard_t, cs->step_end);
+      jy_auto_stay_bdf(cs->aut);
+      cs->went_back = 0;
+      cs->kinetic_before = sim->kinetic_scale;
+      jyStatus st = go_back_to_bdf(sim, cs, AUTO_BACK_FIRST);
+      if (st != JY_OK) return st;
+      continue;
+    }
     if ((flag < 0 || stuck(cs)) && retry_further_back(sim, cs)) {
       steps = 0, t_from = current_time(cs); /* the steps toward t_out count from here */
       continue;

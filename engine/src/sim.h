@@ -41,6 +41,18 @@ typedef struct jyStepperOps {
 JY_METHODS(JY_STEPPER_DECL_)
 #undef JY_STEPPER_DECL_
 
+/* ARKODE's explicit Runge–Kutta (int_arkode.c), also for method = auto's ERK stretches and
+ * its race: a new ERKStep at (t, y) with the run's settings, postprocess run on every
+ * accepted step end when the model projects, the event guards attached when `guards` and
+ * the model has events. NULL (out of memory) or the integrator; *st says whether it is
+ * ready (free it either way). */
+void *jy_erk_create(jySim *sim, double t, N_Vector y, int guards,
+                    int (*postprocess)(double, N_Vector, void *), jyStatus *st);
+/* Its stop time at step end (t, y): t_end, an input's breakpoint or a mode's step limit. */
+void jy_erk_set_stop(jySim *sim, void *arkode, double t, N_Vector y);
+/* A failed ARKODE call's flag into sim's report. */
+void jy_erk_record_flag(jySim *sim, int flag);
+
 struct jySim {
   const jyModel *model;
   jySimDef def;

@@ -20,7 +20,9 @@ local function books_add_up(res, span)
   return steps == res.stats.steps and math.abs(time - span) <= 1e-9 * span
 end
 
--- ---- smooth: the A01 pendulum is Adams' run, step for step, and meets its closed form ----
+-- ---- smooth: the A01 pendulum is Adams' run or ERK's, whichever races cheaper ----------
+-- Adams' work (right-hand sides and steps) over a window against a shadow ERK run's over the
+-- same span; the winner runs the rest. Where Adams wins, auto is Adams' run step for step.
 local function a01()
   local sys = joinery.system { gravity = { 0, -9.81 } }
   local pivot = sys:add("ground", "pivot", { dim = 2, x = 0, y = 0 })
@@ -29,24 +31,44 @@ local function a01()
   return sys:compile()
 end
 local pendulum = a01()
+-- The race's measure of work (engine/src/int_auto.c): right-hand sides, and a step's own
+-- work beyond them, 1.5 of Adams', 0.5 of ERK's (whose right-hand sides are 8 a step
+-- attempted: one output row, so none for its interpolant).
+local function work(r)
+  local m = r.stats.methods
+  return r.stats.rhs_evals + 1.5 * (m.adams and m.adams.steps or 0)
+    + 0.5 * (m.erk and m.erk.steps or 0)
+end
 for _, tol in ipairs(L.ladder) do
+  local opts = with_tol({ t_end = 10, dt_out = 10 }, tol)
   local auto = pendulum:simulate(with_tol({ t_end = 10, dt_out = 0.05 }, tol))
-  local adams = pendulum:simulate(with_tol({ method = "adams", t_end = 10, dt_out = 0.05 }, tol))
+  local auto_one = pendulum:simulate(opts)
+  opts.method = "adams"
+  local adams = pendulum:simulate(opts)
+  opts.method = "erk"
+  local erk = pendulum:simulate(opts)
   local err = 0
   for i = 1, auto.rows do
     local x, y = exact(auto.t[i])
     err = math.max(err, math.abs(auto["bob.x"][i] - x), math.abs(auto["bob.y"][i] - y))
   end
   local rtol = tol[1] or L.DEFAULT_RTOL
-  -- bench/tolerances.lua: Adams' error on this pendulum is 10 to 500 rtol (rtol 1e-4 to
-  -- 1e-13); 5000 rtol leaves a factor of 10
+  -- bench/tolerances.lua: Adams' error on this pendulum is 10 to 500 rtol, ERK's 18 to 90
+  -- (rtol 1e-4 to 1e-13); 5000 rtol leaves a factor of 10
   tap.ok(err <= 5000 * rtol, string.format("A01, rtol %s: max error %.2g m <= 5000 rtol",
     L.name(tol), err))
-  tap.ok(auto.stats.steps == adams.stats.steps and auto.stats.rhs_evals == adams.stats.rhs_evals
-    and auto.stats.to_collapse + auto.stats.to_singular + auto.stats.to_stiff == 0,
-    string.format("A01, rtol %s: auto is Adams' run (%d steps, %d right-hand sides; Adams %d, %d)",
-      L.name(tol), auto.stats.steps, auto.stats.rhs_evals, adams.stats.steps,
-      adams.stats.rhs_evals))
+  local ran_erk = auto_one.stats.methods.erk ~= nil
+  local same_as_adams = auto_one.stats.steps == adams.stats.steps and
+    auto_one.stats.rhs_evals == adams.stats.rhs_evals
+  -- the race's shadow runs and ERK's first steps cost at most a few Adams windows of 100
+  -- steps, and one window can favour the method the whole run does not (by 1.2 on A01):
+  -- 1.5 times the cheaper fixed method's work (measured 0.9 to 1.2)
+  local cheaper = math.min(work(adams), work(erk))
+  tap.ok((ran_erk or same_as_adams) and work(auto_one) <= 1.5 * cheaper and
+    auto_one.stats.to_collapse + auto_one.stats.to_singular + auto_one.stats.to_stiff == 0,
+    string.format("A01, rtol %s: auto ran %s (work %.0f; Adams %.0f, ERK %.0f)", L.name(tol),
+      ran_erk and "ERK after the race" or "as Adams, step for step", work(auto_one), work(adams),
+      work(erk)))
 end
 
 -- ---- singular: the four-bar through its ten flat passages ---------------------------------
@@ -62,9 +84,12 @@ for _, tol in ipairs(L.ladder) do
     tap.ok(off <= math.min(1e5 * rtol, 0.5), string.format(
       "four-bar, rtol %s: the crank ends %.2g rad off its branch (%d steps, %d changes to bdf)",
       L.name(tol), off, res.stats.steps, res.stats.to_collapse + res.stats.to_singular))
-    tap.ok(res.stats.to_collapse + res.stats.to_singular >= 1 and books_add_up(res, 10),
-      string.format("four-bar, rtol %s: BDF took the passages, and the books add up",
-        L.name(tol)))
+    -- ERK's steps at a loose rtol pass the flat configurations without collapsing, its
+    -- step ends checked by the branch guard (the branch is checked above)
+    tap.ok((res.stats.to_collapse + res.stats.to_singular >= 1 or res.stats.methods.erk)
+      and books_add_up(res, 10),
+      string.format("four-bar, rtol %s: BDF took the passages (or ERK went through them), "
+        .. "and the books add up", L.name(tol)))
   else -- never a wrong branch: a clear stop is allowed
     tap.has(tostring(res), "singular configuration", "four-bar, rtol " .. L.name(tol)
       .. ": stops at a singular configuration saying so")
@@ -134,13 +159,13 @@ tap.ok(adams.stats.methods.adams and adams.stats.methods.adams.steps == adams.st
 local cmd = tap.command()
 local code, out = cmd.run("run " .. cmd.quote(cmd.root .. "/examples/four_bar.lua") .. " --out "
   .. cmd.quote(cmd.tmp .. "/four_bar.csv") .. " --dt-out 10")
-tap.ok(code == 0 and out:find("method auto: adams [%d.]+ s %(%d+ steps%), bdf [%d.]+ s %(%d+ "
-  .. "steps%); %d+ changes to bdf %(%d+ where adams' step collapsed, %d+ at the branch guard, "
-  .. "%d+ for stiffness%), %d+ back to adams") ~= nil,
+tap.ok(code == 0 and out:find("method auto: adams [%d.]+ s %(%d+ steps%), ") ~= nil and
+  out:find("bdf [%d.]+ s %(%d+ steps%); %d+ changes to bdf %(%d+ where the step collapsed, "
+    .. "%d+ at the branch guard, %d+ for stiffness%), %d+ back to %a+\n") ~= nil,
   "joinery run says which method ran for how long and why it changed")
 code, out = cmd.run("run " .. cmd.quote(cmd.root .. "/examples/pendulum.lua") .. " --out "
   .. cmd.quote(cmd.tmp .. "/pendulum.csv") .. " --dt-out 10")
-tap.ok(code == 0 and out:find("method auto: adams 10 s %(%d+ steps%); no change of method") ~= nil,
+tap.ok(code == 0 and out:find("method auto: adams 10 s %(%d+ steps%); no change to bdf") ~= nil,
   "a smooth run: Adams alone, no change")
 code, out = cmd.run("run " .. cmd.quote(cmd.root .. "/examples/pendulum.lua") .. " --out "
   .. cmd.quote(cmd.tmp .. "/pendulum.csv") .. " --dt-out 10 --method bdf")

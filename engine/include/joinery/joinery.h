@@ -991,9 +991,10 @@ typedef struct jySimStats {
   long events;              /* event firings handled: user events and parts' mode changes */
   long guard_evals;         /* evaluations of the event functions by the root finding */
   /* The simulated time and the steps under each method (index jyMethod): one entry for a
-   * fixed method; auto's Adams and BDF stretches. And auto's changes of method: to BDF for
-   * stiffness, at a singular configuration (the branch guard), where Adams' step collapsed
-   * (one ahead), and back to Adams. */
+   * fixed method; auto's Adams, ERK and BDF stretches (ERK once it has won the race with
+   * Adams). And auto's changes of method: to BDF for stiffness, at a singular configuration
+   * (the branch guard), where the step collapsed (one ahead), and back to the smooth method
+   * (to_adams: Adams, or ERK where it won the race). */
   double method_time[JY_METHOD_COUNT];
   long method_steps[JY_METHOD_COUNT];
   long to_stiff, to_singular, to_collapse, to_adams;
