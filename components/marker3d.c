@@ -98,9 +98,10 @@ static int point_terminal(const jyPartInstance *self, const jyPartState *state, 
     return jy_part_fail(state->error, state->error_len,
                         "no terminal %d (it has body, pos and frame)", k);
   int dim = k == T_POS ? 3 : JY_FRAME_DIM;
-  double pj[3 * NC];
-  point(self->params + P_RX, state->q, state->v, ad, value, jac ? pj : NULL, NULL, acc_bias);
-  if (jac)
+  double pj[3 * NC]; /* pos: the Jacobian is the point's; frame: its first three rows */
+  point(self->params + P_RX, state->q, state->v, ad, value, jac && k == T_FRAME ? pj : jac, NULL,
+        acc_bias);
+  if (jac && k == T_FRAME)
     for (int j = 0; j < NC; j++)
       for (int i = 0; i < 3; i++) jac[i + j * dim] = pj[i + j * 3];
   if (k == T_FRAME)
