@@ -7,7 +7,9 @@
  * (x + R(q) r) and `frame` (that point with the body's quaternion) are what joints, springs
  * and other parts glue to. Its output channels "<marker>.x|y|z|q0..q3|vx|vy|vz|omega_*" are
  * the point's world pose and velocity; the copy's coordinates are "<marker>.body_x" ..
- * "<marker>.body_q3" (the body's frame, eliminated). */
+ * "<marker>.body_q3" (the body's frame, eliminated). The point and its derivatives are in
+ * closed form (spatial.h, jyPairVec); the hyper-dual version stays as the reference
+ * tests/engine/t_marker_rows.c checks them against. */
 #include "parts.h"
 #include "spatial.h"
 
@@ -56,17 +58,38 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   return 0;
 }
 
-/* x + R(q) r */
-static void point(const void *ctx, const jyHyper *q, jyHyper *out) {
+/* x + R(q) r in hyper-dual arithmetic: the reference the closed form is checked against
+ * (jy_marker3d_terminal with ad = 1, tests/engine/t_marker_rows.c). */
+static void point_ad(const void *ctx, const jyHyper *q, jyHyper *out) {
   const double *r = ctx;
   jyHyper rh[3] = {jy_hd_const(r[0]), jy_hd_const(r[1]), jy_hd_const(r[2])}, rot[3];
   jy_hq_rotate(rot, q + C_Q, rh);
   for (int i = 0; i < 3; i++) out[i] = jy_hd_add(q[i], rot[i]);
 }
 
-static int terminal(const jyPartInstance *self, const jyPartState *state, int k, double *value,
-                    double *jac, double *vel_bias, double *acc_bias) {
-  (void)vel_bias; /* no time dependence */
+/* The point x + R(q) r: value, Jacobian (3 x NC, leading dimension 3), rate J v and
+ * curvature v^T p_qq v (the acceleration bias). Closed form: jy_pair_point on frame 0, which
+ * reads only that frame's seven coordinates (the marker's own) and fills the first NC columns
+ * of its 3 x 14 Jacobian. v may be NULL (at rest); any output but value may be NULL. */
+static void point(const double *r, const double *q, const double *v, int ad, double *value,
+                  double *jac, double *rate, double *curv) {
+  if (ad) {
+    jy_spatial_eval(point_ad, r, NC, 3, q, v, value, jac, rate, curv);
+    return;
+  }
+  jyPairVec p;
+  jy_pair_point(&p, q, v, 0, r);
+  for (int i = 0; i < 3; i++) {
+    value[i] = p.val[i];
+    if (rate) rate[i] = p.rate[i];
+    if (curv) curv[i] = p.curv[i];
+  }
+  if (jac)
+    for (int i = 0; i < 3 * NC; i++) jac[i] = p.jac[i];
+}
+
+static int point_terminal(const jyPartInstance *self, const jyPartState *state, int k, int ad,
+                          double *value, double *jac, double *acc_bias) {
   if (k == T_BODY) {
     jy_point_terminal(JY_FRAME_DIM, 0, NC, state->q, value, jac);
     return 0;
@@ -75,14 +98,12 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
     return jy_part_fail(state->error, state->error_len,
                         "no terminal %d (it has body, pos and frame)", k);
   int dim = k == T_POS ? 3 : JY_FRAME_DIM;
-  double pj[3 * NC], gamma[3];
-  jy_spatial_eval(point, self->params + P_RX, NC, 3, state->q, state->v, value, jac ? pj : NULL,
-                  NULL, gamma);
-  if (jac)
+  double pj[3 * NC]; /* pos: the Jacobian is the point's; frame: its first three rows */
+  point(self->params + P_RX, state->q, state->v, ad, value, jac && k == T_FRAME ? pj : jac, NULL,
+        acc_bias);
+  if (jac && k == T_FRAME)
     for (int j = 0; j < NC; j++)
       for (int i = 0; i < 3; i++) jac[i + j * dim] = pj[i + j * 3];
-  if (acc_bias)
-    for (int i = 0; i < 3; i++) acc_bias[i] = gamma[i];
   if (k == T_FRAME)
     for (int i = 0; i < 4; i++) {
       value[3 + i] = state->q[C_Q + i];
@@ -91,13 +112,26 @@ static int terminal(const jyPartInstance *self, const jyPartState *state, int k,
   return 0;
 }
 
-/* The point x + R(q) r and its velocity J v (exact, by the same hyper-dual pass as the
+static int terminal(const jyPartInstance *self, const jyPartState *state, int k, double *value,
+                    double *jac, double *vel_bias, double *acc_bias) {
+  (void)vel_bias; /* no time dependence */
+  return point_terminal(self, state, k, 0, value, jac, acc_bias);
+}
+
+int jy_marker3d_terminal(const jyPartInstance *self, const double *q, const double *v, int k,
+                         int ad, double *value, double *jac, double *acc_bias) {
+  char error[128];
+  jyPartState state = {.q = q, .v = v, .error = error, .error_len = sizeof error};
+  return point_terminal(self, &state, k, ad, value, jac, acc_bias);
+}
+
+/* The point x + R(q) r and its velocity J v (exact, by the same closed form as the
  * terminal), the quaternion as the body's coordinates hold it, w = 2 G(q) q'. */
 static int outputs(const jyPartInstance *self, const jyPartState *state, const double *row_forces,
                    double *out) {
   (void)row_forces;
   double value[3], rate[3], G[12];
-  jy_spatial_eval(point, self->params + P_RX, NC, 3, state->q, state->v, value, NULL, rate, NULL);
+  point(self->params + P_RX, state->q, state->v, 0, value, NULL, rate, NULL);
   const double *q = state->q + C_Q, *qd = state->v + C_Q;
   jy_q_G(G, q);
   for (int i = 0; i < 3; i++) {

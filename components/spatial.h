@@ -93,6 +93,14 @@ int jy_joint3d_rows(const struct jyPartInstance *self, const double *q, const do
 int jy_motor3d_coord(const struct jyPartInstance *self, const double *q, const double *v, int ad,
                      double *s, double *g, double *rate, double *curv);
 
+/* For tests: a marker3d instance's terminal k (1: pos, 3-D; 2: frame, 7-D) at its seven
+ * coordinates q and velocities v (or NULL) as the part computes it (ad = 0: closed form) or
+ * by hyper-dual passes (ad = 1): value, Jacobian (dim x 7, leading dimension dim; the caller
+ * zero-fills it, as the engine does) and acceleration bias. k = 0 (body) is the coordinates;
+ * returns nonzero for another k. */
+int jy_marker3d_terminal(const struct jyPartInstance *self, const double *q, const double *v, int k,
+                         int ad, double *value, double *jac, double *acc_bias);
+
 /* Unit vector along (x, y, z) and two unit vectors s1, s2 completing a right-handed basis
  * (s1 x s2 = u). Returns 1 if (x, y, z) is zero (nothing written). */
 int jy_spatial_basis(const double dir[3], double u[3], double s1[3], double s2[3]);

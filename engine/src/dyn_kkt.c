@@ -145,9 +145,12 @@ struct jyKktWork {
   int *perm, *inv; /* position k of the factor is unknown perm[k] (coordinates, then rows) */
   int *mass_pos;   /* per entry of M: its place in k, -1 below the diagonal */
   int *jac_pos;    /* per entry of A: its place in k (column n + row) */
-  int *pair_a, *pair_b, *pair_pos, npairs; /* As^T As: entries a, b of one row of A */
-  int *row_pos, *mass_diag;                /* per row: its diagonal in k; per coordinate: M_jj */
-  int *entry_col;                          /* per entry of A: its column */
+  /* As^T As: the entries of each row of A by column, row_entry[row_ptr[r] .. row_ptr[r + 1]),
+   * and per pair (a, b) of one row's entries, a's column <= b's, listed row by row, a then
+   * b: its place in k */
+  int *row_ptr, *row_entry, *pair_pos, npairs;
+  int *row_pos, *mass_diag; /* per row: its diagonal in k; per coordinate: M_jj */
+  int *entry_col;           /* per entry of A: its column */
   double *row_scale, *row_norm, *rhs, *x, *res, *corr, *bound;
   int factored;          /* the factor is that of the values below */
   double factored_beta;  /* ... at this shift: 0, or the fallback's */
@@ -164,8 +167,8 @@ void jy_kkt_destroy(jyKktWork *w) {
     cholmod_finish(&w->common);
   }
   jyAllocator a = w->alloc;
-  int *ints[] = {w->perm,     w->inv,     w->mass_pos,  w->jac_pos,  w->pair_a, w->pair_b,
-                 w->pair_pos, w->row_pos, w->mass_diag, w->l_p,      w->l_nz,   w->l_i,
+  int *ints[] = {w->perm,     w->inv,     w->mass_pos,  w->jac_pos,  w->row_ptr, w->row_entry,
+                 w->pair_pos, w->row_pos, w->mass_diag, w->l_p,      w->l_nz,    w->l_i,
                  w->parent,   w->pattern, w->flag,      w->entry_col};
   for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) jy_free(&a, ints[k]);
   double *doubles[] = {
@@ -257,34 +260,23 @@ done:
 }
 
 /* The products of As^T As: for every row of A, each pair of its entries (a, b) with
- * column(a) <= column(b). pair_a/pair_b hold entry indices. */
+ * column(a) <= column(b), kept as the rows' entries (row_ptr, row_entry) and counted. */
 static int build_pairs(jyKktWork *w, const jyCsc *jac) {
-  int m = w->m;
-  int *row_ptr = NULL, *row_cols = NULL, *row_entry = NULL, status = -1;
-  if (row_columns(w, jac, &row_ptr, &row_cols, &row_entry) != 0) goto done;
+  int *row_cols = NULL;
+  if (row_columns(w, jac, &w->row_ptr, &row_cols, &w->row_entry) != 0) {
+    jy_free(&w->alloc, row_cols);
+    return -1;
+  }
+  jy_free(&w->alloc, row_cols);
   size_t npairs = 0;
-  for (int r = 0; r < m; r++) {
-    size_t c = (size_t)(row_ptr[r + 1] - row_ptr[r]);
+  for (int r = 0; r < w->m; r++) {
+    size_t c = (size_t)(w->row_ptr[r + 1] - w->row_ptr[r]);
     npairs += c * (c + 1) / 2;
   }
-  /* every element written below: no zeroing */
-  w->pair_a = jy_alloc(&w->alloc, sizeof(int) * (npairs + 1));
-  w->pair_b = jy_alloc(&w->alloc, sizeof(int) * (npairs + 1));
+  w->npairs = (int)npairs;
+  /* every element written by build_k: no zeroing */
   w->pair_pos = jy_alloc(&w->alloc, sizeof(int) * (npairs + 1));
-  if (!w->pair_a || !w->pair_b || !w->pair_pos) goto done;
-  for (int r = 0; r < m; r++)
-    for (int x = row_ptr[r]; x < row_ptr[r + 1]; x++)
-      for (int y = x; y < row_ptr[r + 1]; y++) {
-        w->pair_a[w->npairs] = row_entry[x];
-        w->pair_b[w->npairs] = row_entry[y];
-        w->npairs++;
-      }
-  status = 0;
-done:
-  jy_free(&w->alloc, row_ptr);
-  jy_free(&w->alloc, row_cols);
-  jy_free(&w->alloc, row_entry);
-  return status;
+  return w->pair_pos ? 0 : -1;
 }
 
 /* The size x size upper pattern of the pairs (ta[t] <= tb[t]) into w->k, values 1 (any
@@ -350,11 +342,12 @@ static int build_k(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, int size, 
     for (int j = 0; j < n; j++)
       for (int k = jac->p[j]; k < jac->p[j + 1]; k++)
         w->jac_pos[k] = k_position(w, j, n + jac->i[k]);
-    for (int q = 0; q < w->npairs; q++) {
-      int a = w->pair_a[q], b = w->pair_b[q];
-      /* the pairs' columns, as entries of A: a's and b's (A's entries by column) */
-      w->pair_pos[q] = k_position(w, w->entry_col[a], w->entry_col[b]);
-    }
+    int q = 0; /* the pairs' columns, as entries of A: a's and b's (A's entries by column) */
+    for (int r = 0; r < w->m; r++)
+      for (int x = w->row_ptr[r]; x < w->row_ptr[r + 1]; x++)
+        for (int y = x; y < w->row_ptr[r + 1]; y++)
+          w->pair_pos[q++] =
+            k_position(w, w->entry_col[w->row_entry[x]], w->entry_col[w->row_entry[y]]);
     for (int r = 0; r < w->m; r++) w->row_pos[r] = k_position(w, n + r, n + r);
   }
   status = 0;
@@ -660,10 +653,16 @@ static void fill_k(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, double alp
   memset(kx, 0, sizeof(double) * (size_t)((int *)w->k->p)[w->size]);
   for (int k = 0; k < mass->p[n]; k++)
     if (w->mass_pos[k] >= 0) kx[w->mass_pos[k]] += mass->x[k];
-  for (int q = 0; q < w->npairs; q++) {
-    int a = w->pair_a[q], b = w->pair_b[q];
-    double s = w->row_scale[jac->i[a]];
-    kx[w->pair_pos[q]] += alpha * s * s * jac->x[a] * jac->x[b];
+  /* alpha s^2 A_ra A_rb row by row, a's factor (alpha s s) A_ra once for all its pairs: the
+   * same products ((alpha s) s A_ra) A_rb summed in the same order, bit for bit, with one
+   * load of A and one product a pair (no pair_a, pair_b, row index or scale to fetch) */
+  const int *pos = w->pair_pos, *entry = w->row_entry;
+  for (int r = 0; r < w->m; r++) {
+    double s = w->row_scale[r], c = alpha * s * s;
+    for (int x = w->row_ptr[r]; x < w->row_ptr[r + 1]; x++) {
+      double ca = c * jac->x[entry[x]];
+      for (int y = x; y < w->row_ptr[r + 1]; y++) kx[*pos++] += ca * jac->x[entry[y]];
+    }
   }
   for (int k = 0; k < jac->p[n]; k++) kx[w->jac_pos[k]] += w->row_scale[jac->i[k]] * jac->x[k];
   for (int r = 0; r < w->m; r++) /* a left-out row: decoupled, z = 0 */
