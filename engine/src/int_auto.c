@@ -53,6 +53,10 @@
  * first second need not be its hardest (the W1 chain at rtol 1e-6: its first window is
  * Adams', the run ERK's by 1.4), and the races cost at most a few windows in all. */
 #define RACE_FIRST_WAIT 400
+/* Adams' step grown more than this over a window: it was still starting (the W1 chain at
+ * N = 1000 from rest: steps 30 to 130 are a sixth of a second, the 200 after the rest of
+ * it), and the window is taken again from there. */
+#define RACE_GROWTH 3.0
 
 /* Power iterations per estimate (from the last estimate's direction). */
 #define POWER_ITERATIONS 6
@@ -175,17 +179,21 @@ static jyAutoMove leave_singular(jySim *sim, jyAutoChoice *a, double t, N_Vector
 /* The race at a smooth stretch's step end (in_stretch steps into it): Adams' window opens
  * once it has settled (and the last lost race's wait is over), and after RACE_ADAMS_STEPS
  * its work is measured against ERK's. */
-static jyAutoMove race(jyAutoChoice *a, double t, const jyAutoCounters *now, long in_stretch) {
+static jyAutoMove race(jyAutoChoice *a, double t, double h, const jyAutoCounters *now,
+                       long in_stretch) {
   if (a->erk_chosen || a->erk || in_stretch < SETTLE_STEPS) return JY_AUTO_STAY;
-  if (!a->race_open || a->race_at.steps < a->stretch_at.steps) { /* none open in this stretch */
-    if (now->steps < a->race_next) return JY_AUTO_STAY;
+  int open = a->race_open && a->race_at.steps >= a->stretch_at.steps; /* in this stretch */
+  if (!open && now->steps < a->race_next) return JY_AUTO_STAY;
+  if (open && now->steps - a->race_at.steps < RACE_ADAMS_STEPS) return JY_AUTO_STAY;
+  /* a window over which Adams' step still grew is its start-up, not its pace: another */
+  if (!open || !(t > a->race_t) || fabs(h) > RACE_GROWTH * a->race_h) {
     a->race_open = 1;
     a->race_t = t;
+    a->race_h = fabs(h);
     a->race_at = *now;
     a->race_mark = 1;
     return JY_AUTO_STAY;
   }
-  if (now->steps - a->race_at.steps < RACE_ADAMS_STEPS || !(t > a->race_t)) return JY_AUTO_STAY;
   a->adams_work = (double)(now->rhs_evals - a->race_at.rhs_evals) +
     ADAMS_STEP_WORK * (double)(now->steps - a->race_at.steps);
   a->race_open = 0;
@@ -224,7 +232,7 @@ jyAutoMove jy_auto_after_step(jySim *sim, jyAutoChoice *a, double t, N_Vector y,
       a->h_recent = fabs(h); /* Adams' own business: look again at the next collapse */
     }
     a->h_recent = settled <= 1 ? fabs(h) : fmax(fabs(h), H_RECENT_DECAY * a->h_recent);
-    jyAutoMove raced = race(a, t, now, in_stretch);
+    jyAutoMove raced = race(a, t, h, now, in_stretch);
     if (raced != JY_AUTO_STAY) return raced;
     if (now->steps - a->window_at.steps < a->check_every) return JY_AUTO_STAY;
     long fails = now->fails - a->window_at.fails;

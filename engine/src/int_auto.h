@@ -51,8 +51,8 @@ typedef struct jyAutoChoice {
   int erk_chosen;
   int race_open;
   long race_next, race_wait;
-  int race_mark; /* Adams' window starts at this step end: int_cvode.c keeps its state */
-  double race_t;
+  int race_mark;         /* Adams' window starts at this step end: int_cvode.c keeps its state */
+  double race_t, race_h; /* where the window began, and Adams' step there */
   jyAutoCounters race_at;
   double adams_work; /* Adams' work over the window */
   int races;         /* run so far */

@@ -6,7 +6,7 @@ local tap = dofile("tests/lua/tap.lua")
 local L = dofile("tests/lua/ladder.lua")
 local joinery = require "joinery"
 local exact = dofile("tests/lua/a01_exact.lua") -- x, y of the A01 bob at t
-tap.plan(6 * #L.ladder + 6)
+tap.plan(6 * #L.ladder + 9)
 
 local function with_tol(opts, tol)
   opts.rtol, opts.atol = tol[1], tol[2]
@@ -102,6 +102,37 @@ tap.ok(fine.stats.steps == coarse.stats.steps and
   fine["crank.theta"][fine.rows] == coarse["crank.theta"][coarse.rows],
   string.format("four-bar: rows every 0.01 s or one row, the same %d steps and the same end "
     .. "to the bit", coarse.stats.steps))
+
+-- ---- the race: what ERK's shadow run decides never depends on the output interval --------
+-- A01 at rtol 1e-6 (atol 1e-8) is ERK's after the race; rows every 0.005 s ask ERK's
+-- interpolant for 2000 states (each costing it right-hand sides that one row does not).
+local race_opts = { rtol = 1e-6, atol = 1e-8, t_end = 10 }
+local one_row = pendulum:simulate(race_opts)
+race_opts.dt_out = 0.005
+local many_rows = pendulum:simulate(race_opts)
+tap.ok(one_row.stats.methods.erk and many_rows.stats.methods.erk and
+  one_row.stats.steps == many_rows.stats.steps and
+  one_row["bob.x"][one_row.rows] == many_rows["bob.x"][many_rows.rows] and
+  one_row["bob.y"][one_row.rows] == many_rows["bob.y"][many_rows.rows],
+  string.format("the race: ERK from %.3g s either way, the same %d steps and the same end to "
+    .. "the bit with 2001 rows as with 2", one_row.stats.methods.adams.time, one_row.stats.steps))
+-- ERK's stretch ends at the passages as Adams' does: the four-bar at its defaults is ERK's
+-- after the race, BDF's through the flat configurations, and ends on its branch
+local fb = four_bar:simulate { dt_out = 10 }
+tap.ok(fb.stats.methods.erk and fb.stats.methods.bdf and fb.stats.to_adams >= 1 and
+  math.abs(fb["crank.theta"][fb.rows] + 30.343945) <= 1e-5,
+  string.format("four-bar at the defaults: ERK (%d steps) handed to BDF (%d steps) and back "
+    .. "%d times, the crank on its branch", fb.stats.methods.erk.steps,
+    fb.stats.methods.bdf.steps, fb.stats.to_adams))
+-- a motion ERK is dear on (the double pendulum, 2.3 times Adams' right-hand sides at 1e-8)
+-- stays Adams' run step for step: the races' shadows leave nothing behind
+local dp = dofile("examples/double_pendulum.lua"):compile()
+local dp_auto = dp:simulate { rtol = 1e-8, atol = 1e-10, dt_out = 10 }
+local dp_adams = dp:simulate { method = "adams", rtol = 1e-8, atol = 1e-10, dt_out = 10 }
+tap.ok(not dp_auto.stats.methods.erk and dp_auto.stats.steps == dp_adams.stats.steps and
+  dp_auto.stats.rhs_evals == dp_adams.stats.rhs_evals,
+  string.format("double pendulum at 1e-8: ERK lost its races, and auto is Adams' run step for "
+    .. "step (%d steps)", dp_auto.stats.steps))
 
 -- ---- stiff: a soft oscillator carrying a stiff, critically damped one --------------------
 -- m1 = 1 kg on k1 = 4 pi^2 N/m (1 Hz) carries m2 = 0.01 kg on k2 = 1e6 N/m with critical
