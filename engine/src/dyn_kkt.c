@@ -158,6 +158,7 @@ struct jyKktWork {
   int solves;            /* triangular solves the last answer took */
   int pivoted;           /* rows the ordering placed right after their pivot coordinates */
   double factored_alpha, *factored_mass, *factored_jac, *factored_scale;
+  long factorizations; /* numeric factorizations so far */
 };
 
 void jy_kkt_destroy(jyKktWork *w) {
@@ -890,6 +891,7 @@ static void unpack(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, const jyUk
 
 /* Factors K at the shift beta: 1 when LDL finished with pivots of the right signs. */
 static int factor_k(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, double alpha, double beta) {
+  w->factorizations++;
   fill_k(w, mass, jac, alpha, beta);
   w->factored_beta = beta;
   /* LDL stops at a zero pivot (and returns where); pivots_sound then judges the rest */
@@ -904,6 +906,8 @@ void jy_kkt_last_path(const jyKktWork *w, double *beta, int *solves) {
 }
 
 int jy_kkt_pivoted_rows(const jyKktWork *w) { return w->pivoted; }
+
+long jy_kkt_factorizations(const jyKktWork *w) { return w->factorizations; }
 
 jyUkOutcome jy_kkt_solve(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, const jyUkProblem *p,
                          const jyUkOptions *opt, double *acc, double *mu, jyUkResult *result) {

@@ -63,6 +63,10 @@ jyUkOutcome jy_kkt_solve(jyKktWork *work, const jyCsc *mass, const jyCsc *jac, c
  * NaN: none succeeded) and the triangular solves it took. For tests and measurements. */
 void jy_kkt_last_path(const jyKktWork *work, double *beta, int *solves);
 
+/* The numeric factorizations of K so far (a solve whose M, A and scales are those of the
+ * factor in hand reuses it). */
+long jy_kkt_factorizations(const jyKktWork *work);
+
 /* How many rows the ordering placed by the pivots jy_kkt_create was given. For tests. */
 int jy_kkt_pivoted_rows(const jyKktWork *work);
 

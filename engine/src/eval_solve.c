@@ -23,13 +23,16 @@ static jyUkOutcome store_solve(jyEval *e, const jyUkProblem *p, const jyUkOption
   if (e->sparse && e->mass_diagonal) {
     for (int j = 0; j < n; j++)
       e->mass_diag[j] = e->store_mass_diag[j] >= 0 ? e->store_mass.x[e->store_mass_diag[j]] : 0;
-    if (jy_sparse_applies(e->mass_diag, n) &&
+    if (jy_sparse_applies(e->mass_diag, n) && ++e->factorizations &&
         jy_sparse_solve(e->sparse, e->mass_diag, e->store_jac.x, p, opt, acc, mu, result) ==
           JY_UK_OK)
       return JY_UK_OK;
   }
   /* store_solves is set only with a KKT solver (sparse_solvers) */
-  return jy_kkt_solve(e->kkt, &e->store_mass, &e->store_jac, p, opt, acc, mu, result);
+  long factored = jy_kkt_factorizations(e->kkt);
+  jyUkOutcome out = jy_kkt_solve(e->kkt, &e->store_mass, &e->store_jac, p, opt, acc, mu, result);
+  e->factorizations += jy_kkt_factorizations(e->kkt) - factored;
+  return out;
 }
 
 jyUkOutcome jy_eval_solve(jyEval *e, const jyUkProblem *problem_in, const jyUkOptions *opt,
@@ -61,6 +64,7 @@ jyUkOutcome jy_eval_solve(jyEval *e, const jyUkProblem *problem_in, const jyUkOp
     p.mass = e->mass;
     p.jac = e->jac;
   }
+  e->factorizations++;
   jyUkOutcome out = jy_uk_solve(e->uk, &p, opt, acc, result);
   if (mu && out != JY_UK_NOT_UNIQUE) jy_uk_multipliers(e->uk, &p, acc, mu, NULL);
   return out;

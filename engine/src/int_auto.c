@@ -46,9 +46,9 @@
  * RACE_MARGIN times cheaper to take over (its first steps after the change grow from an
  * estimate). */
 #define RACE_ADAMS_STEPS 100
-#define ADAMS_STEP_WORK 1.5
+#define ADAMS_STEP_WORK 2.5
 #define ERK_STEP_WORK 0.5
-#define RACE_MARGIN 1.3
+#define RACE_MARGIN 2.0
 /* A lost race is run again this many steps on, then twice as many, and so on: a motion's
  * first second need not be its hardest (the W1 chain at rtol 1e-6: its first window is
  * Adams', the run ERK's by 1.4), and the races cost at most a few windows in all. */

@@ -59,8 +59,9 @@ typedef struct CvodeStepper {
   void *race_erk;            /* the race's ERK, made with the stepper: a race allocates nothing */
   unsigned char *race_dependent; /* the evaluator's dependent rows, kept over a race */
   double erk_guard_t;
-  long work_before;  /* auto's work (jyAutoCounters.rhs_evals) of the integrators before */
-  jyAutoChoice *aut; /* method = auto: its choice; NULL for a fixed method */
+  long work_before; /* auto's work (jyAutoCounters.rhs_evals) of the integrators before */
+  const long *step_factorizations; /* the run's sim->step_factorizations */
+  jyAutoChoice *aut;               /* method = auto: its choice; NULL for a fixed method */
   /* auto: the last AUTO_BACK_MAX step ends the guard cleared (or restarts), newest at
    * back[newest], and how many are held; good holds the last step end */
   N_Vector back[AUTO_BACK_MAX], good;
@@ -226,7 +227,7 @@ static jyStatus start_erk(jySim *sim, CvodeStepper *cs, double t, N_Vector y) {
   cs->restart_pending = 0;
   cs->erk_met_guard = 0;
   if (sim->project) sim->eval->baumgarte_rate = 0;
-  if (ERKStepReset(cs->erk, t, y) != ARK_SUCCESS ||
+  if (ERKStepReInit(cs->erk, jy_sim_rhs, t, y) != ARK_SUCCESS ||
       ERKStepSetInitStep(cs->erk, 0) != ARK_SUCCESS) /* its own estimate */
     return JY_ERR_INTEGRATOR;
   cs->arkode = cs->erk;
@@ -452,7 +453,7 @@ static long work(const CvodeStepper *cs) {
 static jyAutoCounters auto_counters(const CvodeStepper *cs) {
   jySimStats now = counters(cs);
   jy_stats_add(&now, &cs->before);
-  return (jyAutoCounters){now.steps, cs->work_before + work(cs),
+  return (jyAutoCounters){now.steps, cs->work_before + work(cs) + *cs->step_factorizations,
                           now.nonlinear_fails + now.error_test_fails};
 }
 
@@ -659,15 +660,17 @@ static double shadow_erk(jySim *sim, CvodeStepper *cs, double t0, N_Vector y0, d
   cs->shadow = 1;
   cs->erk_met_guard = 0;
   double work = INFINITY;
-  if (ERKStepReset(erk, t0, y0) == ARK_SUCCESS && ERKStepSetStopTime(erk, t1) == ARK_SUCCESS &&
-      ERKStepSetInitStep(erk, h0) == ARK_SUCCESS) {
+  long factored = sim->step_factorizations; /* its projections' are its work, not the run's */
+  if (ERKStepReInit(erk, jy_sim_rhs, t0, y0) == ARK_SUCCESS &&
+      ERKStepSetStopTime(erk, t1) == ARK_SUCCESS && ERKStepSetInitStep(erk, h0) == ARK_SUCCESS) {
     sunrealtype reached = t0;
     long attempts = 0, steps = 0;
     for (;;) {
       int flag = ERKStepEvolve(erk, t1, cs->race_end, &reached, ARK_ONE_STEP);
       ERKStepGetNumStepAttempts(erk, &attempts);
       ERKStepGetNumSteps(erk, &steps);
-      double spent = jy_auto_erk_work(attempts, steps);
+      double spent =
+        jy_auto_erk_work(attempts, steps) + (double)(sim->step_factorizations - factored);
       if (flag < 0 || cs->erk_met_guard || spent > budget) break;
       if (reached >= t1) {
         work = spent;
@@ -677,6 +680,7 @@ static double shadow_erk(jySim *sim, CvodeStepper *cs, double t0, N_Vector y0, d
   }
   cs->shadow = 0;
   cs->erk_met_guard = 0;
+  sim->step_factorizations = factored;
   sim->kinetic_scale = kinetic;
   e->baumgarte_rate = rate;
   memcpy(e->dependent, cs->race_dependent, (size_t)m);
@@ -696,6 +700,18 @@ static double race_erk(jySim *sim, CvodeStepper *cs, double t) {
   return shadow_erk(sim, cs, a->race_t, cs->race_y, t, h0, jy_auto_race_budget(a));
 }
 
+/* As many independent rows as coordinates at the start: the motion is prescribed, with no
+ * free direction. Counted from the rows themselves, not their number: a model's inactive
+ * contacts are zero rows, and nonholonomic rows may depend on the position rows (the sliding
+ * box: 25 rows on 19 coordinates, 6 degrees of freedom). */
+static int prescribed(jySim *sim) {
+  const jyModel *md = sim->model;
+  int kept = 0;
+  if (!sim->project || md->n == 0 || md->m - md->ndependent < md->n) return 0;
+  double sigma = jy_sim_constraint_sigma_rows(sim, sim->t, sim->y, &kept);
+  return kept == md->n && sigma > md->solver.rank_rcond;
+}
+
 static jyStatus setup_auto(jySim *sim) {
   const jyAllocator *alloc = &sim->model->alloc;
   CvodeStepper *cs = jy_calloc(alloc, 1, sizeof *cs);
@@ -703,6 +719,7 @@ static jyStatus setup_auto(jySim *sim) {
   sim->stepper_data = cs;
   cs->aut = jy_calloc(alloc, 1, sizeof *cs->aut);
   if (!cs->aut) return JY_ERR_NOMEM;
+  cs->step_factorizations = &sim->step_factorizations;
   jyStatus st = jy_auto_init(sim, cs->aut, sim->t);
   if (st != JY_OK) return st;
   cs->good = jy_sim_new_vector(sim);
@@ -731,8 +748,7 @@ static jyStatus setup_auto(jySim *sim) {
   /* A fully prescribed motion (as many independent rows as coordinates): BDF's error
    * estimate, projected, sees the motion is exact where Adams' does not (examples/tracking:
    * 92 steps against 725), and there is nothing smooth for Adams to be cheaper on. */
-  const jyModel *md = sim->model;
-  if (sim->project && md->n > 0 && md->m - md->ndependent >= md->n) {
+  if (prescribed(sim)) {
     jy_auto_stay_bdf(cs->aut);
     jyAutoCounters none = {0, 0, 0};
     jy_auto_changed(cs->aut, JY_AUTO_TO_BDF_PRESCRIBED, sim->t, &none);

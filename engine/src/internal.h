@@ -422,6 +422,9 @@ struct jyEval {
   unsigned char *dependent;
   int ndependent;
   long rank_changes;
+  /* factorizations so far by jy_eval_solve (dense, sparse, KKT: a solve reusing the KKT
+   * factor in hand makes none), the measure of a projection's work */
+  long factorizations;
   int mass_diagonal; /* the last assembled M has nothing off its diagonal */
   /* mass_constant: every part with mass declares JY_PART_CONSTANT_MASS and its view is its
    * own coordinates or a gather (a constant G), so the M in the store stays as assembled;

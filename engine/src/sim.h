@@ -84,8 +84,11 @@ struct jySim {
   int project;                       /* UK with constraint rows and drift = projection */
   double *proj_q, *proj_v, *proj_dv; /* projection scratch (n each); NULL without one */
   N_Vector proj_weights;             /* error weights for a projection (2 nq) */
-  long projections_skipped;     /* reported states left unprojected (projection did not settle) */
-  double kinetic_scale;         /* the largest kinetic energy reported so far (projection only) */
+  long projections_skipped; /* reported states left unprojected (projection did not settle) */
+  double kinetic_scale;     /* the largest kinetic energy reported so far (projection only) */
+  /* Factorizations the steps' projections and branch guard made (not the reports'): auto
+   * counts them as work, so that a method whose step ends need projecting pays for it. */
+  long step_factorizations;
   double *law_velocity;         /* friction watch: local velocities of law parts, NULL if none */
   unsigned char *law_reversals; /* per part: reversals at the last 8 steps, one bit each */
   int ready;           /* created without error: the only state in which it may integrate */
@@ -192,6 +195,8 @@ int jy_sim_guard_clears(jySim *sim, double t, N_Vector y);
  * every step. Leaves the evaluator assembled at y. */
 #define JY_SIGMA_MAX_WORK 1e8
 double jy_sim_constraint_sigma(jySim *sim, double t, N_Vector y);
+/* The same, with the count of the rows it kept (non-zero, not dependent) into *kept. */
+double jy_sim_constraint_sigma_rows(jySim *sim, double t, N_Vector y, int *kept);
 
 /* Called by every stepper after each accepted step with its end state: 0, or -1 when the
  * run must stop (reason in sim->error, failure set). Watches friction coming to rest. */

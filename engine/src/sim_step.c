@@ -111,8 +111,10 @@ int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, doub
   memcpy(sim->proj_v, yv + n, sizeof(double) * (size_t)n);
   unsigned how = ((flags & JY_PROJECT_ASSEMBLED) ? JY_PROJ_ASSEMBLED : 0u) |
     ((flags & JY_PROJECT_KEEP_CLOSE) ? JY_PROJ_KEEP_CLOSE : 0u);
+  long factored = sim->eval->factorizations;
   jyStatus st =
     jy_project_state(sim->eval, t, sim->proj_q, sim->proj_v, weights, eps, how, &iterations);
+  if (flags & JY_PROJECT_GUARD) sim->step_factorizations += sim->eval->factorizations - factored;
   if (st == JY_OK && err)
     st = jy_project_error(sim->eval, N_VGetArrayPointer(err), N_VGetArrayPointer(err) + n);
   if (st == JY_ERR_PART || st == JY_ERR_NOMEM) {
@@ -157,7 +159,10 @@ int jy_sim_guard_clears(jySim *sim, double t, N_Vector y) {
    * corrector iterate). */
   for (int j = 0; j < 2 * n; j++)
     if (!(fabs(yv[j] - e->matrices_state[j]) * w[j] <= 100)) return 0;
-  if (jy_project_estimate(e, t, yv, yv + n, w, sim->proj_q, sim->proj_dv) != JY_OK) return 0;
+  long factored = e->factorizations;
+  jyStatus st = jy_project_estimate(e, t, yv, yv + n, w, sim->proj_q, sim->proj_dv);
+  sim->step_factorizations += e->factorizations - factored;
+  if (st != JY_OK) return 0;
   double worst = 0;
   for (int j = 0; j < n; j++) {
     double d = fabs(sim->proj_dv[j]) * w[n + j];
@@ -301,7 +306,12 @@ void jy_sim_record_flag(jySim *sim, const char *name, const char *integrator, in
 }
 
 double jy_sim_constraint_sigma(jySim *sim, double t, N_Vector y) {
+  return jy_sim_constraint_sigma_rows(sim, t, y, NULL);
+}
+
+double jy_sim_constraint_sigma_rows(jySim *sim, double t, N_Vector y, int *kept) {
   const jyModel *md = sim->model;
+  if (kept) *kept = 0;
   int n = md->n;
   const double *yv = N_VGetArrayPointer(y);
   if (sim->np || md->m == 0) return NAN;
@@ -318,6 +328,7 @@ double jy_sim_constraint_sigma(jySim *sim, double t, N_Vector y) {
     for (int k = a->p[j]; k < a->p[j + 1]; k++) norm[a->i[k]] += a->x[k] * a->x[k];
   int rows = 0;
   for (int i = 0; i < md->m; i++) slot[i] = norm[i] > 0 && !(dropped && dropped[i]) ? rows++ : -1;
+  if (kept) *kept = rows;
   if (rows == 0 || rows > n || (double)rows * rows * n > JY_SIGMA_MAX_WORK) goto done;
   double *dense = jy_calloc(alloc, (size_t)rows * (size_t)n + (size_t)rows, sizeof(double));
   if (!dense) goto done;
