@@ -5,10 +5,22 @@
  * M_a = M + alpha As^T As (positive definite whenever q'' is unique), q'' and z solve
  *     K [q''; z] = [M_a, As^T; As, -beta I] [q''; z] = [Q + C + alpha As^T bs; bs]
  * at beta = 0 (then A q'' = b and M q'' = Q + C - As^T z: the multipliers are mu = -S z).
+ * The auxiliary mass may take any subset S of the rows instead (alpha As_S^T (As_S q'' - bs_S)
+ * is zero at the answer: no solution changes), and it is only needed where M is singular.
+ * Where the patterns allow (augmented_rows: rows joining small blocks of M that each have
+ * rows of their own, a body3d's norm row), a second K with S = every row but those is
+ * factored first: M_a keeps M's block pattern instead of a dense block per spatial joint
+ * (issue 44: the joints' 14 x 14 blocks were most of the LDL's work). Its M_a is positive
+ * definite whenever q'' is unique and each of those blocks is with its own rows, which
+ * blocks_definite checks at each factorization; all that follows then holds for it too.
+ * Its unshifted answer is kept when the pivots' signs are right, it is at rounding and
+ * meets the rows (JY_UK_OK); anything else (a block singular beyond its rows: a zero
+ * moment of inertia, a zero mass; dependent rows kept) is answered by K over all rows,
+ * as below.
  * SuiteSparse's LDL factors K in a fill-reducing ordering CHOLMOD chooses once, each row
  * then moved to just after the last of its coordinates, or after its pivot (a coordinate
  * where the caller knows its coefficient is +-1: a glue's row on a block of coordinates);
- * K's pattern is that of M, A and As^T As, fixed by the model, and is stored already
+ * K's pattern is that of M, A and As_S^T As_S, fixed by the model, and is stored already
  * permuted so that a factorization permutes nothing (allocates nothing). In that ordering
  * every leading block of K is [M_a11, A1^T; A1, 0] with A1 of full row rank when the rows
  * are independent (usable_pivots says why for the pivoted ones), and M_a11 positive
@@ -158,24 +170,46 @@ struct jyKktWork {
   int solves;            /* triangular solves the last answer took */
   int pivoted;           /* rows the ordering placed right after their pivot coordinates */
   double factored_alpha, *factored_mass, *factored_jac, *factored_scale;
-  long factorizations; /* numeric factorizations so far */
+  long factorizations; /* numeric factorizations so far (the subset's work counts its own) */
+  /* The rows in the auxiliary mass (NULL: all; naugment of them), and a second work
+   * augmented by a subset (NULL: none), tried first (jy_kkt_create, jy_kkt_solve). failed:
+   * the recorded values failed its check or its unshifted factorization. */
+  unsigned char *augment;
+  struct jyKktWork *reduced;
+  int naugment, failed, answered_reduced;
+  /* the sealed blocks the subset relies on (augmented_rows): nblock of them, their
+   * coordinates block_col[block_ptr[b] .. block_ptr[b + 1]) and own rows (block_row_ptr,
+   * block_row), and room for one block's dense M_C + alpha As_C^T As_C (block) */
+  int nblock, *block_ptr, *block_col, *block_row_ptr, *block_row;
+  /* M's lower entries in each block (block_mass_k[block_mass_ptr[b] ..]) and where they and
+   * the own rows' pairs land in block */
+  int *block_mass_ptr, *block_mass_k, *block_mass_at, *block_pair_at;
+  double *block;
 };
+
+/* Whether row r is in the auxiliary mass. */
+static int augmented(const jyKktWork *w, int r) { return !w->augment || w->augment[r]; }
 
 void jy_kkt_destroy(jyKktWork *w) {
   if (!w) return;
+  jy_kkt_destroy(w->reduced);
   if (w->started) {
     cholmod_free_sparse(&w->k, &w->common);
     cholmod_finish(&w->common);
   }
   jyAllocator a = w->alloc;
-  int *ints[] = {w->perm,     w->inv,     w->mass_pos,  w->jac_pos,  w->row_ptr, w->row_entry,
-                 w->pair_pos, w->row_pos, w->mass_diag, w->l_p,      w->l_nz,    w->l_i,
-                 w->parent,   w->pattern, w->flag,      w->entry_col};
+  int *ints[] = {w->perm,          w->inv,           w->mass_pos,       w->jac_pos,
+                 w->row_ptr,       w->row_entry,     w->pair_pos,       w->row_pos,
+                 w->mass_diag,     w->l_p,           w->l_nz,           w->l_i,
+                 w->parent,        w->pattern,       w->flag,           w->entry_col,
+                 w->block_ptr,     w->block_col,     w->block_row_ptr,  w->block_row,
+                 w->block_mass_at, w->block_pair_at, w->block_mass_ptr, w->block_mass_k};
   for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) jy_free(&a, ints[k]);
   double *doubles[] = {
-    w->row_scale,    w->row_norm,       w->rhs, w->x, w->res, w->corr, w->bound, w->factored_mass,
-    w->factored_jac, w->factored_scale, w->l_x, w->d, w->work};
+    w->row_scale,    w->row_norm,       w->rhs, w->x, w->res,  w->corr, w->bound, w->factored_mass,
+    w->factored_jac, w->factored_scale, w->l_x, w->d, w->work, w->block};
   for (size_t k = 0; k < sizeof doubles / sizeof doubles[0]; k++) jy_free(&a, doubles[k]);
+  jy_free(&a, w->augment);
   jy_free(&a, w);
 }
 
@@ -229,6 +263,7 @@ static int natural_entries(const jyKktWork *w, const jyCsc *mass, const jyCsc *j
     for (int j = 0; j < n; j++) /* column j of As^T As: the columns c <= j sharing a row */
       for (int k = jac->p[j]; k < jac->p[j + 1]; k++) {
         int r = jac->i[k];
+        if (!augmented(w, r)) continue;
         for (int x = ptr[r]; x < ptr[r + 1] && cols[x] <= j; x++)
           if (mark[cols[x]] != j) {
             mark[cols[x]] = j;
@@ -272,7 +307,7 @@ static int build_pairs(jyKktWork *w, const jyCsc *jac) {
   size_t npairs = 0;
   for (int r = 0; r < w->m; r++) {
     size_t c = (size_t)(w->row_ptr[r + 1] - w->row_ptr[r]);
-    npairs += c * (c + 1) / 2;
+    npairs += augmented(w, r) ? c * (c + 1) / 2 : 0;
   }
   w->npairs = (int)npairs;
   /* every element written by build_k: no zeroing */
@@ -345,7 +380,7 @@ static int build_k(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, int size, 
         w->jac_pos[k] = k_position(w, j, n + jac->i[k]);
     int q = 0; /* the pairs' columns, as entries of A: a's and b's (A's entries by column) */
     for (int r = 0; r < w->m; r++)
-      for (int x = w->row_ptr[r]; x < w->row_ptr[r + 1]; x++)
+      for (int x = w->row_ptr[r]; x < w->row_ptr[r + 1] && augmented(w, r); x++)
         for (int y = x; y < w->row_ptr[r + 1]; y++)
           w->pair_pos[q++] =
             k_position(w, w->entry_col[w->row_entry[x]], w->entry_col[w->row_entry[y]]);
@@ -588,16 +623,23 @@ done:
   return status;
 }
 
-jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCsc *jac,
-                         const int *row_pivot, const int *pivot_block) {
-  jyAllocator a = alloc ? *alloc : (jyAllocator){0};
-  if (!mass || !jac || mass->ncol <= 0 || jac->ncol != mass->ncol) return NULL;
+/* The work for the auxiliary mass over the rows in augment (m flags, taken over; NULL: all
+ * rows). NULL when out of memory. */
+static jyKktWork *create_work(jyAllocator a, const jyCsc *mass, const jyCsc *jac,
+                              const int *row_pivot, const int *pivot_block,
+                              unsigned char *augment) {
   jyKktWork *w = jy_calloc(&a, 1, sizeof *w);
-  if (!w) return NULL;
+  if (!w) {
+    jy_free(&a, augment);
+    return NULL;
+  }
   w->alloc = a;
   w->n = mass->ncol;
   w->m = jac->nrow;
   w->size = w->n + w->m;
+  w->augment = augment;
+  w->naugment = w->m;
+  for (int r = 0; augment && r < w->m; r++) w->naugment -= !augment[r];
   int *ta = NULL, *tb = NULL; /* K's natural pattern, listed once for both orderings */
   size_t count = 0;
   int *pivot = jy_calloc(&a, (size_t)w->m + 1, sizeof(int));
@@ -624,6 +666,166 @@ fail:
   jy_free(&a, tb);
   jy_kkt_destroy(w);
   return NULL;
+}
+
+/* The subset of rows the auxiliary mass needs, chosen on the patterns: the blocks of M (the
+ * connected components of its pattern) that are sealed, small (at most KKT_SEALED_MAX
+ * coordinates), every coordinate with a diagonal and at least one row of their own (a
+ * body3d's norm row); the rows joining sealed blocks only (a spatial joint: 5 rows over 14
+ * coordinates) are left out, every other row kept. M_a = M + alpha As_S^T As_S is then
+ * positive definite whenever q'' is unique and each sealed block a row leaves out is,
+ * with its own rows, M_C + alpha As_C^T As_C (a vector M and As_S send to zero is then zero
+ * on those blocks, the only ones the rows left out touch, so A sends it to zero too), which
+ * blocks_definite checks before each factorization. M_a keeps M's block pattern there
+ * instead of a dense 14 x 14 block per joint (issue 44: the LDL of K was half of a spatial
+ * right-hand side). Fills w's blocks (those a left-out row touches: their coordinates and
+ * own rows) and returns the m flags of the subset, or NULL (no row left out; or no memory:
+ * *failed). */
+enum { KKT_SEALED_MAX = 64 };
+
+static unsigned char *augmented_rows(jyKktWork *w, const jyCsc *mass, const jyCsc *jac,
+                                     int *failed) {
+  const jyAllocator *a = &w->alloc;
+  int n = w->n, m = w->m, left_out = 0;
+  int *root = jy_alloc(a, sizeof(int) * ((size_t)n + 1));  /* union-find over M's pattern */
+  int *size = jy_calloc(a, (size_t)n + 1, sizeof(int));    /* per root */
+  int *own = jy_calloc(a, (size_t)n + 1, sizeof(int));     /* per root: its own rows */
+  int *first = jy_alloc(a, sizeof(int) * ((size_t)m + 1)); /* a row's block, -2: several */
+  int *ptr = NULL, *cols = NULL;
+  unsigned char *augment = jy_alloc(a, (size_t)m + 1);
+  *failed =
+    !root || !size || !own || !first || !augment || row_columns(w, jac, &ptr, &cols, NULL) != 0;
+  if (*failed) goto done;
+  for (int j = 0; j < n; j++) root[j] = j;
+  for (int j = 0; j < n; j++)
+    for (int k = mass->p[j]; k < mass->p[j + 1]; k++) {
+      int x = mass->i[k], y = j;
+      while (root[x] != x) x = root[x] = root[root[x]];
+      while (root[y] != y) y = root[y] = root[root[y]];
+      if (x != y) root[x > y ? x : y] = x < y ? x : y;
+    }
+  for (int j = 0; j < n; j++) { /* roots first: root[j] <= j */
+    root[j] = root[root[j]];
+    size[root[j]]++;
+  }
+  for (int j = 0; j < n; j++) /* a massless coordinate seals nothing */
+    if (w->mass_diag[j] < 0) size[root[j]] = KKT_SEALED_MAX + 1;
+  for (int r = 0; r < m; r++) {
+    first[r] = -1;
+    for (int x = ptr[r]; x < ptr[r + 1]; x++) {
+      int b = root[cols[x]];
+      first[r] = first[r] == -1 || first[r] == b ? b : -2;
+    }
+    if (first[r] >= 0) own[first[r]]++;
+  }
+  /* sealed: size[b] in 1 .. KKT_SEALED_MAX and own[b] > 0 */
+  for (int r = 0; r < m; r++) {
+    int sealed = first[r] == -2;
+    for (int x = ptr[r]; sealed && x < ptr[r + 1]; x++) {
+      int b = root[cols[x]];
+      sealed = size[b] <= KKT_SEALED_MAX && own[b] > 0;
+    }
+    augment[r] = !sealed;
+    left_out += sealed;
+  }
+  if (left_out == 0) goto done;
+  /* the blocks to check: those a left-out row touches */
+  int nblock = 0, ncol = 0, nrow = 0, largest = 0, nmass = 0, npairs = 0;
+  int *checked = own; /* per root: own rows > 0, -(index + 1) once numbered */
+  for (int r = 0; r < m; r++)
+    for (int x = ptr[r]; !augment[r] && x < ptr[r + 1]; x++) {
+      int b = root[cols[x]];
+      if (checked[b] > 0) {
+        nblock++;
+        ncol += size[b];
+        nrow += checked[b];
+        largest = size[b] > largest ? size[b] : largest;
+        checked[b] = -nblock;
+      }
+    }
+  for (int j = 0; j < n; j++)
+    if (checked[root[j]] < 0) nmass += mass->p[j + 1] - mass->p[j];
+  for (int r = 0; r < m; r++)
+    if (first[r] >= 0 && checked[first[r]] < 0)
+      npairs += (ptr[r + 1] - ptr[r]) * (ptr[r + 1] - ptr[r] + 1) / 2;
+  w->nblock = nblock;
+  w->block_ptr = jy_calloc(a, (size_t)nblock + 2, sizeof(int));
+  w->block_col = jy_alloc(a, sizeof(int) * ((size_t)ncol + 1));
+  w->block_row_ptr = jy_calloc(a, (size_t)nblock + 2, sizeof(int));
+  w->block_row = jy_alloc(a, sizeof(int) * ((size_t)nrow + 1));
+  w->block_mass_ptr = jy_calloc(a, (size_t)nblock + 1, sizeof(int));
+  w->block_mass_k = jy_alloc(a, sizeof(int) * ((size_t)nmass + 1));
+  w->block_mass_at = jy_alloc(a, sizeof(int) * ((size_t)nmass + 1));
+  w->block_pair_at = jy_alloc(a, sizeof(int) * ((size_t)npairs + 1));
+  w->block = jy_alloc(a, sizeof(double) * ((size_t)largest * (size_t)largest + 1));
+  *failed = !w->block_ptr || !w->block_col || !w->block_row_ptr || !w->block_row ||
+    !w->block_mass_ptr || !w->block_mass_k || !w->block_mass_at || !w->block_pair_at || !w->block;
+  if (*failed) goto done;
+  /* coordinates and own rows by block, each in increasing order (counted, then placed) */
+  for (int j = 0; j < n; j++)
+    if (checked[root[j]] < 0) w->block_ptr[-checked[root[j]] + 1]++;
+  for (int r = 0; r < m; r++)
+    if (first[r] >= 0 && checked[first[r]] < 0) w->block_row_ptr[-checked[first[r]] + 1]++;
+  for (int b = 0; b < nblock; b++) {
+    w->block_ptr[b + 2] += w->block_ptr[b + 1];
+    w->block_row_ptr[b + 2] += w->block_row_ptr[b + 1];
+  }
+  for (int j = 0; j < n; j++)
+    if (checked[root[j]] < 0) w->block_col[w->block_ptr[-checked[root[j]]]++] = j;
+  for (int r = 0; r < m; r++)
+    if (first[r] >= 0 && checked[first[r]] < 0) {
+      int b = -checked[first[r]] - 1;
+      w->block_row[w->block_row_ptr[b + 1]++] = r;
+    }
+  /* where blocks_definite puts each of M's entries and each own row's pair: its block's
+   * lower triangle by rows, (i, k) at i * nb + k in the coordinates' order within it */
+  int *local = size, *pair_at = w->block_pair_at, at = 0;
+  for (int b = 0; b < nblock; b++) {
+    int lo = w->block_ptr[b], nb = w->block_ptr[b + 1] - lo;
+    for (int t = lo; t < lo + nb; t++) local[w->block_col[t]] = t - lo;
+    for (int t = lo; t < lo + nb; t++) {
+      int j = w->block_col[t];
+      for (int k = mass->p[j]; k < mass->p[j + 1]; k++)
+        if (mass->i[k] >= j) {
+          w->block_mass_k[at] = k;
+          w->block_mass_at[at++] = local[mass->i[k]] * nb + local[j];
+        }
+    }
+    w->block_mass_ptr[b + 1] = at;
+    for (int q = w->block_row_ptr[b]; q < w->block_row_ptr[b + 1]; q++) {
+      int row = w->block_row[q];
+      for (int x = ptr[row]; x < ptr[row + 1]; x++)
+        for (int y = x; y < ptr[row + 1]; y++) *pair_at++ = local[cols[y]] * nb + local[cols[x]];
+    }
+  }
+done:
+  jy_free(a, root);
+  jy_free(a, size);
+  jy_free(a, own);
+  jy_free(a, first);
+  jy_free(a, ptr);
+  jy_free(a, cols);
+  if (*failed || left_out == 0) {
+    jy_free(a, augment);
+    return NULL;
+  }
+  return augment;
+}
+
+jyKktWork *jy_kkt_create(const jyAllocator *alloc, const jyCsc *mass, const jyCsc *jac,
+                         const int *row_pivot, const int *pivot_block) {
+  jyAllocator a = alloc ? *alloc : (jyAllocator){0};
+  if (!mass || !jac || mass->ncol <= 0 || jac->ncol != mass->ncol) return NULL;
+  jyKktWork *w = create_work(a, mass, jac, row_pivot, pivot_block, NULL);
+  if (!w) return NULL;
+  int failed;
+  unsigned char *augment = augmented_rows(w, mass, jac, &failed);
+  if (augment) w->reduced = create_work(a, mass, jac, row_pivot, pivot_block, augment);
+  if (failed || (augment && !w->reduced)) {
+    jy_kkt_destroy(w);
+    return NULL;
+  }
+  return w;
 }
 
 /* --- the numeric solve --- */
@@ -660,6 +862,7 @@ static void fill_k(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, double alp
   const int *pos = w->pair_pos, *entry = w->row_entry;
   for (int r = 0; r < w->m; r++) {
     double s = w->row_scale[r], c = alpha * s * s;
+    if (!augmented(w, r)) continue;
     for (int x = w->row_ptr[r]; x < w->row_ptr[r + 1]; x++) {
       double ca = c * jac->x[entry[x]];
       for (int y = x; y < w->row_ptr[r + 1]; y++) kx[*pos++] += ca * jac->x[entry[y]];
@@ -676,6 +879,7 @@ static void fill_rhs(jyKktWork *w, const jyCsc *jac, const jyUkProblem *p, doubl
   for (int j = 0; j < n; j++) {
     double sum = p->force[j] + (p->nonideal ? p->nonideal[j] : 0.0);
     for (int k = jac->p[j]; k < jac->p[j + 1]; k++) {
+      if (!augmented(w, jac->i[k])) continue;
       double s = w->row_scale[jac->i[k]];
       sum += alpha * s * jac->x[k] * s * p->rhs[jac->i[k]];
     }
@@ -688,14 +892,18 @@ static void fill_rhs(jyKktWork *w, const jyCsc *jac, const jyUkProblem *p, doubl
 /* Whether the factor in hand is that of these M, A, row scales and alpha: bit for bit the
  * values of the last factorization that succeeded (the projection's velocity step and the
  * right-hand side after it solve with the same M and A). Records them otherwise. */
+static int same_values(const jyKktWork *w, const jyCsc *mass, const jyCsc *jac, double alpha) {
+  return alpha == w->factored_alpha &&
+    !memcmp(w->factored_mass, mass->x, sizeof(double) * (size_t)mass->p[w->n]) &&
+    !memcmp(w->factored_jac, jac->x, sizeof(double) * (size_t)jac->p[w->n]) &&
+    !memcmp(w->factored_scale, w->row_scale, sizeof(double) * (size_t)w->m);
+}
+
 static int factor_current(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, double alpha) {
   size_t mass_bytes = sizeof(double) * (size_t)mass->p[w->n];
   size_t jac_bytes = sizeof(double) * (size_t)jac->p[w->n];
   size_t scale_bytes = sizeof(double) * (size_t)w->m;
-  if (w->factored && alpha == w->factored_alpha && !memcmp(w->factored_mass, mass->x, mass_bytes) &&
-      !memcmp(w->factored_jac, jac->x, jac_bytes) &&
-      !memcmp(w->factored_scale, w->row_scale, scale_bytes))
-    return 1;
+  if (w->factored && same_values(w, mass, jac, alpha)) return 1;
   w->factored = 0; /* until the factorization succeeds */
   w->factored_alpha = alpha;
   memcpy(w->factored_mass, mass->x, mass_bytes);
@@ -901,16 +1109,96 @@ static int factor_k(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, double al
 }
 
 void jy_kkt_last_path(const jyKktWork *w, double *beta, int *solves) {
+  if (w->answered_reduced) w = w->reduced;
   *beta = w->factored ? w->factored_beta : NAN;
   *solves = w->solves;
 }
 
 int jy_kkt_pivoted_rows(const jyKktWork *w) { return w->pivoted; }
 
-long jy_kkt_factorizations(const jyKktWork *w) { return w->factorizations; }
+long jy_kkt_factorizations(const jyKktWork *w) {
+  return w->factorizations + (w->reduced ? w->reduced->factorizations : 0);
+}
+
+int jy_kkt_last_augmented(const jyKktWork *w) {
+  return w->answered_reduced ? w->reduced->naugment : w->m;
+}
+
+/* Whether each sealed block the subset relies on is positive definite with its own rows,
+ * M_C + alpha As_C^T As_C (w: the whole work, r: the subset's, its row scales current):
+ * Cholesky of each, dense (at most KKT_SEALED_MAX coordinates; 7 for a body3d), every
+ * pivot above 1e-10 of the block's largest diagonal. Below that the whole rows answer, as
+ * they did before the subset (a body3d with a zero principal moment, a zero mass). */
+static int blocks_definite(const jyKktWork *w, const jyKktWork *r, const jyCsc *mass,
+                           const jyCsc *jac, double alpha) {
+  double *c = w->block; /* the lower triangle by rows: (i, k) at c[i * nb + k] */
+  const int *mass_k = w->block_mass_k, *mass_at = w->block_mass_at, *pair_at = w->block_pair_at;
+  for (int b = 0; b < w->nblock; b++) {
+    int nb = w->block_ptr[b + 1] - w->block_ptr[b];
+    memset(c, 0, sizeof(double) * (size_t)nb * (size_t)nb);
+    for (int t = w->block_mass_ptr[b]; t < w->block_mass_ptr[b + 1]; t++)
+      c[mass_at[t]] = mass->x[mass_k[t]];
+    for (int q = w->block_row_ptr[b]; q < w->block_row_ptr[b + 1]; q++) {
+      int row = w->block_row[q], lo = r->row_ptr[row], hi = r->row_ptr[row + 1];
+      double scale = r->row_scale[row], coef = alpha * scale * scale;
+      for (int x = lo; x < hi; x++) {
+        double ca = coef * jac->x[r->row_entry[x]];
+        for (int y = x; y < hi; y++) c[*pair_at++] += ca * jac->x[r->row_entry[y]];
+      }
+    }
+    double largest = 0;
+    for (int i = 0; i < nb; i++) largest = jy_larger(largest, c[i * nb + i]);
+    for (int i = 0; i < nb; i++) {
+      double *ci = c + (size_t)i * (size_t)nb;
+      for (int j = 0; j < i; j++) {
+        const double *cj = c + (size_t)j * (size_t)nb;
+        double v = ci[j];
+        for (int k = 0; k < j; k++) v -= ci[k] * cj[k];
+        ci[j] = v / cj[j];
+      }
+      double d = ci[i];
+      for (int k = 0; k < i; k++) d -= ci[k] * ci[k];
+      if (!(d > 1e-10 * largest)) return 0;
+      ci[i] = sqrt(d);
+    }
+  }
+  return 1;
+}
+
+/* The answer of K augmented by the subset alone, unshifted: 1 when the sealed blocks are
+ * positive definite, its pivots had the right signs, the answer reached rounding and met
+ * the rows (JY_UK_OK), else 0 (acc, mu and result are then the caller's to overwrite). A
+ * check or factorization that failed for these values is remembered (failed), so that the
+ * projection's solves with the same M and A do not try again. */
+static int reduced_solve(jyKktWork *whole, const jyCsc *mass, const jyCsc *jac,
+                         const jyUkProblem *p, const jyUkOptions *opt, double *acc, double *mu,
+                         jyUkResult *result) {
+  jyKktWork *w = whole->reduced;
+  double alpha = scale_rows(w, mass, jac, p, opt->augment_scale);
+  if (w->failed && same_values(w, mass, jac, alpha)) return 0;
+  if (!factor_current(w, mass, jac, alpha)) { /* (a factor kept passed the check) */
+    w->failed = 1;                            /* until it factors */
+    if (!blocks_definite(whole, w, mass, jac, alpha)) return 0;
+    w->factored = w->unshifted_factors = factor_k(w, mass, jac, alpha, 0.0);
+    if (!w->factored) return 0;
+    w->failed = 0;
+  }
+  fill_rhs(w, jac, p, alpha);
+  w->solves = 0;
+  if (!(unshifted_solve(w) <= 1e-8)) return 0;
+  result->outcome = JY_UK_OK;
+  result->rank = -1;
+  unpack(w, mass, jac, p, opt->consistency_tol, acc, mu, result);
+  return result->outcome == JY_UK_OK;
+}
 
 jyUkOutcome jy_kkt_solve(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, const jyUkProblem *p,
                          const jyUkOptions *opt, double *acc, double *mu, jyUkResult *result) {
+  /* The subset's K first: its answer is that of all rows (the augmentation by any subset
+   * of the rows changes no solution); where it does not factor soundly or its answer is
+   * not at rounding (M_a singular, dependent rows kept), all rows answer as before. */
+  w->answered_reduced = w->reduced && reduced_solve(w, mass, jac, p, opt, acc, mu, result);
+  if (w->answered_reduced) return JY_UK_OK;
   result->outcome = JY_UK_OK;
   result->rank = -1; /* not revealed by this path */
   result->residual = 0;

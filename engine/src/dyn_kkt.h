@@ -52,7 +52,8 @@ void jy_kkt_destroy(jyKktWork *work);
 /* q'' (acc) and the multipliers mu (m, A^T mu = M q'' - Q - C; NULL: not wanted) from the
  * values in mass and jac, Q, C, b and the dropped rows of p (p->mass and p->jac are not
  * read). Solves [M + alpha As^T As, As^T; As, -beta I] [q''; z] = [Q + C + alpha As^T bs; bs]
- * (As, bs: rows scaled to unit length) at beta = 0; where that does not factor or its
+ * (As, bs: rows scaled to unit length; the auxiliary mass first over the subset of rows the
+ * patterns allow, dyn_kkt.c) at beta = 0; where that does not factor or its
  * answer does not reach rounding, at beta > 0 refined against beta = 0. JY_UK_NOT_UNIQUE when
  * the pivots show a free massless direction or rows that depend on the others (the caller
  * decides: the dense rank-revealing path, or an error). No allocation. */
@@ -69,5 +70,9 @@ long jy_kkt_factorizations(const jyKktWork *work);
 
 /* How many rows the ordering placed by the pivots jy_kkt_create was given. For tests. */
 int jy_kkt_pivoted_rows(const jyKktWork *work);
+
+/* How many rows the auxiliary mass of the last answer held: m, or fewer when K augmented
+ * by the subset the patterns allow answered (dyn_kkt.c, augmented_rows). For tests. */
+int jy_kkt_last_augmented(const jyKktWork *work);
 
 #endif

@@ -19,6 +19,10 @@
  *     agree with the dense path; no rows at all (q'' = M^-1 Q); a massless coordinate no row touches is
  *     JY_UK_NOT_UNIQUE; after the first, a solve allocates nothing; the factorization kept
  *     between solves of the same M and A gives, bit for bit, what a fresh one gives;
+ *   - the KKT path on spatial bodies (M's 7 x 7 blocks singular along q, norm rows, rows
+ *     joining bodies): the auxiliary mass over the norm rows alone answers, as the dense
+ *     path does; a body with a zero moment of inertia or no mass sends the solve back to
+ *     all rows, with the same answer;
  *   - the KKT ordering by row pivots (a glue's rows after their block coordinates): random
  *     chains whose rows each reach the next rows' pivots, all placed by them and answered
  *     unshifted (in at most KKT_SOLVES_MAX solves) as the dense path answers; and case by
@@ -527,6 +531,106 @@ static void check_kkt_cases(void) {
   jy_uk_destroy(dw);
 }
 
+/* Spatial bodies as body3d makes them: 8 bodies of 7 coordinates (x, y, z, q0 .. q3), M's
+ * block m I and 4 G^T J G (singular along q), each with its norm row 2 q^T; 5 random rows
+ * between each body and the next, 2 before the last (rows joining two blocks), and 4
+ * coordinates of mass no row touches. The auxiliary mass needs only the norm rows: the
+ * subset answers, as the dense path does. A body with a zero principal moment (its
+ * block singular beyond q, held only by the joints' rows) sends the solve back to all
+ * rows, as it answered before; so does a body without mass. */
+static void fill_spatial(problem *p, int zero_moment_body, int massless_body) {
+  enum { BODIES = 8 };
+  memset(p, 0, sizeof *p);
+  int row = 0;
+  for (int b = 0; b < BODIES; b++) {
+    int at = 7 * b;
+    double q[4], norm = 0, mass = pow(10, 2 * uniform() - 1), moment[3];
+    for (int k = 0; k < 4; k++) q[k] = 2 * uniform() - 1, norm += q[k] * q[k];
+    for (int k = 0; k < 4; k++) q[k] /= sqrt(norm);
+    for (int k = 0; k < 3; k++)
+      moment[k] = b == zero_moment_body && k == 0 ? 0 : mass * (0.1 + uniform());
+    if (b == massless_body) mass = moment[0] = moment[1] = moment[2] = 0;
+    double g[3][4] = {
+      {-q[1], q[0], q[3], -q[2]}, {-q[2], -q[3], q[0], q[1]}, {-q[3], q[2], -q[1], q[0]}};
+    for (int k = 0; k < 3; k++) p->mass[at + k + (at + k) * N] = mass;
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 4; j++) {
+        double sum = 0;
+        for (int k = 0; k < 3; k++) sum += 4 * g[k][i] * moment[k] * g[k][j];
+        p->mass[at + 3 + i + (at + 3 + j) * N] = sum;
+      }
+    for (int k = 0; k < 4; k++) {
+      p->jac[row + (at + 3 + k) * M] = 2 * q[k];
+      p->pattern[row + (at + 3 + k) * M] = 1;
+    }
+    row++;
+  }
+  for (int b = 0; b + 1 < BODIES; b++) /* 5 rows to the next body, the last 2: 40 rows */
+    for (int r = 0; r < (b + 2 < BODIES ? 5 : 2); r++, row++)
+      for (int k = 0; k < 14; k++) {
+        int j = k < 7 ? 7 * b + k : 7 * (b + 1) + k - 7;
+        p->jac[row + j * M] = 2 * uniform() - 1;
+        p->pattern[row + j * M] = 1;
+      }
+  for (int j = 7 * BODIES; j < N; j++) p->mass[j + j * N] = 1 + uniform();
+  for (int j = 0; j < N; j++) p->force[j] = 2 * uniform() - 1;
+  double x[N];
+  for (int j = 0; j < N; j++) x[j] = 2 * uniform() - 1;
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) p->rhs[i] += p->jac[i + j * M] * x[j];
+}
+
+/* The stores for fill_spatial's problems: M's pattern each body's whole 7 x 7 block, as the
+ * evaluator stores a part's mass, whatever its zeros. */
+static jyKktWork *make_kkt_spatial(const problem *p, jyCsc *mass, jyCsc *jac) {
+  static int rows[N * N], cols[N * N];
+  int count = 0;
+  for (int j = 0; j < N; j++)
+    for (int i = 0; i < N; i++)
+      if (i == j || (i < 56 && j < 56 && i / 7 == j / 7)) rows[count] = i, cols[count++] = j;
+  if (jy_csc_build(NULL, N, N, (size_t)count, rows, cols, mass) != 0) return NULL;
+  count = 0;
+  for (int j = 0; j < N; j++)
+    for (int i = 0; i < M; i++)
+      if (p->pattern[i + j * M]) rows[count] = i, cols[count++] = j;
+  if (jy_csc_build(NULL, M, N, (size_t)count, rows, cols, jac) != 0) return NULL;
+  return jy_kkt_create(NULL, mass, jac, NULL, NULL);
+}
+
+static void check_kkt_spatial(void) {
+  static problem p;
+  const char *what[3] = {"spatial bodies: the subset (the 8 norm rows) answers",
+                         "... a body with a zero principal moment: all 40 rows answer",
+                         "... a body without mass: all 40 rows answer"};
+  for (int c = 0; c < 3; c++) {
+    double worst = 0;
+    int solved = 1, rows = -1, last_rows = -1;
+    for (int trial = 0; trial < 10; trial++) {
+      fill_spatial(&p, c == 1 ? 3 : -1, c == 2 ? 5 : -1);
+      jyCsc mass, jac;
+      jyKktWork *kw = make_kkt_spatial(&p, &mass, &jac);
+      jyUkWork *dw = jy_uk_create(NULL, N, M);
+      jyUkProblem up = {N, M, p.mass, p.force, NULL, p.jac, p.rhs, NULL};
+      double kkt[N], dense[N];
+      jyUkResult rk, rd;
+      if (kw) gather(&p, &mass, &jac);
+      int both = kw && dw &&
+        jy_kkt_solve(kw, &mass, &jac, &up, &options, kkt, NULL, &rk) == JY_UK_OK &&
+        jy_uk_solve(dw, &up, &options, dense, &rd) == JY_UK_OK;
+      solved &= both;
+      if (both) worst = fmax(worst, relative_diff(kkt, dense, N));
+      last_rows = kw ? jy_kkt_last_augmented(kw) : -1;
+      rows = trial == 0 || rows == last_rows ? last_rows : -1;
+      jy_kkt_destroy(kw);
+      jy_uk_destroy(dw);
+      jy_csc_free(NULL, &mass);
+      jy_csc_free(NULL, &jac);
+    }
+    ok(solved && rows == (c == 0 ? 8 : M), "%s (10 problems; %d rows augmented)", what[c], rows);
+    is_near(worst, 0, AGREE_TOL, "... as the dense path does");
+  }
+}
+
 /* One KKT solve on a work of its own (factored afresh). */
 static jyUkOutcome solve_fresh(const problem *p, const jyUkProblem *up, const jyUkOptions *opt,
                                double *acc) {
@@ -667,7 +771,7 @@ static void check_sparse_reuse(void) {
 }
 
 int main(void) {
-  plan(59);
+  plan(65);
   compare_paths(PLAIN, 20, "sparse and dense q'' agree (20 problems)");
   compare_paths(NONIDEAL, 10, "sparse and dense q'' agree with a non-ideal C (10 problems)");
   compare_paths(DROPPED, 10, "sparse and dense q'' agree with dependent rows dropped (10)");
@@ -681,6 +785,7 @@ int main(void) {
   compare_kkt(PIVOTED, 20, "KKT ordered by row pivots and dense q'' agree (20 problems)");
   check_kkt_pivots();
   check_kkt_cases();
+  check_kkt_spatial();
   check_kkt_reuse();
   check_sparse_reuse();
   return done();
