@@ -879,6 +879,19 @@ static jyStatus advance_auto(jySim *sim, double t_out, N_Vector y_out) {
       if (st != JY_OK) return st;
       continue;
     }
+    if (flag < 0 && !cs->aut->bdf && sim->failure == JY_OK && cs->held > 1) {
+      /* the smooth method's step failed (ERK's error test at Bricard's flat passage, where
+       * it had just taken over): as at the guard, BDF from an earlier step end to the end */
+      sim->error[0] = sim->solver_flag[0] = sim->solver_message[0] = '\0';
+      jy_auto_singular(sim, cs->aut, current_time(cs), cs->good);
+      jy_auto_stay_bdf(cs->aut);
+      cs->went_back = 0;
+      cs->kinetic_before = sim->kinetic_scale;
+      jyStatus st = go_back_to_bdf(sim, cs, AUTO_BACK_FIRST);
+      if (st != JY_OK) return st;
+      steps = 0, t_from = current_time(cs);
+      continue;
+    }
     if ((flag < 0 || stuck(cs)) && retry_further_back(sim, cs)) {
       steps = 0, t_from = current_time(cs); /* the steps toward t_out count from here */
       continue;
