@@ -113,11 +113,12 @@ end
 -- ---- 4. two runs with the same --out ------------------------------------------------------
 do
   local out = tmp .. "/shared.csv"
-  -- The first (3e5 rows, about 1 s) is under way, its temporary file made, before the
-  -- second (1e3 rows) starts, so the two overlap however the machine schedules them, and
-  -- the second finishes first. (Started side by side, a loaded machine once ran them one
+  -- The first (1e6 rows, about 0.7 s alone; 3e5 rows took 0.2 s, and on a machine loaded
+  -- with other jobs the second once finished after it) is under way, its temporary file
+  -- made, before the second (1e3 rows, 0.04 s) starts, so the two overlap however the
+  -- machine schedules them, and the second finishes first. (Started side by side, a loaded machine once ran them one
   -- after the other, and neither warned.)
-  local both = string.format("%s run %s --out %s --t-end 3 --dt-out 1e-5 >%s 2>%s & a=$!; "
+  local both = string.format("%s run %s --out %s --t-end 10 --dt-out 1e-5 >%s 2>%s & a=$!; "
     .. "i=0; while [ $i -lt 1200 ] && ! ls %s/ | grep -q 'shared\\.csv\\..*\\.partial$'; "
     .. "do sleep 0.05; i=$((i+1)); done; "
     .. "%s run %s --out %s --t-end 0.1 --dt-out 1e-4 >%s 2>%s & b=$!; "
@@ -150,8 +151,8 @@ do
       if cols ~= width then bad = bad + 1 end
     end
   end
-  tap.ok(header and bad == 0 and rows == 300001,
-    "the file is one whole run, the last to finish: 300001 rows, each as wide as its header")
+  tap.ok(header and bad == 0 and rows == 1000001,
+    "the file is one whole run, the last to finish: 1000001 rows, each as wide as its header")
   tap.diag(string.format("%d columns, %d rows, %d of another width", width or 0, rows, bad))
   tap.is(partial_files(), "", "no temporary file is left")
 end
