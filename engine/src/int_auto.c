@@ -52,11 +52,16 @@
 /* A lost race is run again this many steps on, then twice as many, and so on: a motion's
  * first second need not be its hardest (the W1 chain at rtol 1e-6: its first window is
  * Adams', the run ERK's by 1.4), and the races cost at most a few windows in all. */
-#define RACE_FIRST_WAIT 400
+#define RACE_FIRST_WAIT 1000
 /* Adams' step grown more than this over a window: it was still starting (the W1 chain at
  * N = 1000 from rest: steps 30 to 130 are a sixth of a second, the 200 after the rest of
  * it), and the window is taken again from there. */
 #define RACE_GROWTH 3.0
+/* Adams' steps the run must have left (at the window's pace) for a race to be run: a race
+ * lost costs up to half a window, and a short run's few hundred steps do not repay it (the
+ * rolling disk's 387 steps: 24 % more time with its one race; constant_speed's 566: ERK won
+ * its window and lost the run). */
+#define RACE_MIN_LEFT 1000.0
 
 /* Power iterations per estimate (from the last estimate's direction). */
 #define POWER_ITERATIONS 6
@@ -179,7 +184,7 @@ static jyAutoMove leave_singular(jySim *sim, jyAutoChoice *a, double t, N_Vector
 /* The race at a smooth stretch's step end (in_stretch steps into it): Adams' window opens
  * once it has settled (and the last lost race's wait is over), and after RACE_ADAMS_STEPS
  * its work is measured against ERK's. */
-static jyAutoMove race(jyAutoChoice *a, double t, double h, const jyAutoCounters *now,
+static jyAutoMove race(jyAutoChoice *a, double t, double t_end, double h, const jyAutoCounters *now,
                        long in_stretch) {
   if (a->erk_chosen || a->erk || in_stretch < SETTLE_STEPS) return JY_AUTO_STAY;
   int open = a->race_open && a->race_at.steps >= a->stretch_at.steps; /* in this stretch */
@@ -197,9 +202,11 @@ static jyAutoMove race(jyAutoChoice *a, double t, double h, const jyAutoCounters
   a->adams_work = (double)(now->rhs_evals - a->race_at.rhs_evals) +
     ADAMS_STEP_WORK * (double)(now->steps - a->race_at.steps);
   a->race_open = 0;
-  a->race_next = now->steps + a->race_wait; /* should ERK lose */
+  a->race_next = now->steps + a->race_wait; /* should ERK lose, or the race not be run */
   a->race_wait *= 2;
-  return JY_AUTO_RACE;
+  /* Adams' steps left at its pace over the window: too few for ERK to win back a race */
+  double left = (t_end - t) / (t - a->race_t) * (double)(now->steps - a->race_at.steps);
+  return left >= RACE_MIN_LEFT ? JY_AUTO_RACE : JY_AUTO_STAY;
 }
 
 double jy_auto_race_budget(const jyAutoChoice *a) { return a->adams_work / RACE_MARGIN; }
@@ -232,7 +239,7 @@ jyAutoMove jy_auto_after_step(jySim *sim, jyAutoChoice *a, double t, N_Vector y,
       a->h_recent = fabs(h); /* Adams' own business: look again at the next collapse */
     }
     a->h_recent = settled <= 1 ? fabs(h) : fmax(fabs(h), H_RECENT_DECAY * a->h_recent);
-    jyAutoMove raced = race(a, t, h, now, in_stretch);
+    jyAutoMove raced = race(a, t, sim->def.t_end, h, now, in_stretch);
     if (raced != JY_AUTO_STAY) return raced;
     if (now->steps - a->window_at.steps < a->check_every) return JY_AUTO_STAY;
     long fails = now->fails - a->window_at.fails;

@@ -439,28 +439,28 @@ static jySimStats counters(const CvodeStepper *cs) {
   return s;
 }
 
-/* The work of the integrator running now, in right-hand sides (jyAutoCounters.rhs_evals). */
-static long work(const CvodeStepper *cs) {
+/* The work of the integrator running now, in right-hand sides (jyAutoCounters.rhs_evals),
+ * from its counters s. */
+static long work_of(const CvodeStepper *cs, const jySimStats *s) {
   if (cs->arkode) {
     long attempts = 0;
     ERKStepGetNumStepAttempts(cs->arkode, &attempts);
     return JY_ERK_STAGES * attempts;
   }
-  jySimStats s = counters(cs);
-  return s.rhs_evals + s.jac_rhs_evals;
+  return s->rhs_evals + s->jac_rhs_evals;
 }
 
 static jyAutoCounters auto_counters(const CvodeStepper *cs) {
   jySimStats now = counters(cs);
+  long work = cs->work_before + work_of(cs, &now) + *cs->step_factorizations;
   jy_stats_add(&now, &cs->before);
-  return (jyAutoCounters){now.steps, cs->work_before + work(cs) + *cs->step_factorizations,
-                          now.nonlinear_fails + now.error_test_fails};
+  return (jyAutoCounters){now.steps, work, now.nonlinear_fails + now.error_test_fails};
 }
 
 /* The counters of the integrator running now join those before it (a restart or change). */
 static void close_counters(CvodeStepper *cs) {
   jySimStats now = counters(cs);
-  cs->work_before += work(cs);
+  cs->work_before += work_of(cs, &now);
   jy_stats_add(&cs->before, &now);
 }
 
