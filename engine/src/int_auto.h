@@ -3,9 +3,9 @@
  * A run starts under Adams. Once Adams has settled it races ERK: Adams' work over a window
  * of its steps against the work of a shadow ERK run over the same span from the same state
  * (which reports nothing and is thrown away), each counted from the integrators' own
- * counters (right-hand sides and steps, never the clock: the choice is the same on every
- * machine and for every output interval). The cheaper runs the smooth stretches from then
- * on. It changes to BDF with projection for a stretch when the smooth method's step
+ * counters (right-hand sides, projection factorizations and steps, never the clock: the
+ * choice is the same on every machine and for every output interval). ERK takes the smooth
+ * stretches from then on where it is twice as cheap; a lost race is run again later. It changes to BDF with projection for a stretch when the smooth method's step
  * end meets a singular configuration (the branch guard would fire, or the projection does
  * not settle: the run goes back to a step end the guard cleared, so no step straddles the
  * change), or when its steps are held by stability (convergence or error test failures,
@@ -55,7 +55,6 @@ typedef struct jyAutoChoice {
   double race_t, race_h; /* where the window began, and Adams' step there */
   jyAutoCounters race_at;
   double adams_work; /* Adams' work over the window */
-  int races;         /* run so far */
   /* where the present stretch began */
   double stretch_t;
   jyAutoCounters stretch_at;
