@@ -23,10 +23,12 @@ static jyUkOutcome store_solve(jyEval *e, const jyUkProblem *p, const jyUkOption
   if (e->sparse && e->mass_diagonal) {
     for (int j = 0; j < n; j++)
       e->mass_diag[j] = e->store_mass_diag[j] >= 0 ? e->store_mass.x[e->store_mass_diag[j]] : 0;
-    if (jy_sparse_applies(e->mass_diag, n) && ++e->factorizations &&
-        jy_sparse_solve(e->sparse, e->mass_diag, e->store_jac.x, p, opt, acc, mu, result) ==
+    if (jy_sparse_applies(e->mass_diag, n)) {
+      e->factorizations++;
+      if (jy_sparse_solve(e->sparse, e->mass_diag, e->store_jac.x, p, opt, acc, mu, result) ==
           JY_UK_OK)
-      return JY_UK_OK;
+        return JY_UK_OK;
+    }
   }
   /* store_solves is set only with a KKT solver (sparse_solvers) */
   long factored = jy_kkt_factorizations(e->kkt);

@@ -1,8 +1,9 @@
 /* Stepping with SUNDIALS CVODE: BDF (Newton) with the projection onto the constraints inside
  * every step, Adams–Moulton (fixed point), which SUNDIALS 6.4 cannot project inside its
  * steps, and auto, which runs Adams or ARKODE's ERK (whichever its race finds cheaper) and
- * changes to BDF for the stretches that need it (int_auto.c decides). All step freely towards t_end and answer output times from the
- * interpolating polynomial, so the output interval never changes the integration. */
+ * changes to BDF for the stretches that need it (int_auto.c decides). All step freely
+ * towards t_end and answer output times from the interpolating polynomial, so the output
+ * interval never changes the integration. */
 #include <arkode/arkode_erkstep.h>
 #include <cvode/cvode.h>
 #include <cvode/cvode_ls.h>
@@ -51,7 +52,6 @@ typedef struct CvodeStepper {
    * the crossing's rows). */
   double checked_to;
   int lmm;           /* CV_ADAMS, CV_BDF or ERK (auto's ERK stretch): the integrator now */
-  void *arkode;      /* erk while ERK runs (cvode is NULL then) */
   void *erk;         /* auto's ERK, made with the stepper and started again for each stretch */
   int erk_met_guard; /* ERK's step end met the branch guard (at erk_guard_t) */
   int shadow;        /* ERK's race runs (its guard ends it) */
@@ -74,6 +74,9 @@ typedef struct CvodeStepper {
   N_Vector anchor;         /* the state at the start or the last event or set state, at anchor_t */
   double anchor_t;
 } CvodeStepper;
+
+/* Auto's ERK when it is the integrator running now (cvode is NULL then), else NULL. */
+static void *erk_now(const CvodeStepper *cs) { return cs->lmm == ERK ? cs->erk : NULL; }
 
 /* CVODE reports through this; SUNDIALS 6.4 crashes on a NULL handler, so always set one. */
 static void on_cvode_error(int code, const char *module, const char *function, char *msg,
@@ -191,8 +194,8 @@ static jyStatus attach_linear_solver(jySim *sim, CvodeStepper *cs) {
  * next step is cut there through the stop time (a maximum step set now would only bound
  * the steps after the one CVODE has already chosen). The run's own max_step stays CVODE's. */
 static void limit_step(jySim *sim, CvodeStepper *cs, double t, N_Vector y) {
-  if (cs->arkode) {
-    jy_erk_set_stop(sim, cs->arkode, t, y);
+  if (erk_now(cs)) {
+    jy_erk_set_stop(sim, erk_now(cs), t, y);
     return;
   }
   double end = jy_sim_stop_time(sim); /* t_end or an input's next breakpoint */
@@ -230,7 +233,6 @@ static jyStatus start_erk(jySim *sim, CvodeStepper *cs, double t, N_Vector y) {
   if (ERKStepReInit(cs->erk, jy_sim_rhs, t, y) != ARK_SUCCESS ||
       ERKStepSetInitStep(cs->erk, 0) != ARK_SUCCESS) /* its own estimate */
     return JY_ERR_INTEGRATOR;
-  cs->arkode = cs->erk;
   cs->roots = sim->nguards > 0;
   limit_step(sim, cs, t, y);
   return JY_OK;
@@ -279,7 +281,7 @@ static jyStatus create_integrator(jySim *sim, CvodeStepper *cs, int lmm, double 
 
 static void free_integrator(CvodeStepper *cs) {
   if (cs->cvode) CVodeFree(&cs->cvode);
-  cs->arkode = NULL; /* auto's ERK stays made (destroy frees it) */
+  cs->lmm = 0; /* none runs; auto's ERK stays made (destroy frees it) */
   if (cs->nls) SUNNonlinSolFree(cs->nls);
   if (cs->ls) SUNLinSolFree(cs->ls);
   if (cs->jac) SUNMatDestroy(cs->jac);
@@ -335,7 +337,7 @@ static const char *flag_name(int flag) {
 
 static void record_flag(jySim *sim, int flag) {
   const CvodeStepper *cs = sim->stepper_data;
-  if (cs && cs->arkode)
+  if (cs && erk_now(cs))
     jy_erk_record_flag(sim, flag);
   else
     jy_sim_record_flag(sim, flag_name(flag), "CVODE", flag);
@@ -343,8 +345,8 @@ static void record_flag(jySim *sim, int flag) {
 
 static double current_time(const CvodeStepper *cs) {
   sunrealtype t = 0;
-  if (cs->arkode)
-    ERKStepGetCurrentTime(cs->arkode, &t);
+  if (erk_now(cs))
+    ERKStepGetCurrentTime(erk_now(cs), &t);
   else
     CVodeGetCurrentTime(cs->cvode, &t);
   return t;
@@ -352,8 +354,8 @@ static double current_time(const CvodeStepper *cs) {
 
 static double last_step(const CvodeStepper *cs) {
   sunrealtype h = 0;
-  if (cs->arkode)
-    ERKStepGetLastStep(cs->arkode, &h);
+  if (erk_now(cs))
+    ERKStepGetLastStep(erk_now(cs), &h);
   else
     CVodeGetLastStep(cs->cvode, &h);
   return h;
@@ -371,15 +373,16 @@ static int one_step(jySim *sim, CvodeStepper *cs, N_Vector y_out, long *steps, d
   ++*steps;
   sunrealtype t_reached = 0;
   /* ARKODE's return values are CVODE's: 0 a step, CV_TSTOP_RETURN, CV_ROOT_RETURN, < 0 */
-  int flag = cs->arkode ? ERKStepEvolve(cs->arkode, sim->def.t_end, y_out, &t_reached, ARK_ONE_STEP)
-                        : CVode(cs->cvode, sim->def.t_end, y_out, &t_reached, CV_ONE_STEP);
+  int flag = erk_now(cs)
+    ? ERKStepEvolve(erk_now(cs), sim->def.t_end, y_out, &t_reached, ARK_ONE_STEP)
+    : CVode(cs->cvode, sim->def.t_end, y_out, &t_reached, CV_ONE_STEP);
   *new_step = current_time(cs) != t_before;
   if (flag >= 0) cs->checked_to = t_reached;
   if (flag < 0) {
     if (!cs->erk_met_guard) record_flag(sim, flag);
   } else if (flag == CV_ROOT_RETURN) { /* y_out is the state at the crossing */
-    if (cs->arkode)
-      ERKStepGetRootInfo(cs->arkode, sim->roots_found);
+    if (erk_now(cs))
+      ERKStepGetRootInfo(erk_now(cs), sim->roots_found);
     else
       CVodeGetRootInfo(cs->cvode, sim->roots_found);
     jy_sim_root_located(sim, t_reached, y_out);
@@ -392,8 +395,8 @@ static int one_step(jySim *sim, CvodeStepper *cs, N_Vector y_out, long *steps, d
 }
 
 static jyStatus interpolate(jySim *sim, CvodeStepper *cs, double t_out, N_Vector y_out) {
-  int flag = cs->arkode ? ERKStepGetDky(cs->arkode, t_out, 0, y_out)
-                        : CVodeGetDky(cs->cvode, t_out, 0, y_out);
+  int flag = erk_now(cs) ? ERKStepGetDky(erk_now(cs), t_out, 0, y_out)
+                         : CVodeGetDky(cs->cvode, t_out, 0, y_out);
   if (flag < 0) record_flag(sim, flag);
   return flag < 0 ? JY_ERR_INTEGRATOR : JY_OK;
 }
@@ -418,11 +421,11 @@ static jyStatus advance_bdf(jySim *sim, double t_out, N_Vector y_out) {
 
 static jySimStats counters(const CvodeStepper *cs) {
   jySimStats s = {0};
-  if (cs->arkode) {
-    ERKStepGetNumSteps(cs->arkode, &s.steps);
-    ERKStepGetNumRhsEvals(cs->arkode, &s.rhs_evals);
-    ERKStepGetNumErrTestFails(cs->arkode, &s.error_test_fails);
-    if (cs->roots) ERKStepGetNumGEvals(cs->arkode, &s.guard_evals);
+  if (erk_now(cs)) {
+    ERKStepGetNumSteps(erk_now(cs), &s.steps);
+    ERKStepGetNumRhsEvals(erk_now(cs), &s.rhs_evals);
+    ERKStepGetNumErrTestFails(erk_now(cs), &s.error_test_fails);
+    if (cs->roots) ERKStepGetNumGEvals(erk_now(cs), &s.guard_evals);
     return s;
   }
   CVodeGetNumSteps(cs->cvode, &s.steps);
@@ -442,9 +445,9 @@ static jySimStats counters(const CvodeStepper *cs) {
 /* The work of the integrator running now, in right-hand sides (jyAutoCounters.rhs_evals),
  * from its counters s. */
 static long work_of(const CvodeStepper *cs, const jySimStats *s) {
-  if (cs->arkode) {
+  if (erk_now(cs)) {
     long attempts = 0;
-    ERKStepGetNumStepAttempts(cs->arkode, &attempts);
+    ERKStepGetNumStepAttempts(erk_now(cs), &attempts);
     return JY_ERK_STAGES * attempts;
   }
   return s->rhs_evals + s->jac_rhs_evals;
@@ -476,9 +479,9 @@ static jyStatus restart_at(jySim *sim, CvodeStepper *cs, double t, N_Vector y) {
   close_counters(cs);
   cs->restarts++;
   cs->checked_to = t;
-  if (cs->arkode) {
-    if (ERKStepReInit(cs->arkode, jy_sim_rhs, t, y) != ARK_SUCCESS) return JY_ERR_INTEGRATOR;
-    ERKStepSetInitStep(cs->arkode, sim->restart_h0); /* 0: ARKODE estimates it (sim.h) */
+  if (erk_now(cs)) {
+    if (ERKStepReInit(erk_now(cs), jy_sim_rhs, t, y) != ARK_SUCCESS) return JY_ERR_INTEGRATOR;
+    ERKStepSetInitStep(erk_now(cs), sim->restart_h0); /* 0: ARKODE estimates it (sim.h) */
   } else {
     if (CVodeReInit(cs->cvode, t, y) != CV_SUCCESS) return JY_ERR_INTEGRATOR;
     CVodeSetInitStep(cs->cvode, sim->restart_h0); /* 0: CVODE estimates it (sim.h) */
@@ -588,9 +591,9 @@ static void stats(const jySim *sim, jySimStats *out) {
 
 static jyStatus error_estimates(jySim *sim, N_Vector weights, N_Vector local_errors) {
   CvodeStepper *cs = sim->stepper_data;
-  if (cs->arkode) {
-    if (weights && ERKStepGetErrWeights(cs->arkode, weights) != ARK_SUCCESS) return JY_ERR_INVALID;
-    if (local_errors && ERKStepGetEstLocalErrors(cs->arkode, local_errors) != ARK_SUCCESS)
+  if (erk_now(cs)) {
+    if (weights && ERKStepGetErrWeights(erk_now(cs), weights) != ARK_SUCCESS) return JY_ERR_INVALID;
+    if (local_errors && ERKStepGetEstLocalErrors(erk_now(cs), local_errors) != ARK_SUCCESS)
       return JY_ERR_INVALID;
     return JY_OK;
   }
@@ -733,6 +736,20 @@ static jyStatus setup_auto(jySim *sim) {
   if (!cs->good || !cs->anchor || !cs->race_y || !cs->race_end || !cs->race_dependent ||
       (sim->project && !cs->step_end))
     return JY_ERR_NOMEM;
+  N_VScale(1.0, sim->y, cs->anchor);
+  cs->anchor_t = sim->t;
+  keep_step_end(cs, sim->t, sim->y);
+  /* A fully prescribed motion (as many independent rows as coordinates): BDF's error
+   * estimate, projected, sees the motion is exact where Adams' does not (examples/tracking:
+   * 119 steps against 725), and there is nothing smooth for Adams to be cheaper on. */
+  if (prescribed(sim)) {
+    jy_auto_stay_bdf(cs->aut);
+    jyAutoCounters none = {0, 0, 0};
+    jy_auto_changed(cs->aut, JY_AUTO_TO_BDF_PRESCRIBED, sim->t, &none);
+    cs->went_back = -1; /* nothing to go back to */
+    sim->method_now = JY_METHOD_BDF;
+    return create_integrator(sim, cs, CV_BDF, sim->t, sim->y); /* BDF's to the end: no race */
+  }
   jyStatus made = JY_OK; /* without the event guards: a race reports nothing */
   cs->race_erk = jy_erk_create(sim, sim->t, sim->y, 0, erk_project_step, &made);
   if (made != JY_OK) return made;
@@ -742,20 +759,6 @@ static jyStatus setup_auto(jySim *sim) {
   if (span > 0) shadow_erk(sim, cs, sim->t, sim->y, sim->t + 1e-6 * span, 1e-6 * span, INFINITY);
   cs->erk = jy_erk_create(sim, sim->t, sim->y, 1, erk_project_step, &made);
   if (made != JY_OK) return made;
-  N_VScale(1.0, sim->y, cs->anchor);
-  cs->anchor_t = sim->t;
-  keep_step_end(cs, sim->t, sim->y);
-  /* A fully prescribed motion (as many independent rows as coordinates): BDF's error
-   * estimate, projected, sees the motion is exact where Adams' does not (examples/tracking:
-   * 92 steps against 725), and there is nothing smooth for Adams to be cheaper on. */
-  if (prescribed(sim)) {
-    jy_auto_stay_bdf(cs->aut);
-    jyAutoCounters none = {0, 0, 0};
-    jy_auto_changed(cs->aut, JY_AUTO_TO_BDF_PRESCRIBED, sim->t, &none);
-    cs->went_back = -1; /* nothing to go back to */
-    sim->method_now = JY_METHOD_BDF;
-    return create_integrator(sim, cs, CV_BDF, sim->t, sim->y);
-  }
   sim->method_now = JY_METHOD_ADAMS;
   return create_integrator(sim, cs, CV_ADAMS, sim->t, sim->y);
 }

@@ -289,14 +289,16 @@ static void fill_blocks(problem *p) {
   }
 }
 
-/* The stores the evaluator would hold for p: M's blocks and diagonal, A's pattern. */
-static jyKktWork *make_kkt_pivoted(const problem *p, jyCsc *mass, jyCsc *jac, const int *pivot,
-                                   const int *block) {
+/* The stores the evaluator would hold for p: M's pattern (the diagonal, p's non-zeros, and
+ * every entry of the first `blocks` 7 x 7 diagonal blocks, as a body3d's), A's pattern. */
+static jyKktWork *make_kkt_stores(const problem *p, jyCsc *mass, jyCsc *jac, const int *pivot,
+                                  const int *block, int blocks) {
   static int rows[N * N], cols[N * N];
   int count = 0;
   for (int j = 0; j < N; j++)
     for (int i = 0; i < N; i++)
-      if (i == j || p->mass[i + j * N] != 0) rows[count] = i, cols[count++] = j;
+      if (i == j || p->mass[i + j * N] != 0 || (i < 7 * blocks && j < 7 * blocks && i / 7 == j / 7))
+        rows[count] = i, cols[count++] = j;
   if (jy_csc_build(NULL, N, N, (size_t)count, rows, cols, mass) != 0) return NULL;
   count = 0;
   for (int j = 0; j < N; j++)
@@ -304,6 +306,11 @@ static jyKktWork *make_kkt_pivoted(const problem *p, jyCsc *mass, jyCsc *jac, co
       if (p->pattern[i + j * M]) rows[count] = i, cols[count++] = j;
   if (jy_csc_build(NULL, M, N, (size_t)count, rows, cols, jac) != 0) return NULL;
   return jy_kkt_create(NULL, mass, jac, pivot, block);
+}
+
+static jyKktWork *make_kkt_pivoted(const problem *p, jyCsc *mass, jyCsc *jac, const int *pivot,
+                                   const int *block) {
+  return make_kkt_stores(p, mass, jac, pivot, block, 0);
 }
 
 static jyKktWork *make_kkt(const problem *p, jyCsc *mass, jyCsc *jac) {
@@ -583,18 +590,7 @@ static void fill_spatial(problem *p, int zero_moment_body, int massless_body) {
 /* The stores for fill_spatial's problems: M's pattern each body's whole 7 x 7 block, as the
  * evaluator stores a part's mass, whatever its zeros. */
 static jyKktWork *make_kkt_spatial(const problem *p, jyCsc *mass, jyCsc *jac) {
-  static int rows[N * N], cols[N * N];
-  int count = 0;
-  for (int j = 0; j < N; j++)
-    for (int i = 0; i < N; i++)
-      if (i == j || (i < 56 && j < 56 && i / 7 == j / 7)) rows[count] = i, cols[count++] = j;
-  if (jy_csc_build(NULL, N, N, (size_t)count, rows, cols, mass) != 0) return NULL;
-  count = 0;
-  for (int j = 0; j < N; j++)
-    for (int i = 0; i < M; i++)
-      if (p->pattern[i + j * M]) rows[count] = i, cols[count++] = j;
-  if (jy_csc_build(NULL, M, N, (size_t)count, rows, cols, jac) != 0) return NULL;
-  return jy_kkt_create(NULL, mass, jac, NULL, NULL);
+  return make_kkt_stores(p, mass, jac, NULL, NULL, 8);
 }
 
 static void check_kkt_spatial(void) {

@@ -26,15 +26,9 @@
 #include "../../components/parts.h"
 #include "../../components/spatial.h"
 #include "tap.h"
+#include "closed_form_fixtures.h"
 
 enum { NC = JY_PAIR_NC, MAXP = 32, MAXOUT = JY_SPATIAL_MAX_OUT, SAMPLES = 400 };
-
-/* xorshift64*: deterministic, state passed explicitly. */
-static double uniform(unsigned long long *s, double lo, double hi) {
-  *s ^= *s >> 12, *s ^= *s << 25, *s ^= *s >> 27;
-  double u = (double)((*s * 2685821657736338717ull) >> 11) / 9007199254740992.0;
-  return lo + (hi - lo) * u;
-}
 
 typedef struct Inst {
   const jyPartType *type;
@@ -87,22 +81,6 @@ static int param(const jyPartType *type, const char *name) {
   for (int k = 0; k < type->nparams; k++)
     if (strcmp(type->params[k].name, name) == 0) return k;
   abort(); /* the test names only parameters the types have */
-}
-
-static double maxabs(const double *x, int n) {
-  double m = 0.0;
-  for (int i = 0; i < n; i++) m = fmax(m, fabs(x[i]));
-  return m;
-}
-
-/* The largest |closed - ad| / tol over the entries of one evaluation. */
-static double worst(const double *a, const double *b, int n, double tol) {
-  double w = 0.0;
-  for (int i = 0; i < n; i++) {
-    double d = fabs(a[i] - b[i]) / tol;
-    w = (d == d) ? fmax(w, d) : INFINITY; /* NaN fails */
-  }
-  return w;
 }
 
 static double offsets_max(const Inst *p) {
