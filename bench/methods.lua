@@ -19,11 +19,14 @@
 -- ratio to rtol. A method the build refuses (`auto` until it lands) or a run that fails is a
 -- row `stops: <why>`. Seconds are processor seconds of the run (robust to other jobs on
 -- shared cores), the best of 3 to 10 repeats under 0.5 s.
---   build/lua/joinery --trust bench/methods.lua [examples|singular|w1|cloth|all]
+--   build/lua/joinery --trust bench/methods.lua [examples|singular|w1|cloth|all] [NAMES]
+-- (NAMES: examples only, a comma-separated list such as crank_motor,tracking)
 -- (--trust: the examples section lists examples/ with io.popen; the others run without.)
 local joinery = require "joinery"
 
 local section = arg and arg[1] or "all"
+-- examples only: a comma-separated list of example names (default: every one)
+local only = arg and arg[2]
 local METHODS = { "auto", "adams", "bdf", "erk" }
 local FIXED = { adams = true, bdf = true, erk = true }
 local summary = {} -- { section, case, defaults, cheapest, ratio, target }
@@ -179,7 +182,12 @@ local function example_paths()
   local ok, pipe = pcall(io.popen, "ls examples/*.lua")
   if not ok then return nil, why_stopped(pipe) end
   local paths = {}
-  for path in pipe:lines() do paths[#paths + 1] = path end
+  for path in pipe:lines() do
+    local name = path:match("([^/]+)%.lua$")
+    if not only or ("," .. only .. ","):find("," .. name .. ",", 1, true) then
+      paths[#paths + 1] = path
+    end
+  end
   pipe:close()
   return paths
 end

@@ -280,8 +280,7 @@ void jy_auto_changed(jyAutoChoice *a, jyAutoMove move, double t, const jyAutoCou
   if (move == JY_AUTO_TO_SMOOTH) a->sigma_ref = a->sigma_last;
   a->bdf = !to_smooth;
   a->erk = move == JY_AUTO_TO_ERK || (move == JY_AUTO_TO_SMOOTH && a->erk_chosen);
-  a->singular = move == JY_AUTO_TO_BDF_SINGULAR || move == JY_AUTO_TO_BDF_COLLAPSE ||
-    move == JY_AUTO_TO_BDF_PRESCRIBED;
+  a->singular = move == JY_AUTO_TO_BDF_SINGULAR || move == JY_AUTO_TO_BDF_COLLAPSE;
   a->to_stiff += move == JY_AUTO_TO_BDF_STIFF;
   a->to_singular += move == JY_AUTO_TO_BDF_SINGULAR;
   a->to_collapse += move == JY_AUTO_TO_BDF_COLLAPSE;
@@ -289,6 +288,11 @@ void jy_auto_changed(jyAutoChoice *a, jyAutoMove move, double t, const jyAutoCou
   a->stretch_t = a->window_t = t;
   a->stretch_at = a->window_at = *now;
   a->restart_steps = now->steps;
+}
+
+void jy_auto_prescribed(jyAutoChoice *a, double t, const jyAutoCounters *now) {
+  a->erk_chosen = 1;
+  jy_auto_changed(a, JY_AUTO_TO_ERK, t, now);
 }
 
 void jy_auto_restarted(jyAutoChoice *a, const jyAutoCounters *now) {

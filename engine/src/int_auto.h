@@ -21,13 +21,12 @@
 
 typedef enum jyAutoMove {
   JY_AUTO_STAY,
-  JY_AUTO_TO_BDF_STIFF,      /* Adams' steps are held by stability */
-  JY_AUTO_TO_BDF_SINGULAR,   /* Adams met a singular configuration */
-  JY_AUTO_TO_BDF_COLLAPSE,   /* Adams' step collapsed (a singular configuration ahead) */
-  JY_AUTO_TO_BDF_PRESCRIBED, /* at the start: the motion is prescribed (no free direction) */
-  JY_AUTO_TO_SMOOTH,         /* the stretch that needed BDF has passed: the smooth method */
-  JY_AUTO_RACE,              /* Adams' race window ends here: ERK's shadow run over it */
-  JY_AUTO_TO_ERK             /* ERK won the race: it runs the smooth stretches */
+  JY_AUTO_TO_BDF_STIFF,    /* Adams' steps are held by stability */
+  JY_AUTO_TO_BDF_SINGULAR, /* Adams met a singular configuration */
+  JY_AUTO_TO_BDF_COLLAPSE, /* Adams' step collapsed (a singular configuration ahead) */
+  JY_AUTO_TO_SMOOTH,       /* the stretch that needed BDF has passed: the smooth method */
+  JY_AUTO_RACE,            /* Adams' race window ends here: ERK's shadow run over it */
+  JY_AUTO_TO_ERK           /* ERK won the race: it runs the smooth stretches */
 } jyAutoMove;
 
 /* The integrator's counters over the whole run (restarts and changes included). */
@@ -102,8 +101,12 @@ void jy_auto_singular(jySim *sim, jyAutoChoice *a, double t, N_Vector y);
 
 /* BDF keeps the rest of the run (Adams cannot be trusted near this model's singular
  * configurations: it met the branch guard, met one again soon after BDF handed back, or
- * BDF could not get through from where Adams left it; or the motion is prescribed). */
+ * BDF could not get through from where Adams left it). */
 void jy_auto_stay_bdf(jyAutoChoice *a);
+
+/* At the start (t, counters `now`): the motion is prescribed (no free direction), and ERK
+ * runs it as after a won race. */
+void jy_auto_prescribed(jyAutoChoice *a, double t, const jyAutoCounters *now);
 
 /* The integrator changes at t by move, with the counters `now`: the books, and a->bdf,
  * a->erk say which method runs from there. */

@@ -6,7 +6,7 @@ local tap = dofile("tests/lua/tap.lua")
 local L = dofile("tests/lua/ladder.lua")
 local joinery = require "joinery"
 local exact = dofile("tests/lua/a01_exact.lua") -- x, y of the A01 bob at t
-tap.plan(6 * #L.ladder + 9)
+tap.plan(8 * #L.ladder + 8)
 
 local function with_tol(opts, tol)
   opts.rtol, opts.atol = tol[1], tol[2]
@@ -178,17 +178,51 @@ for _, tol in ipairs(L.ladder) do
       cost(adams)))
 end
 
--- ---- prescribed: as many independent rows as coordinates, BDF from the start -------------
+-- ---- prescribed: as many independent rows as coordinates, ERK from the start --------------
+-- Every reported state is the projection's, so the answer is the closed form's at any rtol
+-- to the projection's own tolerance; the method only carries the state between
+-- projections: ERK's run from the start.
 local tracking = dofile("examples/tracking.lua"):compile()
-local auto_run = tracking:simulate { dt_out = 0.1 }
-local bdf_run = tracking:simulate { method = "bdf", dt_out = 0.1 }
-local off = 0
-for i = 1, auto_run.rows do
-  off = math.max(off, math.abs(auto_run["pend.theta"][i] - math.pi / 4 * math.cos(2 * auto_run.t[i])))
+local crank_motor = dofile("examples/crank_motor.lua"):compile()
+-- the rocker's angle at crank angle th, the four-bar's closure on the branch the example
+-- assembles (C the upper intersection of the coupler's and rocker's circles)
+local function rocker_angle(th)
+  local ax, ay, bx = 0.3 * math.cos(th), 0.3 * math.sin(th), 1
+  local dx, dy = bx - ax, -ay
+  local d = math.sqrt(dx * dx + dy * dy)
+  local a = (0.9 ^ 2 - 0.8 ^ 2 + d * d) / (2 * d)
+  local h = math.sqrt(0.9 ^ 2 - a * a)
+  local cx, cy = ax + a * dx / d - h * dy / d, ay + a * dy / d + h * dx / d
+  return math.atan(cy, cx - bx)
 end
-tap.ok(auto_run.stats.steps == bdf_run.stats.steps and not auto_run.stats.methods.adams and
-  off <= 1e-9, string.format("a prescribed motion is BDF's run (%d steps; Adams takes 725) and "
-    .. "tracks theta_d to %.1g rad", auto_run.stats.steps, off))
+for _, tol in ipairs(L.ladder) do
+  local auto_run = tracking:simulate(with_tol({ dt_out = 0.05 }, tol))
+  local erk_run = tracking:simulate(with_tol({ method = "erk", dt_out = 0.05 }, tol))
+  local off = 0
+  for i = 1, auto_run.rows do
+    local t = auto_run.t[i]
+    off = math.max(off, math.abs(auto_run["pend.theta"][i] - math.pi / 4 * math.cos(2 * t)),
+      math.abs(auto_run["der(pend.theta)"][i] + math.pi / 2 * math.sin(2 * t)))
+  end
+  local m = auto_run.stats.methods
+  tap.ok(auto_run.stats.steps == erk_run.stats.steps and m.erk and not m.adams and not m.bdf
+    and off <= 1e-9, string.format("tracking, rtol %s: a prescribed motion is ERK's run (%d "
+      .. "steps, ERK alone %d) and tracks theta_d and its rate to %.1g", L.name(tol),
+      auto_run.stats.steps, erk_run.stats.steps, off))
+  local motor = crank_motor:simulate(with_tol({ dt_out = 0.01 }, tol))
+  local crank_off, rocker_off = 0, 0
+  for i = 1, motor.rows do
+    local th = math.pi / 2 + 2 * math.pi * motor.t[i]
+    crank_off = math.max(crank_off, math.abs(motor["crank.theta"][i] - th))
+    rocker_off = math.max(rocker_off, math.abs(motor["rocker.theta"][i] - rocker_angle(th)))
+  end
+  -- a projection is done within the error weights, rtol |q| + atol with |q| <= 2.2 rad here
+  local rtol = tol[1] or L.DEFAULT_RTOL
+  tap.ok(motor.stats.methods.erk and not motor.stats.methods.bdf and crank_off <= 4 * rtol
+    and rocker_off <= 4 * rtol, string.format("crank_motor, rtol %s: ERK's run (%d steps), the "
+      .. "crank at pi/2 + 2 pi t to %.1g rad, the rocker on its assembly branch to %.1g rad",
+      L.name(tol), motor.stats.steps, crank_off, rocker_off))
+end
 
 -- ---- the counters and the run summary ------------------------------------------------------
 local adams = pendulum:simulate { method = "adams", t_end = 1, dt_out = 1 }

@@ -8,7 +8,7 @@
 -- it stops long before max_steps.
 local tap = dofile((arg and arg[0] and arg[0]:match("^(.*[/\\])") or "") .. "tap.lua")
 local joinery = require "joinery"
-tap.plan(24)
+tap.plan(27)
 
 local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
@@ -218,6 +218,17 @@ has_all(err, { "integrator failure at t = 1.570", "likely cause: the rheonomic r
   "grows without bound" }, "rheonomic: the message names the row and the runaway near pi/2")
 tap.ok(code == 1 and exists(tmp .. "/drive.incomplete.csv") and not exists(out),
   "rheonomic: the rows are in the incomplete file, no complete file")
+-- Across the ladder too: auto runs a prescribed motion with ERK, whose steps crawl towards
+-- the pole until the branch guard hands the run to BDF from an earlier step end; BDF there
+-- must keep the guard's energy scale of that step end, or its projections jump through the
+-- pole unflagged and the run ends "fine" on the far branch of tan.
+for _, rtol in ipairs { 1e-4, 1e-6, 1e-8 } do
+  code, err = run(drive, string.format("--rtol %g --atol %g --out %s", rtol, rtol * 1e-2,
+    quote(out)))
+  tap.ok(code == 1 and err:find("integrator failure at t = 1.570", 1, true) and
+    err:find("grows without bound", 1, true), string.format("rheonomic, rtol %g: stops at the "
+      .. "pole, naming the runaway (exit %s)", rtol, tostring(code)))
+end
 
 -- ---- (d) steps far too short to reach the next output ------------------------------------
 -- 1 g on an undamped spring under ERK: at k = 1e20 N/m (a period of 2e-11 s) the steps
