@@ -181,7 +181,7 @@ end
 -- ---- prescribed: as many independent rows as coordinates, ERK from the start --------------
 -- Every reported state is the projection's, so the answer is the closed form's at any rtol
 -- to the projection's own tolerance; the method only carries the state between
--- projections: ERK's run from the start.
+-- projections: ERK's run from the start, its steps at rtol 1e-6 where the run's is tighter.
 local tracking = dofile("examples/tracking.lua"):compile()
 local crank_motor = dofile("examples/crank_motor.lua"):compile()
 -- the rocker's angle at crank angle th, the four-bar's closure on the branch the example
@@ -205,7 +205,8 @@ for _, tol in ipairs(L.ladder) do
       math.abs(auto_run["der(pend.theta)"][i] + math.pi / 2 * math.sin(2 * t)))
   end
   local m = auto_run.stats.methods
-  tap.ok(auto_run.stats.steps == erk_run.stats.steps and m.erk and not m.adams and not m.bdf
+  -- ERK's steps at rtol 1e-6 at most (the projections keep the run's own tolerance)
+  tap.ok(auto_run.stats.steps <= erk_run.stats.steps and m.erk and not m.adams and not m.bdf
     and off <= 1e-9, string.format("tracking, rtol %s: a prescribed motion is ERK's run (%d "
       .. "steps, ERK alone %d) and tracks theta_d and its rate to %.1g", L.name(tol),
       auto_run.stats.steps, erk_run.stats.steps, off))
