@@ -119,8 +119,10 @@ jyStatus jy_localize_same_state(jyEval *e, const jyModelPart *p, const double *q
  * then the velocities in one linear step. how: JY_PROJ_ASSEMBLED, the last jy_assemble was
  * JY_ASM_PROJECTION at this (q, v, t); JY_PROJ_KEEP_CLOSE, a q whose first correction is
  * within eps in every weighted coordinate stays as it is (a step end after an explicit
- * step; not inside BDF's corrector, whose history the correction belongs to). */
-enum { JY_PROJ_ASSEMBLED = 1u, JY_PROJ_KEEP_CLOSE = 2u };
+ * step; not inside BDF's corrector, whose history the correction belongs to);
+ * JY_PROJ_STALL_STOPS, a residual that stops halving after two corrections ends the
+ * iteration unsettled (JY_ERR_INCONSISTENT), as ten passes would. */
+enum { JY_PROJ_ASSEMBLED = 1u, JY_PROJ_KEEP_CLOSE = 2u, JY_PROJ_STALL_STOPS = 4u };
 jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const double *weights,
                           double eps, unsigned how, int *iterations);
 /* The velocity correction the projection of (q, v) would make, estimated into dv with the M

@@ -117,12 +117,10 @@ jyStatus jy_project_state(jyEval *e, double t, double *q, double *v, const doubl
     double qscale = 1;
     for (int j = 0; j < n; j++) qscale = jy_larger(qscale, fabs(q[j]));
     if (it > 0 && (worst * w_max <= eps || worst <= 64 * DBL_EPSILON * qscale)) break;
-    /* A step end's projection (KEEP_CLOSE: one that does not settle leaves the step as it
-     * is) whose residual no longer halves after two corrections wanders at a singular
-     * configuration's floor and settles no better in ten: Bricard's Adams step ends near
-     * its flat passage (residuals 2e-14 to 7e-13 against 1e-16 asked) spent 10 dense
-     * solves each for that, 88 % of the run. */
-    if ((how & JY_PROJ_KEEP_CLOSE) && it >= 2 && !(worst <= 0.5 * best)) return JY_ERR_INCONSISTENT;
+    /* Asked (auto's step ends): a residual that no longer halves after two corrections
+     * wanders at a singular configuration's floor and settles no better in ten. */
+    if ((how & JY_PROJ_STALL_STOPS) && it >= 2 && !(worst <= 0.5 * best))
+      return JY_ERR_INCONSISTENT;
     best = fmin(best, worst);
     for (int i = 0; i < rows; i++) e->proj_target[i] = -e->residual[i];
     jyStatus st = min_kinetic_step(e, e->proj_use, e->proj_target, e->proj_dx);

@@ -163,8 +163,14 @@ N_Vector jy_sim_new_vector(const jySim *sim);
 /* What jy_sim_project is told: JY_PROJECT_GUARD, stop at a jump onto another branch;
  * JY_PROJECT_ASSEMBLED, the evaluator's last jy_assemble was JY_ASM_PROJECTION at y itself
  * (its first iteration need not assemble again); JY_PROJECT_KEEP_CLOSE, positions whose
- * correction is within eps in every coordinate stay (jy_project_state's JY_PROJ_KEEP_CLOSE). */
-enum { JY_PROJECT_GUARD = 1u, JY_PROJECT_ASSEMBLED = 2u, JY_PROJECT_KEEP_CLOSE = 4u };
+ * correction is within eps in every coordinate stay (jy_project_state's JY_PROJ_KEEP_CLOSE);
+ * JY_PROJECT_STALL_STOPS, jy_project_state's JY_PROJ_STALL_STOPS. */
+enum {
+  JY_PROJECT_GUARD = 1u,
+  JY_PROJECT_ASSEMBLED = 2u,
+  JY_PROJECT_KEEP_CLOSE = 4u,
+  JY_PROJECT_STALL_STOPS = 8u
+};
 
 /* Projects y = [q, v] (UK) in place onto the position and velocity manifolds, converged to
  * eps in the weighted RMS norm of `weights`; the correction's components across the

@@ -110,7 +110,8 @@ int jy_sim_project(jySim *sim, double t, N_Vector y, const double *weights, doub
   memcpy(sim->proj_q, yv, sizeof(double) * (size_t)n);
   memcpy(sim->proj_v, yv + n, sizeof(double) * (size_t)n);
   unsigned how = ((flags & JY_PROJECT_ASSEMBLED) ? JY_PROJ_ASSEMBLED : 0u) |
-    ((flags & JY_PROJECT_KEEP_CLOSE) ? JY_PROJ_KEEP_CLOSE : 0u);
+    ((flags & JY_PROJECT_KEEP_CLOSE) ? JY_PROJ_KEEP_CLOSE : 0u) |
+    ((flags & JY_PROJECT_STALL_STOPS) ? JY_PROJ_STALL_STOPS : 0u);
   long factored = sim->eval->factorizations;
   jyStatus st =
     jy_project_state(sim->eval, t, sim->proj_q, sim->proj_v, weights, eps, how, &iterations);
