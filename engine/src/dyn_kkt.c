@@ -1054,21 +1054,30 @@ static void unpack(jyKktWork *w, const jyCsc *mass, const jyCsc *jac, const jyUk
                    double consistency_tol, double *acc, double *mu, jyUkResult *result) {
   int n = w->n, m = w->m;
   for (int j = 0; j < n; j++) acc[j] = w->x[w->inv[j]];
+  /* bound: free scratch after the KKT residuals, the natural accelerations below and the
+   * rows' multipliers (-mu) after them */
+  double *natural = w->bound, *multiplier = w->bound + n;
+  for (int r = 0; r < m; r++) multiplier[r] = w->row_scale[r] * w->x[w->inv[n + r]];
   if (mu)
-    for (int r = 0; r < m; r++) mu[r] = -w->row_scale[r] * w->x[w->inv[n + r]];
+    for (int r = 0; r < m; r++) mu[r] = -multiplier[r];
+  if (!(consistency_tol < INFINITY)) { /* any b (a projection's step): nothing to measure */
+    memset(w->corr, 0, sizeof(double) * (size_t)m);
+    result->residual = result->dropped_residual = 0;
+    result->row_residual = w->corr;
+    result->outcome = JY_UK_OK;
+    return;
+  }
   double *ax = w->res, *terms = w->corr; /* A q'' - b, sum |A_rj q''_j| (corr: reused below) */
   for (int r = 0; r < m; r++) ax[r] = -p->rhs[r], terms[r] = 0;
   /* At an equilibrium q'' is zero and the terms of A q'' are rounding (a chain hanging at rest:
    * measured against them a 1e-16 residual read 0.34, "constraints not met"): the acceleration
    * each coordinate's balanced forces would give alone, (|Q_j| + |A^T mu|_j) / M_jj, stands
-   * in for q''_j where it is larger. bound: free scratch after the KKT residuals. */
-  double *natural = w->bound;
+   * in for q''_j where it is larger. */
   for (int j = 0; j < n; j++) {
-    double force = fabs(p->force[j]) + (p->nonideal ? fabs(p->nonideal[j]) : 0.0), mjj = 0;
+    double force = fabs(p->force[j]) + (p->nonideal ? fabs(p->nonideal[j]) : 0.0);
+    double mjj = w->mass_diag[j] >= 0 ? mass->x[w->mass_diag[j]] : 0.0;
     for (int k = jac->p[j]; k < jac->p[j + 1]; k++)
-      force += fabs(jac->x[k] * w->row_scale[jac->i[k]] * w->x[w->inv[n + jac->i[k]]]);
-    for (int k = mass->p[j]; k < mass->p[j + 1]; k++)
-      if (mass->i[k] == j) mjj = mass->x[k];
+      force += fabs(jac->x[k] * multiplier[jac->i[k]]);
     natural[j] = jy_larger(fabs(acc[j]), mjj > 0 ? force / mjj : 0.0);
   }
   for (int j = 0; j < n; j++)

@@ -23,7 +23,8 @@ typedef struct jyUkProblem {
 typedef struct jyUkOptions {
   double rank_rcond;      /* relative cut for the rank of the (row-scaled) constraint matrix */
   double augment_scale;   /* scales alpha in M + alpha A^T A */
-  double consistency_tol; /* relative residual of A q'' = b that counts as inconsistent */
+  double consistency_tol; /* relative residual of A q'' = b that counts as inconsistent;
+                           * INFINITY: any b, not measured (a projection's step) */
 } jyUkOptions;
 
 typedef enum jyUkOutcome {

@@ -26,7 +26,7 @@ static jyStatus sparse_step(jyEval *e, const unsigned char *use_row, const doubl
     e->proj_rhs[i] = use_row[i] ? target[i] : 0.0;
   }
   jyUkProblem p = {m->n, m->m, e->mass, e->proj_zero, NULL, e->jac, e->proj_rhs, e->solve_dropped};
-  jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, 1.0 /* any b: project */};
+  jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, INFINITY /* any b: project */};
   jyUkResult res;
   jyUkOutcome out = jy_eval_solve(e, &p, &opt, dx, NULL, &res);
   return out == JY_UK_NOT_UNIQUE ? JY_ERR_NOT_UNIQUE : JY_OK;
@@ -52,7 +52,7 @@ static jyStatus min_kinetic_step(jyEval *e, const unsigned char *use_row, const 
     rhs = e->proj_rhs;
   }
   jyUkProblem p = {n, rows, e->mass, e->proj_zero, NULL, jac, rhs, NULL};
-  jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, 1.0 /* any b: project */};
+  jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, INFINITY /* any b: project */};
   jyUkResult res;
   /* jy_eval_sparse_or_dense leaves out the rows the dynamics leaves out (the evaluator's dependent
    * rows): the projection moves on the same manifold with the same well-conditioned rows. */
