@@ -775,16 +775,19 @@ static jyStatus setup_auto(jySim *sim) {
     jyAutoCounters none = {0, 0, 0};
     jy_auto_prescribed(cs->aut, sim->t, &none);
     sim->method_now = JY_METHOD_ERK;
-    if (ERKStepSetInterpolantDegree(cs->erk, 3) != ARK_SUCCESS) return JY_ERR_INTEGRATOR;
-    /* its error test only sets how far the state goes between projections, which are
-     * made at the run's own weights: at PRESCRIBED_STEP_RTOL the step ends are well within
-     * the projection's reach, and the answer stays the projection's
-     * (crank_motor at the defaults: 43 steps instead of 254, the rocker 1e-13 rad off its
-     * closed form instead of 1e-15, against rtol 1e-11). Not with state the projection
-     * does not fix (positions under a velocity row: a speed drive integrates its angle;
-     * N-P's multipliers) or event guards located on the interpolant. */
-    if (sim->def.rtol < PRESCRIBED_STEP_RTOL && sim->nq == sim->model->n && sim->nguards == 0 &&
-        position_rows_only(sim->model)) {
+    /* Where the projection fixes the whole state, its error test only sets how far the
+     * state goes between projections, which are made at the run's own weights: at
+     * PRESCRIBED_STEP_RTOL the step ends are well within the projection's reach, and the
+     * answer stays the projection's (crank_motor at the defaults: 43 steps instead of 254,
+     * the rocker 1e-13 rad off its closed form instead of 1e-15, against rtol 1e-11); and a
+     * cubic interpolant serves the rows (the default degree 5 costs about 4 right-hand
+     * sides a row). Not with state the projection does not fix (positions under a velocity
+     * row: a speed drive integrates its angle; N-P's multipliers) or event guards, which
+     * are located on the interpolant. */
+    int projected = sim->nq == sim->model->n && sim->nguards == 0 && position_rows_only(sim->model);
+    if (projected && ERKStepSetInterpolantDegree(cs->erk, 3) != ARK_SUCCESS)
+      return JY_ERR_INTEGRATOR;
+    if (projected && sim->def.rtol < PRESCRIBED_STEP_RTOL) {
       N_Vector atol = jy_sim_new_vector(sim);
       if (!atol) return JY_ERR_NOMEM;
       N_VScale(PRESCRIBED_STEP_RTOL / sim->def.rtol, sim->abstol, atol);
