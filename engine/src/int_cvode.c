@@ -546,12 +546,12 @@ static jyStatus hold_manifold(jySim *sim, CvodeStepper *cs, int step_flag, N_Vec
   if (jy_assemble(sim->eval, y, y + n, t, JY_ASM_PROJECTION) != JY_OK) return JY_OK;
   /* Within tolerance the projected state is only the guard's (the velocity projection is
    * measured at the position-projected q: near a flat configuration the tangent space turns
-   * fast, and at the step end's own q a jump shows much smaller) and the step end stays. */
-  /* Under auto a projection stalling at a singular configuration's floor stops after two
-   * passes instead of ten: auto's collapse check hands such a stretch to BDF. Bricard's
+   * fast, and at the step end's own q a jump shows much smaller) and the step end stays.
+   * Under auto a projection stalling at a singular configuration's floor stops after two
+   * passes instead of ten, and auto's collapse check hands such a stretch to BDF: Bricard's
    * Adams step ends near its flat passage (residuals 2e-14 to 7e-13 against 1e-16 asked)
-   * spent ten dense solves each there, 88 % of the run: auto at the defaults 0.59 s ->
-   * 0.076 s. A fixed Adams keeps the ten: left to itself it drifts from the step ends given
+   * spent ten dense solves each there, 88 % of the run (auto at the defaults: 0.59 s ->
+   * 0.076 s). A fixed Adams keeps the ten: left to itself it drifts from the step ends given
    * up on (Bricard at rtol 1e-12: 3e5 rtol instead of 2e3). */
   unsigned stall = cs->aut ? JY_PROJECT_STALL_STOPS : 0u;
   int r = jy_sim_project_own_weights(

@@ -217,9 +217,10 @@ for _, tol in ipairs(L.ladder) do
     crank_off = math.max(crank_off, math.abs(motor["crank.theta"][i] - th))
     rocker_off = math.max(rocker_off, math.abs(motor["rocker.theta"][i] - rocker_angle(th)))
   end
-  -- a projection is done within the error weights, rtol |q| + atol with |q| <= 2.2 rad here
+  -- a projection is done within the error weights, rtol |q| + atol: |q| <= 2.2 rad for the
+  -- rocker, up to 14 rad for the turning crank (its row is linear in it: measured 0)
   local rtol = tol[1] or L.DEFAULT_RTOL
-  tap.ok(motor.stats.methods.erk and not motor.stats.methods.bdf and crank_off <= 4 * rtol
+  tap.ok(motor.stats.methods.erk and not motor.stats.methods.bdf and crank_off <= 16 * rtol
     and rocker_off <= 4 * rtol, string.format("crank_motor, rtol %s: ERK's run (%d steps), the "
       .. "crank at pi/2 + 2 pi t to %.1g rad, the rocker on its assembly branch to %.1g rad",
       L.name(tol), motor.stats.steps, crank_off, rocker_off))
