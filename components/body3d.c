@@ -99,6 +99,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->noutputs = NO;
   for (int i = 0; i < NO; i++) s->output_names[i] = output_names[i];
   s->flags = JY_PART_CONSERVATIVE;
+  s->spatial = JY_SPATIAL_BODY;
+  s->spatial_param = P_M;
   s->nvisuals = 1;
   s->visual = visual;
   return 0;

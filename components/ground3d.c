@@ -41,6 +41,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->terminals[0] = (jyTerminalSpec){.name = "frame", .dim = JY_FRAME_DIM};
   s->terminals[1] = (jyTerminalSpec){.name = "pos", .dim = 3};
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE;
+  s->spatial = JY_SPATIAL_FIXED;
+  s->spatial_param = P_X;
   s->nvisuals = 1;
   s->visual = visual;
   return 0;

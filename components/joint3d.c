@@ -244,6 +244,8 @@ static int shape_kind(Kind kind, const double *p, jyPartShape *s, char *error, s
     s->output_names[s->noutputs++] = "speed";
   }
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE; /* massless */
+  s->spatial = kind == HINGE ? JY_SPATIAL_HINGE : JY_SPATIAL_NONE;
+  s->spatial_param = P_RA;
   s->instance_size = sizeof(Joint);
   s->nvisuals = 3;
   s->visual = visual;

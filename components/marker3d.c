@@ -53,6 +53,8 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->terminals[T_POS] = (jyTerminalSpec){.name = "pos", .dim = 3};
   s->terminals[T_FRAME] = (jyTerminalSpec){.name = "frame", .dim = JY_FRAME_DIM};
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE; /* massless */
+  s->spatial = JY_SPATIAL_OFFSET;
+  s->spatial_param = P_RX;
   s->nvisuals = 2;
   s->visual = visual;
   return 0;

@@ -10,7 +10,7 @@
  *   per channel: res.t, res["bob.x"], res["der(bob.x)"], res.energy, res["force.hinge.x"],
  *   ...), res.rows (number of output rows), res.report, res.stats ({steps=, rhs_evals=,
  *   error_test_fails=, nonlinear_fails=, jac_evals=, jac_rhs_evals=, krylov_iters=,
- *   restarts=, events=, guard_evals=}), res.events (the events that fired: {name=, count=,
+ *   restarts=, events=, guard_evals=, spatial_evals=, ...}), res.events (the events that fired: {name=, count=,
  *   first=, last=} each), res.stopped_by (the event that stopped the run, if one did),
  *   res.seconds (wall time of the
  *   integration), res.model. With opts.out = "file.csv" the engine writes the rows to that
@@ -230,8 +230,9 @@ static void push_stats(lua_State *L, const jySim *sim) {
                 {"to_stiff", st.to_stiff},
                 {"to_singular", st.to_singular},
                 {"to_collapse", st.to_collapse},
-                {"to_adams", st.to_adams}};
-  lua_createtable(L, 0, 15);
+                {"to_adams", st.to_adams},
+                {"spatial_evals", st.spatial_evals}};
+  lua_createtable(L, 0, 16);
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
     lua_pushinteger(L, (lua_Integer)fields[i].value);
     lua_setfield(L, -2, fields[i].name);

@@ -117,7 +117,7 @@ static double mass_scale(const double *mass, int nc) {
 /* Factors the nk x nk block (column-major, leading dimension nk) in place, lower Cholesky;
  * a 1 x 1 block is its own factor. 0, or -1 when it is not positive definite against
  * scale (mass_scale of its part). */
-static int factor_block(double *block, int nk, double scale) {
+int jy_tree_factor_block(double *block, int nk, double scale) {
   double floor = PIVOT_FLOOR * scale;
   if (!(scale > 0)) return -1;
   if (nk == 1) return block[0] > floor ? 0 : -1;
@@ -130,7 +130,7 @@ static int factor_block(double *block, int nk, double scale) {
 }
 
 /* Solves (factored block) X = rhs in place for ncols columns (leading dimension nk). */
-static void solve_block(const double *factor, int nk, double *rhs, int ncols) {
+void jy_tree_solve_block(const double *factor, int nk, double *rhs, int ncols) {
   if (nk == 1) {
     for (int c = 0; c < ncols; c++) rhs[c] /= factor[0];
     return;
@@ -185,13 +185,14 @@ static jyStatus pass_up(jyEval *e, const jyModelPart *p, double t) {
     for (int b = 0; b < nk; b++)
       for (int a = 0; a < nk; a++)
         factor[a + (size_t)b * nk] = mass[kept[a] + (size_t)kept[b] * nc];
-    if (factor_block(factor, nk, mass_scale(mass, nc)) != 0) return not_positive(e, p, kept, nk, t);
+    if (jy_tree_factor_block(factor, nk, mass_scale(mass, nc)) != 0)
+      return not_positive(e, p, kept, nk, t);
     /* reduced = M_KK^-1 [M_KE, Q_K] (nk x (ne + 1)) */
     for (int b = 0; b < ne; b++)
       for (int a = 0; a < nk; a++)
         reduced[a + (size_t)b * nk] = mass[kept[a] + (size_t)elim[b] * nc];
     for (int a = 0; a < nk; a++) reduced[a + (size_t)ne * nk] = force[kept[a]];
-    solve_block(factor, nk, reduced, ne + 1);
+    jy_tree_solve_block(factor, nk, reduced, ne + 1);
     for (int b = 0; b <= ne; b++) {
       double *out = b < ne ? mp + (size_t)b * ne : qp;
       const double *x = reduced + (size_t)b * nk;
@@ -265,8 +266,8 @@ static jyStatus solve_root(jyEval *e, const jyModelPart *p, double t, double *ac
     }
   } else {
     memcpy(factor, mass, sizeof(double) * (size_t)nc * nc);
-    if (factor_block(factor, nc, scale) != 0) return not_positive(e, p, kept, nc, t);
-    solve_block(factor, nc, a_loc, 1);
+    if (jy_tree_factor_block(factor, nc, scale) != 0) return not_positive(e, p, kept, nc, t);
+    jy_tree_solve_block(factor, nc, a_loc, 1);
   }
   for (int a = 0; a < nc; a++) acc[p->coord_map[a]] = a_loc[a];
   return JY_OK;

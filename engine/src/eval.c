@@ -410,6 +410,7 @@ static jyEval *create(const jyModel *model, int allow_sparse) {
   }
   e->uk = e->lazy_dense ? NULL : jy_uk_create(a, model->n, model->m);
   if (model->tree) ok &= (e->tree = jy_tree_create(e)) != NULL;
+  if (ok && model->solver.tree_recursion) ok = jy_spatial_create(e, &e->spatial) == JY_OK;
   e->store_mass_diag = jy_calloc(a, n + 1, sizeof(int));
   e->mass_diag = jy_calloc(a, n + 1, sizeof(double));
   e->solve_dropped = jy_calloc(a, m + 1, 1);
@@ -475,6 +476,7 @@ void jy_eval_destroy(jyEval *e) {
   jy_sparse_destroy(e->sparse);
   jy_kkt_destroy(e->kkt);
   jy_tree_destroy(&a, e->tree);
+  jy_spatial_destroy(&a, e->spatial);
   jy_csc_free(&a, &e->store_mass);
   jy_csc_free(&a, &e->store_jac);
   jy_free(&a, e->store_mass_diag);

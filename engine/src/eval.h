@@ -17,6 +17,29 @@ void jy_tree_destroy(const jyAllocator *a, jyTreeWork *w);
 jyStatus jy_tree_acceleration(jyEval *e, const double *q, const double *v, double t, double *acc,
                               int glue_forces);
 
+/* A pivot block of an articulated mass (nk x nk, column-major, leading dimension nk)
+ * factored in place by lower Cholesky (a 1 x 1 block is its own factor): 0, or -1 when it is
+ * not positive definite against scale, its part's largest diagonal entry (a pivot squared
+ * under 1e-12 of it is a direction without mass). And rhs := block^-1 rhs for ncols columns.
+ * Shared by the tree recursions (dyn_tree.c, dyn_spatial.c). */
+int jy_tree_factor_block(double *block, int nk, double scale);
+void jy_tree_solve_block(const double *factor, int nk, double *rhs, int ncols);
+
+/* The spatial recursion for e's model (dyn_spatial.c): *out NULL when the model is not a
+ * spatial tree (JY_OK), JY_ERR_NOMEM when out of memory. */
+jyStatus jy_spatial_create(jyEval *e, jySpatialWork **out);
+void jy_spatial_destroy(const jyAllocator *a, jySpatialWork *w);
+/* Right-hand sides solved so far (0 for NULL). */
+long jy_spatial_solves(const jySpatialWork *w);
+/* A parameter changed: the joints' geometry and the bodies' inertia are read again. */
+void jy_spatial_params_changed(jySpatialWork *w);
+/* The acceleration of a spatial tree at (q, v, t) (assembling Q and C only). JY_OK, a
+ * part's failure, or JY_ERR_NOT_UNIQUE when a body's articulated inertia is not positive
+ * definite along its joint's freedoms: the row path then solves, or says why it cannot.
+ * Never allocates. */
+jyStatus jy_spatial_acceleration(jyEval *e, const double *q, const double *v, double t,
+                                 double *acc);
+
 /* A tree model's part at (q, v, t) within the current view epoch: its mass matrix added into
  * mass (nc x nc), its force and non-ideal force into force; *power += C . (v_loc - the
  * velocity bias of its view). Checks the part's outputs unless e->trust_parts. */

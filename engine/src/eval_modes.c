@@ -152,6 +152,7 @@ jyStatus jy_eval_set_param(jyEval *e, int part, int param, double value) {
   e->matrices_valid = 0; /* the part's M and A change with it */
   e->mass_kept = 0;
   clear_scratch(e, part); /* kept values may have been computed from the old one */
+  jy_spatial_params_changed(e->spatial);
   double *params = (double *)inst->params, old = params[param];
   params[param] = value;
   jyPartShape shape;

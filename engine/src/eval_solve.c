@@ -349,6 +349,10 @@ jyStatus jy_eval_acceleration_with_laws(jyEval *e, const double *q, const double
 jyStatus jy_eval_acceleration(jyEval *e, const double *q, const double *v, double t, double *acc) {
   if (!e || !q || !v || !acc) return JY_ERR_INVALID;
   if (e->tree) return jy_tree_acceleration(e, q, v, t, acc, 0);
+  if (e->spatial) {
+    jyStatus st = jy_spatial_acceleration(e, q, v, t, acc);
+    if (st != JY_ERR_NOT_UNIQUE) return st; /* else the row path, which says why */
+  }
   int stabilize = e->baumgarte_rate > 0;
   jyStatus st = jy_assemble(e, q, v, t,
                             JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS |

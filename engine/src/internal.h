@@ -333,6 +333,8 @@ enum {
  * coordinates, that block's solve against the rest (nc x (nc + 1)), its acceleration; per
  * link the source terminal's Jacobian (dim x the source's nc, at link_jac_at) and bias, and
  * the glue's force on the block, written by the views and the recursion. */
+typedef struct jySpatialWork jySpatialWork;
+
 typedef struct jyTreeWork {
   size_t *mat_at, *vec_at, *link_jac_at;
   size_t mats, vecs; /* the pools' lengths */
@@ -464,6 +466,9 @@ struct jyEval {
   jyPartInstance *insts;
   unsigned char *owned_params;
   jyTreeWork *tree; /* a tree model's recursion; NULL otherwise */
+  /* A spatial tree's recursion (dyn_spatial.c): the acceleration without the rows; NULL
+   * when the model is none (or tree_recursion is off) */
+  jySpatialWork *spatial;
   char part_error[512];
   char error[JY_ERROR_LEN];
 };

@@ -39,6 +39,8 @@ static void canonical_shape(jyPartShape *out, const jyPartShape *s) {
   out->scratch_size = s->scratch_size;
   out->nvisuals = s->nvisuals;
   out->visual = s->visual;
+  out->spatial = s->spatial;
+  out->spatial_param = s->spatial_param;
 }
 
 /* FNV-1a, continued from h. */
@@ -76,6 +78,7 @@ static unsigned shape_hash(const jyPartShape *s) {
   h = hash_int(h, s->angle_outputs), h = hash_int(h, s->nguards);
   h = hash_int(h, (long long)s->scratch_size);
   h = hash_int(h, s->nvisuals);
+  h = hash_int(h, s->spatial), h = hash_int(h, s->spatial_param);
   uintptr_t hybrid = (uintptr_t)s->hybrid;
   return hash_bytes(h, &hybrid, sizeof hybrid);
 }
@@ -85,7 +88,8 @@ static int shapes_equal(const jyPartShape *x, const jyPartShape *y) {
   if (x->ncoords != y->ncoords || x->nterminals != y->nterminals || x->nrows != y->nrows ||
       x->noutputs != y->noutputs || x->flags != y->flags || x->instance_size != y->instance_size ||
       x->angle_outputs != y->angle_outputs || x->hybrid != y->hybrid || x->nguards != y->nguards ||
-      x->scratch_size != y->scratch_size || x->nvisuals != y->nvisuals || x->visual != y->visual)
+      x->scratch_size != y->scratch_size || x->nvisuals != y->nvisuals || x->visual != y->visual ||
+      x->spatial != y->spatial || x->spatial_param != y->spatial_param)
     return 0;
   if (memcmp(x->coord_defaults, y->coord_defaults, sizeof(double) * (size_t)x->ncoords) != 0 ||
       memcmp(x->row_kinds, y->row_kinds, sizeof(jyRowKind) * (size_t)x->nrows) != 0)
@@ -214,6 +218,10 @@ int jy_part_shape(const jyPartType *type, const double *params, jyPartShape *sha
   if (type->version < 7) {                        /* nor visuals before protocol 7 */
     shape->nvisuals = 0;
     shape->visual = NULL;
+  }
+  if (type->version < 8) { /* nor a spatial role before protocol 8 */
+    shape->spatial = JY_SPATIAL_NONE;
+    shape->spatial_param = 0;
   }
   return rc;
 }

@@ -728,5 +728,6 @@ jySimStats jy_sim_stats(const jySim *sim) {
   }
   s.projections_skipped = sim->projections_skipped;
   s.events = sim->events;
+  s.spatial_evals = jy_spatial_solves(sim->eval->spatial);
   return s;
 }

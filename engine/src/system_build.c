@@ -109,6 +109,28 @@ static const char *shape_beyond_limits(const jyPartShape *s) {
   return NULL;
 }
 
+/* What a spatial role's layout (part.h, jySpatialRole) needs that the shape lacks, or NULL. */
+static const char *spatial_role_mismatch(const jyPartType *type, const jyPartShape *s) {
+  /* per role: parameters, coordinates, rows, then the terminals' dimensions (0: none) */
+  static const int layout[][7] = {
+    [JY_SPATIAL_BODY] = {7, 7, 1, 7, 3, 0, 0},
+    [JY_SPATIAL_OFFSET] = {3, 7, 0, 7, 3, 7, 0},
+    [JY_SPATIAL_FIXED] = {7, 0, 0, 7, 3, 0, 0},
+    [JY_SPATIAL_HINGE] = {12, 14, 5, 7, 7, 0, 0},
+  };
+  if (s->spatial == JY_SPATIAL_NONE) return NULL;
+  if ((unsigned)s->spatial > JY_SPATIAL_HINGE) return "an unknown spatial role";
+  const int *l = layout[s->spatial];
+  if (s->spatial_param < 0 || s->spatial_param + l[0] > type->nparams)
+    return "too few parameters after spatial_param for its spatial role";
+  if (s->ncoords != l[1]) return "a coordinate count its spatial role does not have";
+  if (l[2] >= 0 && s->nrows != l[2]) return "a row count its spatial role does not have";
+  for (int k = 0; k < 4 && l[3 + k]; k++)
+    if (k >= s->nterminals || s->terminals[k].dim != l[3 + k])
+      return "terminals its spatial role does not have";
+  return NULL;
+}
+
 int jy_part_shape_checked(const jyPartType *type, const double *params, jyPartShape *shape,
                           char *error, size_t error_len) {
   char why[512] = "";
@@ -138,6 +160,11 @@ int jy_part_shape_checked(const jyPartType *type, const double *params, jyPartSh
              "its shape has %d visuals%s: the part protocol allows 0 to %d, with a visual "
              "function when there are any",
              shape->nvisuals, shape->visual ? "" : " and no visual function", JY_PART_MAX_VISUALS);
+    return -1;
+  }
+  const char *role = spatial_role_mismatch(type, shape);
+  if (role) {
+    snprintf(error, error_len, "its shape has %s (joinery/part.h, jySpatialRole)", role);
     return -1;
   }
   const char *beyond = shape_beyond_limits(shape);

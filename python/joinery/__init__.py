@@ -54,6 +54,7 @@ typedef struct jySimStats {
   double method_time[4];
   long method_steps[4];
   long to_stiff, to_singular, to_collapse, to_adams;
+  long spatial_evals;
 } jySimStats;
 typedef struct jyEventSummary {
   const char *name;
@@ -461,7 +462,8 @@ class Sim:
         out = {name: getattr(st, name) for name in (
             "steps", "rhs_evals", "error_test_fails", "nonlinear_fails", "jac_evals",
             "jac_rhs_evals", "krylov_iters", "restarts", "projections_skipped", "events",
-            "guard_evals", "to_stiff", "to_singular", "to_collapse", "to_adams")}
+            "guard_evals", "to_stiff", "to_singular", "to_collapse", "to_adams",
+            "spatial_evals")}
         out["method_time"] = list(st.method_time)
         out["method_steps"] = list(st.method_steps)
         return out

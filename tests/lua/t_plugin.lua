@@ -154,7 +154,7 @@ tap.raises(function() joinery.load_plugin(bad_dir .. "/no_entry.so") end,
   { "no_entry.so", "not a joinery plugin", "no entry point jy_plugin_init", "JY_PLUGIN_ENTRY" },
   "a library without an entry point")
 tap.raises(function() joinery.load_plugin(bad_dir .. "/bad_version.so") end,
-  { "bad_version.so", "stale_part", "protocol version 8", "speaks version 7", "rebuild" },
+  { "bad_version.so", "stale_part", "protocol version 9", "speaks version 8", "rebuild" },
   "a part type built for another protocol version")
 tap.ok(not find(joinery.types(), "stale_part") and #joinery.types() == ntypes + 1,
   "a refused plugin registers nothing")

@@ -998,6 +998,9 @@ typedef struct jySimStats {
   double method_time[JY_METHOD_COUNT];
   long method_steps[JY_METHOD_COUNT];
   long to_stiff, to_singular, to_collapse, to_adams;
+  /* Accelerations the spatial recursion solved (a spatial tree: docs/numerics.md, "The
+   * spatial tree"), right-hand sides and BDF's Jacobian columns alike; 0 on the row path. */
+  long spatial_evals;
 } jySimStats;
 JY_API jySimStats jy_sim_stats(const jySim *sim);
 

@@ -65,8 +65,11 @@ extern "C" {
  *   6  jyPartState.ninputs, .inputs, .input_rates, .input_accels: the model's inputs
  *      (joinery.h, "inputs"), which a part reads by an index it takes as a parameter.
  *   7  jyPartShape.nvisuals and .visual: how the part draws itself (joinery animate,
- *      docs/animation.md). A type without them (any older one) is not drawn. */
-#define JY_PART_PROTOCOL_VERSION 7
+ *      docs/animation.md). A type without them (any older one) is not drawn.
+ *   8  jyPartShape.spatial and .spatial_param: the part's role in a spatial tree, which the
+ *      engine's spatial recursion solves without its rows (docs/numerics.md, "The spatial
+ *      tree"). A type without one (any older one) keeps a model with rows on the row path. */
+#define JY_PART_PROTOCOL_VERSION 8
 #define JY_PART_PROTOCOL_OLDEST 1
 
 #define JY_PART_MAX_COORDS 64
@@ -143,6 +146,33 @@ typedef struct jyVisual {
 /* Fills out[0 .. shape.nvisuals) (zero-filled) from the part's state; row_forces are the
  * part's own rows' forces as for `outputs`, or NULL when forces are not drawn. Returns 0,
  * or non-zero with a message in state->error, as every part function. */
+/* A part's role in a spatial tree (protocol 8): what the spatial recursion (the articulated
+ * body algorithm over the joints' own freedoms) reads instead of calling the part. A model
+ * takes that path only when every part with rows or mass has a role and the joints form a
+ * tree; a part without one may still be there as a force element (no mass, no rows, none of
+ * its coordinates its own). The role fixes the coordinate and terminal layout, and the
+ * parameters from spatial_param on in the order given:
+ *   BODY    coordinates x, y, z, q0..q3 (centre of mass, quaternion: the frame), terminals
+ *           frame (0) and pos (1) that frame and point, M = diag(m I, 4 G^T J G) with
+ *           w = 2 G(q) q' in body axes, one row (the quaternion's norm); m, Ixx, Iyy, Izz,
+ *           Ixy, Ixz, Iyz.
+ *   OFFSET  massless, rowless, coordinates a copy of a frame (terminal 0, glued to it),
+ *           terminals 1 (pos) and 2 (frame) that frame's origin moved by r in its axes; rx,
+ *           ry, rz.
+ *   FIXED   no coordinates, terminals frame (0) and pos (1) at a fixed pose; x, y, z,
+ *           q0..q3 (normalized).
+ *   HINGE   massless, coordinates copies of frames a (0..6) and b (7..13), rows that hold
+ *           the points r_a (in a's axes) and r_b (in b's) together and axis n_a along n_b;
+ *           rax, ray, raz, rbx, rby, rbz, nax, nay, naz, nbx, nby, nbz.
+ * A ball joint is a glue of two points (pos terminals) and needs no role. */
+typedef enum jySpatialRole {
+  JY_SPATIAL_NONE = 0,
+  JY_SPATIAL_BODY,
+  JY_SPATIAL_OFFSET,
+  JY_SPATIAL_FIXED,
+  JY_SPATIAL_HINGE
+} jySpatialRole;
+
 typedef int (*jyPartVisualFn)(const struct jyPartInstance *self, const struct jyPartState *state,
                               const double *row_forces, jyVisual *out);
 
@@ -179,6 +209,10 @@ typedef struct jyPartShape {
    * visuals (0 .. JY_PART_MAX_VISUALS) and the function that places them. */
   int nvisuals;
   jyPartVisualFn visual;
+  /* Its role in a spatial tree and the index of the role's first parameter (protocol 8;
+   * JY_SPATIAL_NONE for older types): jySpatialRole. */
+  jySpatialRole spatial;
+  int spatial_param;
 } jyPartShape;
 
 /* M does not depend on q or t: the engine may assemble it once. */

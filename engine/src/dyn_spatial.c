@@ -1,0 +1,642 @@
+/* The spatial recursion (internal.h, jySpatialWork): where the model is body3d parts joined
+ * by ball and hinge joints into a tree (part.h, jySpatialRole), the acceleration of
+ * M q'' = Q + C + A^T lambda, A q'' = b is that of the tree's own freedoms, solved by the
+ * articulated-body algorithm in O(1) a body: no row is assembled and no KKT system factored.
+ *
+ * Each body's spatial velocity is (w, v), world axes, at its centre of mass; a joint to its
+ * parent gives A_c = X A_p + S u' + kappa: X shifts the parent's acceleration to the child's
+ * centre, S spans the joint's freedoms (a ball's relative angular acceleration, a hinge's
+ * angle, all six for a free root) and kappa is the velocity product of the
+ * joint point held in both bodies. Leaves to root, each body passes its articulated inertia
+ * and bias force, with its joint's freedoms eliminated, to its parent; root to leaves, each
+ * joint's u' and each body's acceleration follow; the quaternion's acceleration is then the
+ * one body3d's norm row and w = 2 G(q) q' give it.
+ *
+ * The state stays the model's absolute coordinates, so outputs, projections and the row
+ * forces (solved on demand by the row path) do not change; at a state that meets the rows
+ * the answer is the row path's to rounding, and off them by the drift the projections bound.
+ * A body whose articulated inertia is not positive definite along its joint's freedoms (no
+ * mass where the joint moves it) leaves the answer to the row path, which says why.
+ * docs/numerics.md, "The spatial tree". */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+enum { JOINT_BALL, JOINT_HINGE, JOINT_FREE };
+enum { WORLD = -1, NO_PARENT = -2 };
+/* A frame: x, y, z, q0..q3 (components/spatial.h, JY_FRAME_DIM; part.h, jySpatialRole). */
+enum { FRAME = 7 };
+/* Markers on markers a joint point may sit behind (a deeper chain keeps the row path). */
+#define MAX_OFFSETS 8
+
+/* Where a joint's point sits: fixed on `base` (a body or a fixed frame part), moved by the
+ * offsets of the markers between, and by the joint part's own r on `side` (0: a, 1: b). */
+typedef struct Anchor {
+  int base, offsets[MAX_OFFSETS], noffsets;
+  int joint, side; /* the hinge part, or -1 (a ball: a glue of two points) */
+} Anchor;
+
+typedef struct Edge {
+  int kind;
+  Anchor end[2];
+} Edge;
+
+/* A body in tree order (parents first), its joint to its parent and what the recursion
+ * keeps of it at one state. */
+typedef struct SpatialBody {
+  int part, coord, parent, kind;
+  Anchor at_parent, at_child;
+  /* From the parameters (made again after one changes): the joint point in the parent's
+   * axes from its centre (world: from the origin, world axes) and in the child's, the hinge
+   * axis in the parent's axes (world axes for the world) and in the child's, unit; the body's
+   * mass and inertia (body axes, row-major). */
+  double r_parent[3], r_child[3], axis[3], axis_child[3], mass, inertia[9];
+  /* At the state: rotation (body to world, row-major), centre, angular velocity (world),
+   * articulated inertia (6 x 6, column-major, angular first) and bias force, the joint's S
+   * (6 x dof), kappa, I S and the factor of S^T I S, the shift from the parent's centre, and
+   * the acceleration. */
+  int dof;
+  double R[9], p[3], vel[3], w[3];
+  double inertia_a[36], bias_a[6], S[36], kappa[6], U[36], D[36], d[3], acc[6];
+} SpatialBody;
+
+struct jySpatialWork {
+  int nbodies, stale;
+  long solves;
+  SpatialBody *bodies;
+};
+
+static const jyModelPart *part_of(const jyEval *e, int i) { return &e->model->parts[i]; }
+static jySpatialRole role(const jyModelPart *p) { return p->shape->spatial; }
+
+/* The anchor of terminal k of part i when it is a point or frame fixed on one body or fixed
+ * frame (pos: want_point; frame otherwise): 0, or -1. */
+static int resolve(const jyModel *md, int i, int k, int want_point, Anchor *out) {
+  out->noffsets = 0;
+  out->joint = -1, out->side = 0;
+  for (int depth = 0; depth <= MAX_OFFSETS; depth++) {
+    const jyModelPart *p = &md->parts[i];
+    switch (role(p)) {
+    case JY_SPATIAL_BODY:
+    case JY_SPATIAL_FIXED:
+      if (k != (want_point ? 1 : 0)) return -1;
+      out->base = i;
+      return 0;
+    case JY_SPATIAL_OFFSET: {
+      if (k != (want_point ? 1 : 2) || p->nlinks != 1 || out->noffsets == MAX_OFFSETS) return -1;
+      const jyModelLink *l = &md->links[p->first_link];
+      if (l->offset != 0 || l->dim != FRAME) return -1;
+      out->offsets[out->noffsets++] = i;
+      i = l->source, k = l->terminal, want_point = 0; /* the marker's frame follows a frame */
+      break;
+    }
+    default:
+      return -1;
+    }
+  }
+  return -1;
+}
+
+/* The hinge part i as an edge: both its frames follow frames fixed on bodies. */
+static int joint_edge(const jyModel *md, int i, Edge *edge) {
+  const jyModelPart *p = &md->parts[i];
+  if (p->nlinks != 2) return -1;
+  for (int s = 0; s < 2; s++) {
+    const jyModelLink *l = &md->links[p->first_link + s];
+    int side = l->offset == 0 ? 0 : l->offset == FRAME ? 1 : -1;
+    if (side < 0 || l->dim != FRAME || resolve(md, l->source, l->terminal, 0, &edge->end[side]))
+      return -1;
+    edge->end[side].joint = i, edge->end[side].side = side;
+  }
+  edge->kind = JOINT_HINGE;
+  return 0;
+}
+
+/* Whether part i may stay as a force element: no mass, no rows, no coordinate of its own, no
+ * modes. */
+static int force_element(const jyModelPart *p) {
+  if (p->inst.type->mass || p->inst.nrows > 0 || p->shape->hybrid) return 0;
+  for (int j = 0; j < p->inst.ncoords; j++)
+    if (p->coord_map[j] >= 0) return 0;
+  return 1;
+}
+
+/* The model's edges (joints) and bodies when it is a spatial tree: the edge count, or -1. */
+static int collect(const jyModel *md, int *body_of, Edge *edges) {
+  int nedges = 0, rows = 0;
+  for (int i = 0; i < md->nparts; i++) {
+    const jyModelPart *p = &md->parts[i];
+    body_of[i] = -1;
+    switch (role(p)) {
+    case JY_SPATIAL_BODY:
+      if (p->inst.ncoords != FRAME || p->nlinks != 0 || p->inst.nrows != 1 || p->shape->hybrid)
+        return -1;
+      for (int j = 0; j < FRAME; j++)
+        if (p->coord_map[j] != p->coord_map[0] + j || p->coord_map[0] < 0) return -1;
+      body_of[i] = 0;
+      rows += 1;
+      break;
+    case JY_SPATIAL_HINGE:
+      if (p->shape->hybrid || joint_edge(md, i, &edges[nedges]) != 0) return -1;
+      for (int j = 0; j < p->inst.ncoords; j++)
+        if (p->coord_map[j] >= 0) return -1;
+      nedges++;
+      rows += p->inst.nrows;
+      break;
+    case JY_SPATIAL_OFFSET:
+    case JY_SPATIAL_FIXED:
+      if (!force_element(p)) return -1;
+      break;
+    default:
+      if (!force_element(p)) return -1;
+    }
+  }
+  for (int g = 0; g < md->nglues; g++) {
+    const jyModelGlue *gl = &md->glues[g];
+    if (gl->row_offset < 0) continue; /* eliminated */
+    Edge *edge = &edges[nedges];
+    edge->kind = JOINT_BALL;
+    if (gl->dim != 3 || resolve(md, gl->part_a, gl->terminal_a, 1, &edge->end[0]) ||
+        resolve(md, gl->part_b, gl->terminal_b, 1, &edge->end[1]))
+      return -1;
+    nedges++;
+    rows += 3;
+  }
+  return rows == md->m ? nedges : -1;
+}
+
+/* The node of an anchor: its body's index, or nbodies for a fixed frame (the world). */
+static int node(const jyModel *md, const int *body_of, int nbodies, const Anchor *a) {
+  return role(&md->parts[a->base]) == JY_SPATIAL_BODY ? body_of[a->base] : nbodies;
+}
+
+/* Orders the bodies from the world (then each free root) outwards; -1 when the joints close
+ * a loop or join a body to itself. */
+static int order_tree(const jyModel *md, const int *body_of, const int *body_part, int nbodies,
+                      const Edge *edges, int nedges, SpatialBody *out, int *scratch,
+                      unsigned char *used) {
+  /* scratch: the queue (nbodies + 1), each body's tree index (-1 until placed), and each
+   * node's joints (node_at: nbodies + 3 offsets into at_node, 2 nedges) */
+  int *queue = scratch, *index = queue + nbodies + 1, *node_at = index + nbodies;
+  int *at_node = node_at + nbodies + 3, placed = 0;
+  memset(node_at, 0, sizeof(int) * (size_t)(nbodies + 3));
+  for (int k = 0; k < nedges; k++)
+    for (int s = 0; s < 2; s++) node_at[node(md, body_of, nbodies, &edges[k].end[s]) + 2]++;
+  for (int i = 0; i <= nbodies; i++) node_at[i + 2] += node_at[i + 1];
+  for (int k = 0; k < nedges; k++)
+    for (int s = 0; s < 2; s++)
+      at_node[node_at[node(md, body_of, nbodies, &edges[k].end[s]) + 1]++] = k;
+  for (int b = 0; b < nbodies; b++) index[b] = -1;
+  memset(used, 0, (size_t)nedges);
+  for (int root = nbodies; root >= 0 && placed < nbodies; root--) {
+    if (root < nbodies && index[root] >= 0) continue;
+    if (root < nbodies) { /* a free root: its own joint is all six freedoms */
+      index[root] = placed;
+      out[placed++] =
+        (SpatialBody){.part = body_part[root], .parent = NO_PARENT, .kind = JOINT_FREE};
+    }
+    queue[0] = root;
+    for (int head = 0, tail = 1; head < tail; head++) {
+      int at = queue[head];
+      for (int j = node_at[at]; j < node_at[at + 1]; j++) {
+        int k = at_node[j];
+        if (used[k]) continue;
+        used[k] = 1;
+        int n0 = node(md, body_of, nbodies, &edges[k].end[0]);
+        int n1 = node(md, body_of, nbodies, &edges[k].end[1]);
+        int from = n0 == at ? 0 : 1, other = from ? n0 : n1;
+        if (other == at || other == nbodies || index[other] >= 0) return -1; /* a loop */
+        index[other] = placed;
+        out[placed++] = (SpatialBody){.part = body_part[other],
+                                      .parent = at == nbodies ? WORLD : index[at],
+                                      .kind = edges[k].kind,
+                                      .at_parent = edges[k].end[from],
+                                      .at_child = edges[k].end[1 - from]};
+        queue[tail++] = other;
+      }
+    }
+  }
+  for (int k = 0; k < nedges; k++)
+    if (!used[k]) return -1; /* a joint between two fixed frames, or left over */
+  return placed == nbodies ? 0 : -1;
+}
+
+jyStatus jy_spatial_create(jyEval *e, jySpatialWork **out) {
+  const jyModel *md = e->model;
+  const jyAllocator *a = &md->alloc;
+  *out = NULL;
+  if (md->tree || md->m == 0 || md->has_laws || md->ndependent > 0) /* parts' modes: collect */
+    return JY_OK;
+  size_t np = (size_t)md->nparts;
+  int *body_of = jy_calloc(a, np + 1, sizeof(int));
+  int *body_part = jy_calloc(a, np + 1, sizeof(int));
+  size_t most_edges = np + (size_t)md->nglues;
+  int *queue = jy_calloc(a, 3 * np + 4 + 2 * most_edges, sizeof(int)); /* order_tree's scratch */
+  Edge *edges = jy_calloc(a, most_edges + 1, sizeof(Edge));
+  unsigned char *used = jy_calloc(a, most_edges + 1, 1);
+  jySpatialWork *w = jy_calloc(a, 1, sizeof *w);
+  jyStatus st = JY_ERR_NOMEM;
+  if (!body_of || !body_part || !queue || !edges || !used || !w) goto done;
+  st = JY_OK;
+  int nedges = collect(md, body_of, edges), nbodies = 0;
+  if (nedges < 0) goto done;
+  for (int i = 0; i < md->nparts; i++)
+    if (body_of[i] == 0) body_of[i] = nbodies, body_part[nbodies++] = i;
+  if (nbodies == 0) goto done;
+  w->bodies = jy_calloc(a, (size_t)nbodies, sizeof(SpatialBody));
+  if (!w->bodies) {
+    st = JY_ERR_NOMEM;
+    goto done;
+  }
+  if (order_tree(md, body_of, body_part, nbodies, edges, nedges, w->bodies, queue, used) != 0)
+    goto done;
+  for (int b = 0; b < nbodies; b++) w->bodies[b].coord = md->parts[w->bodies[b].part].coord_map[0];
+  w->nbodies = nbodies;
+  w->stale = 1;
+  *out = w;
+  w = NULL;
+done:
+  jy_spatial_destroy(a, w);
+  jy_free(a, body_of);
+  jy_free(a, body_part);
+  jy_free(a, queue);
+  jy_free(a, edges);
+  jy_free(a, used);
+  return st;
+}
+
+void jy_spatial_destroy(const jyAllocator *a, jySpatialWork *w) {
+  if (!w) return;
+  jy_free(a, w->bodies);
+  jy_free(a, w);
+}
+
+long jy_spatial_solves(const jySpatialWork *w) { return w ? w->solves : 0; }
+
+void jy_spatial_params_changed(jySpatialWork *w) {
+  if (w) w->stale = 1;
+}
+
+/* ---- small vector algebra (3-vectors; 3 x 3 row-major; 6-vectors angular first) ---- */
+
+static void cross(const double a[3], const double b[3], double o[3]) {
+  double x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2],
+         z = a[0] * b[1] - a[1] * b[0];
+  o[0] = x, o[1] = y, o[2] = z;
+}
+
+static double dot(const double a[3], const double b[3]) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+static void mat3_vec(const double A[9], const double x[3], double y[3]) {
+  for (int i = 0; i < 3; i++) y[i] = A[3 * i] * x[0] + A[3 * i + 1] * x[1] + A[3 * i + 2] * x[2];
+}
+
+static void mat3t_vec(const double A[9], const double x[3], double y[3]) {
+  for (int i = 0; i < 3; i++) y[i] = A[i] * x[0] + A[3 + i] * x[1] + A[6 + i] * x[2];
+}
+
+/* The rotation of quaternion q (any length: q / |q|), row-major. */
+static void rotation(const double q[4], double R[9]) {
+  double n = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3], s = 1.0 / n;
+  double w = q[0], x = q[1], y = q[2], z = q[3];
+  R[0] = s * (w * w + x * x - y * y - z * z), R[1] = 2 * s * (x * y - w * z);
+  R[2] = 2 * s * (x * z + w * y), R[3] = 2 * s * (x * y + w * z);
+  R[4] = s * (w * w - x * x + y * y - z * z), R[5] = 2 * s * (y * z - w * x);
+  R[6] = 2 * s * (x * z - w * y), R[7] = 2 * s * (y * z + w * x);
+  R[8] = s * (w * w - x * x - y * y + z * z);
+}
+
+/* G(q) x (3) and G(q)^T y (4), as body3d's w = 2 G(q) q' (components/spatial.c, jy_q_G). */
+static void g_times(const double q[4], const double x[4], double o[3]) {
+  o[0] = -q[1] * x[0] + q[0] * x[1] + q[3] * x[2] - q[2] * x[3];
+  o[1] = -q[2] * x[0] - q[3] * x[1] + q[0] * x[2] + q[1] * x[3];
+  o[2] = -q[3] * x[0] + q[2] * x[1] - q[1] * x[2] + q[0] * x[3];
+}
+
+static void gt_times(const double q[4], const double y[3], double o[4]) {
+  o[0] = -q[1] * y[0] - q[2] * y[1] - q[3] * y[2];
+  o[1] = q[0] * y[0] - q[3] * y[1] + q[2] * y[2];
+  o[2] = q[3] * y[0] + q[0] * y[1] - q[1] * y[2];
+  o[3] = -q[2] * y[0] + q[1] * y[1] + q[0] * y[2];
+}
+
+/* ---- the geometry from the parameters ---- */
+
+static void normalize(double x[3]) {
+  double n = sqrt(dot(x, x));
+  for (int i = 0; i < 3; i++) x[i] /= n;
+}
+
+/* The anchor's point in its base's axes from the base's origin, and (a hinge) the axis on
+ * the anchor's side in those axes; a fixed base's pose in world terms after them. */
+static void anchor_geometry(const jyEval *e, const Anchor *an, double r[3], double axis[3]) {
+  r[0] = r[1] = r[2] = 0;
+  for (int k = 0; k < an->noffsets; k++) {
+    const double *rp = jy_eval_inst(e, part_of(e, an->offsets[k]))->params;
+    int at = part_of(e, an->offsets[k])->shape->spatial_param;
+    for (int i = 0; i < 3; i++) r[i] += rp[at + i];
+  }
+  if (an->joint >= 0) {
+    const jyModelPart *j = part_of(e, an->joint);
+    const double *jp = jy_eval_inst(e, j)->params + j->shape->spatial_param;
+    for (int i = 0; i < 3; i++) r[i] += jp[3 * an->side + i];
+    if (role(j) == JY_SPATIAL_HINGE && axis) {
+      for (int i = 0; i < 3; i++) axis[i] = jp[6 + 3 * an->side + i];
+      normalize(axis);
+    }
+  }
+  const jyModelPart *base = part_of(e, an->base);
+  if (role(base) != JY_SPATIAL_FIXED) return;
+  const double *g = jy_eval_inst(e, base)->params + base->shape->spatial_param;
+  double R[9], t[3];
+  rotation(g + 3, R);
+  mat3_vec(R, r, t);
+  for (int i = 0; i < 3; i++) r[i] = g[i] + t[i];
+  if (axis && an->joint >= 0 && role(part_of(e, an->joint)) == JY_SPATIAL_HINGE) {
+    mat3_vec(R, axis, t);
+    memcpy(axis, t, sizeof t);
+  }
+}
+
+static void geometry(const jyEval *e, jySpatialWork *w) {
+  for (int b = 0; b < w->nbodies; b++) {
+    SpatialBody *s = &w->bodies[b];
+    const jyModelPart *p = part_of(e, s->part);
+    const double *bp = jy_eval_inst(e, p)->params + p->shape->spatial_param;
+    s->mass = bp[0];
+    s->inertia[0] = bp[1], s->inertia[4] = bp[2], s->inertia[8] = bp[3];
+    s->inertia[1] = s->inertia[3] = bp[4];
+    s->inertia[2] = s->inertia[6] = bp[5];
+    s->inertia[5] = s->inertia[7] = bp[6];
+    if (s->kind == JOINT_FREE) continue;
+    anchor_geometry(e, &s->at_parent, s->r_parent, s->axis);
+    anchor_geometry(e, &s->at_child, s->r_child, s->axis_child);
+  }
+  w->stale = 0;
+}
+
+/* ---- the recursion ---- */
+
+/* Baumgarte's phi'' + 2 w phi' + w^2 phi = 0 (the row path's, eval_solve.c) on the joint's
+ * rows, into kappa: the joint points' gap and its rate (any invertible combination of them is
+ * the same condition, so the glue's sign and order do not matter) and, for a hinge, the
+ * axes' misalignment n_p x n_c, the small rotation of the child's axis off the parent's, and
+ * the relative angular velocity across the axis. */
+static void baumgarte(SpatialBody *s, const SpatialBody *par, const double rc[3], double rate) {
+  double rp[3], gap[3], speed[3], a[3], b[3];
+  if (par) {
+    mat3_vec(par->R, s->r_parent, rp);
+    cross(par->w, rp, a);
+  } else {
+    memcpy(rp, s->r_parent, sizeof rp); /* a world point */
+    a[0] = a[1] = a[2] = 0;
+  }
+  cross(s->w, rc, b);
+  for (int i = 0; i < 3; i++) {
+    double pp = par ? par->p[i] + rp[i] : rp[i], vp = par ? par->vel[i] + a[i] : 0.0;
+    gap[i] = s->p[i] + rc[i] - pp;
+    speed[i] = s->vel[i] + b[i] - vp;
+    s->kappa[3 + i] -= 2 * rate * speed[i] + rate * rate * gap[i];
+  }
+  if (s->kind != JOINT_HINGE) return;
+  double np[3], nc[3], mis[3], rel[3], fix[3], c[3];
+  if (par)
+    mat3_vec(par->R, s->axis, np);
+  else
+    memcpy(np, s->axis, sizeof np);
+  mat3_vec(s->R, s->axis_child, nc);
+  cross(np, nc, mis);
+  for (int i = 0; i < 3; i++) rel[i] = s->w[i] - (par ? par->w[i] : 0.0);
+  double along = dot(rel, np);
+  for (int i = 0; i < 3; i++) fix[i] = -2 * rate * (rel[i] - along * np[i]) - rate * rate * mis[i];
+  cross(rc, fix, c);
+  for (int i = 0; i < 3; i++) s->kappa[i] += fix[i], s->kappa[3 + i] += c[i];
+}
+
+/* One body at the state: its pose, angular velocity, inertia and applied force (the model's
+ * Q + C on its coordinates, the quaternion's part turned into a torque), its joint's S and
+ * kappa from the parent's (already computed: tree order). */
+static void body_state(jySpatialWork *w, SpatialBody *s, const double *q, const double *v,
+                       const double *force, const double *nonideal, double rate) {
+  const double *e = q + s->coord + 3, *ed = v + s->coord + 3;
+  double fq[4], fx[3];
+  for (int i = 0; i < 4; i++) fq[i] = force[s->coord + 3 + i] + nonideal[s->coord + 3 + i];
+  for (int i = 0; i < 3; i++) fx[i] = force[s->coord + i] + nonideal[s->coord + i];
+  double n2 = e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3], wb[3], tb[3], t[3];
+  rotation(e, s->R);
+  memcpy(s->p, q + s->coord, sizeof s->p);
+  memcpy(s->vel, v + s->coord, sizeof s->vel);
+  g_times(e, ed, wb);
+  for (int i = 0; i < 3; i++) wb[i] *= 2.0 / n2;
+  mat3_vec(s->R, wb, s->w);
+  /* the articulated inertia starts as the body's own, R J R^T and m I */
+  double RJ[9];
+  memset(s->inertia_a, 0, sizeof s->inertia_a);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      RJ[3 * i + j] = s->R[3 * i] * s->inertia[j] + s->R[3 * i + 1] * s->inertia[3 + j] +
+        s->R[3 * i + 2] * s->inertia[6 + j];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      s->inertia_a[i + 6 * j] =
+        RJ[3 * i] * s->R[3 * j] + RJ[3 * i + 1] * s->R[3 * j + 1] + RJ[3 * i + 2] * s->R[3 * j + 2];
+  for (int i = 3; i < 6; i++) s->inertia_a[i + 6 * i] = s->mass;
+  /* J w_b' = G(q) Q_q / (2 |q|^2): body3d's Q_q holds the gyroscopic torque too */
+  g_times(e, fq, tb);
+  for (int i = 0; i < 3; i++) tb[i] *= 0.5 / n2;
+  mat3_vec(s->R, tb, t);
+  for (int i = 0; i < 3; i++) s->bias_a[i] = -t[i], s->bias_a[3 + i] = -fx[i];
+  /* the joint */
+  memset(s->S, 0, sizeof s->S);
+  memset(s->kappa, 0, sizeof s->kappa);
+  if (s->kind == JOINT_FREE) {
+    s->dof = 6;
+    for (int i = 0; i < 6; i++) s->S[i + 6 * i] = 1.0;
+    return;
+  }
+  static const double zero[3] = {0, 0, 0};
+  const SpatialBody *par = s->parent >= 0 ? &w->bodies[s->parent] : NULL;
+  const double *wp = par ? par->w : zero;
+  double rc[3], rp[3], n[3], a[3], b[3];
+  mat3_vec(s->R, s->r_child, rc); /* the joint point from the child's centre */
+  for (int i = 0; i < 3; i++) rp[i] = s->p[i] + rc[i] - (par ? par->p[i] : 0.0);
+  for (int i = 0; i < 3; i++) s->d[i] = s->p[i] - (par ? par->p[i] : 0.0);
+  /* kappa's linear part: the point's velocity product on the parent minus on the child */
+  cross(wp, rp, a);
+  cross(wp, a, a);
+  cross(s->w, rc, b);
+  cross(s->w, b, b);
+  for (int i = 0; i < 3; i++) s->kappa[3 + i] = a[i] - b[i];
+  switch (s->kind) {
+  case JOINT_BALL:
+    s->dof = 3;
+    for (int k = 0; k < 3; k++) {
+      double e_k[3] = {k == 0, k == 1, k == 2}, c[3];
+      cross(rc, e_k, c); /* the child's point held: a = ... + rc x u' */
+      s->S[k + 6 * k] = 1.0;
+      for (int i = 0; i < 3; i++) s->S[3 + i + 6 * k] = c[i];
+    }
+    break;
+  case JOINT_HINGE: {
+    if (par)
+      mat3_vec(par->R, s->axis, n);
+    else
+      memcpy(n, s->axis, sizeof n);
+    double rel[3] = {s->w[0] - wp[0], s->w[1] - wp[1], s->w[2] - wp[2]}, wn[3], c[3];
+    double rate = dot(n, rel);
+    cross(wp, n, wn); /* the axis turns with the parent */
+    for (int i = 0; i < 3; i++) wn[i] *= rate;
+    cross(rc, wn, c);
+    cross(rc, n, a);
+    s->dof = 1;
+    for (int i = 0; i < 3; i++) {
+      s->S[i] = n[i], s->S[3 + i] = a[i];
+      s->kappa[i] = wn[i];
+      s->kappa[3 + i] += c[i];
+    }
+    break;
+  }
+  default:
+    s->dof = 0;
+  }
+  if (rate > 0) baumgarte(s, par, rc, rate);
+}
+
+/* f := X^T f for the shift d (X: [a; l] -> [a; l - d x a]): the angular part gains d x l. */
+static void shift_force(const double d[3], const double *f, double *out) {
+  double c[3];
+  cross(d, f + 3, c);
+  for (int i = 0; i < 3; i++) out[i] += f[i] + c[i], out[3 + i] += f[3 + i];
+}
+
+/* P += X^T M X for the shift d (M 6 x 6 column-major, symmetric). */
+static void shift_inertia(const double d[3], const double *M, double *P) {
+  double MX[36], Dx[9] = {0, -d[2], d[1], d[2], 0, -d[0], -d[1], d[0], 0}; /* [d x], row-major */
+  /* M X: the angular columns lose M[:, lin] [d x] */
+  for (int r = 0; r < 6; r++) {
+    for (int c = 0; c < 3; c++) {
+      double s = M[r + 6 * c];
+      for (int k = 0; k < 3; k++) s -= M[r + 6 * (3 + k)] * Dx[3 * k + c];
+      MX[r + 6 * c] = s;
+      MX[r + 6 * (3 + c)] = M[r + 6 * (3 + c)];
+    }
+  }
+  /* X^T (M X): the angular rows gain [d x] times the linear rows */
+  for (int c = 0; c < 6; c++) {
+    for (int r = 0; r < 3; r++) {
+      double s = MX[r + 6 * c];
+      for (int k = 0; k < 3; k++) s += Dx[3 * r + k] * MX[3 + k + 6 * c];
+      P[r + 6 * c] += s;
+      P[3 + r + 6 * c] += MX[3 + r + 6 * c];
+    }
+  }
+}
+
+/* Leaves to root for body s: its joint's freedoms eliminated, what is left passed to its
+ * parent. 0, or -1 when its articulated inertia is not positive definite along them. */
+static int pass_up(jySpatialWork *w, SpatialBody *s) {
+  int dof = s->dof;
+  double Ia[36], pa[6], Stp[6];
+  memcpy(Ia, s->inertia_a, sizeof Ia);
+  memcpy(pa, s->bias_a, sizeof pa);
+  if (dof > 0) {
+    double scale = 0;
+    for (int i = 0; i < 6; i++) scale = fmax(scale, s->inertia_a[i + 6 * i]);
+    for (int k = 0; k < dof; k++)
+      for (int i = 0; i < 6; i++) {
+        double u = 0;
+        for (int j = 0; j < 6; j++) u += s->inertia_a[i + 6 * j] * s->S[j + 6 * k];
+        s->U[i + 6 * k] = u;
+      }
+    for (int k = 0; k < dof; k++)
+      for (int l = 0; l < dof; l++) {
+        double x = 0;
+        for (int i = 0; i < 6; i++) x += s->S[i + 6 * k] * s->U[i + 6 * l];
+        s->D[k + dof * l] = x;
+      }
+    if (jy_tree_factor_block(s->D, dof, scale) != 0) return -1;
+    if (s->parent < 0) return 0; /* nothing to pass: the world or none */
+    /* Ia = I - U D^-1 U^T, pa = p - U D^-1 S^T p (before kappa) */
+    double DU[36]; /* D^-1 U^T: dof x 6 */
+    for (int i = 0; i < 6; i++)
+      for (int k = 0; k < dof; k++) DU[k + dof * i] = s->U[i + 6 * k];
+    jy_tree_solve_block(s->D, dof, DU, 6);
+    for (int k = 0; k < dof; k++) {
+      Stp[k] = 0;
+      for (int i = 0; i < 6; i++) Stp[k] += s->S[i + 6 * k] * s->bias_a[i];
+    }
+    jy_tree_solve_block(s->D, dof, Stp, 1);
+    for (int i = 0; i < 6; i++) {
+      for (int j = 0; j < 6; j++) {
+        double x = 0;
+        for (int k = 0; k < dof; k++) x += s->U[i + 6 * k] * DU[k + dof * j];
+        Ia[i + 6 * j] -= x;
+      }
+      for (int k = 0; k < dof; k++) pa[i] -= s->U[i + 6 * k] * Stp[k];
+    }
+  } else if (s->parent < 0) {
+    return 0;
+  }
+  for (int i = 0; i < 6; i++)
+    for (int j = 0; j < 6; j++) pa[i] += Ia[i + 6 * j] * s->kappa[j];
+  SpatialBody *par = &w->bodies[s->parent];
+  shift_force(s->d, pa, par->bias_a);
+  shift_inertia(s->d, Ia, par->inertia_a);
+  return 0;
+}
+
+/* Root to leaves for body s: its acceleration from its parent's. */
+static void pass_down(jySpatialWork *w, SpatialBody *s) {
+  double *A = s->acc;
+  memcpy(A, s->kappa, sizeof s->acc);
+  if (s->parent >= 0) {
+    const double *Ap = w->bodies[s->parent].acc;
+    double c[3];
+    cross(s->d, Ap, c);
+    for (int i = 0; i < 3; i++) A[i] += Ap[i], A[3 + i] += Ap[3 + i] - c[i];
+  }
+  int dof = s->dof;
+  if (dof == 0) return;
+  double u[6];
+  for (int k = 0; k < dof; k++) {
+    u[k] = 0;
+    for (int i = 0; i < 6; i++) u[k] -= s->U[i + 6 * k] * A[i] + s->S[i + 6 * k] * s->bias_a[i];
+  }
+  jy_tree_solve_block(s->D, dof, u, 1);
+  for (int i = 0; i < 6; i++)
+    for (int k = 0; k < dof; k++) A[i] += s->S[i + 6 * k] * u[k];
+}
+
+jyStatus jy_spatial_acceleration(jyEval *e, const double *q, const double *v, double t,
+                                 double *acc) {
+  jySpatialWork *w = e->spatial;
+  jyStatus st = jy_assemble(e, q, v, t, JY_ASM_FORCE | JY_ASM_NONIDEAL);
+  if (st != JY_OK) return st;
+  if (w->stale) geometry(e, w);
+  double rate = e->baumgarte_rate;
+  for (int b = 0; b < w->nbodies; b++)
+    body_state(w, &w->bodies[b], q, v, e->force, e->nonideal, rate);
+  for (int b = w->nbodies - 1; b >= 0; b--)
+    if (pass_up(w, &w->bodies[b]) != 0) return JY_ERR_NOT_UNIQUE; /* the row path says why */
+  for (int b = 0; b < w->nbodies; b++) {
+    SpatialBody *s = &w->bodies[b];
+    pass_down(w, s);
+    /* q'' of the body: the centre's, and the quaternion's from w_b' = R^T alpha with the
+     * norm row's q . q'' = -|q'|^2 */
+    const double *qe = q + s->coord + 3, *ve = v + s->coord + 3;
+    double ab[3], gq[4];
+    mat3t_vec(s->R, s->acc, ab);
+    gt_times(qe, ab, gq);
+    double n2 = dot(qe, qe) + qe[3] * qe[3], vv = dot(ve, ve) + ve[3] * ve[3];
+    double qv = dot(qe, ve) + qe[3] * ve[3];
+    /* the norm row: q . q'' = -|q'|^2, with Baumgarte's terms when it is on */
+    double along = (-vv - 2 * rate * qv - 0.5 * rate * rate * (n2 - 1)) / n2;
+    for (int i = 0; i < 3; i++) acc[s->coord + i] = s->acc[3 + i];
+    for (int i = 0; i < 4; i++) acc[s->coord + 3 + i] = 0.5 * gq[i] + along * qe[i];
+  }
+  w->solves++;
+  return JY_OK;
+}
