@@ -54,11 +54,11 @@ typedef struct SpatialBody {
   double r_parent[3], r_child[3], axis[3], axis_child[3], mass, inertia[9];
   /* At the state: rotation (body to world, row-major), centre, angular velocity (world),
    * articulated inertia (6 x 6, column-major, angular first) and bias force, the joint's S
-   * (6 x dof), kappa, I S and the factor of S^T I S, the shift from the parent's centre, and
-   * the acceleration. */
+   * (6 x dof), kappa, I S, the factor of S^T I S and its solve against [U^T, S^T p], the
+   * shift from the parent's centre, and the acceleration. */
   int dof;
   double R[9], p[3], vel[3], w[3];
-  double inertia_a[36], bias_a[6], S[36], kappa[6], U[36], D[36], d[3], acc[6];
+  double inertia_a[36], bias_a[6], S[36], kappa[6], U[36], D[36], DU[42], d[3], acc[6];
 } SpatialBody;
 
 struct jySpatialWork {
@@ -535,50 +535,48 @@ static void shift_inertia(const double d[3], const double *M, double *P) {
   }
 }
 
-/* Leaves to root for body s: its joint's freedoms eliminated, what is left passed to its
- * parent. 0, or -1 when its articulated inertia is not positive definite along them. */
-static int pass_up(jySpatialWork *w, SpatialBody *s) {
-  int dof = s->dof;
-  double Ia[36], pa[6], Stp[6];
-  memcpy(Ia, s->inertia_a, sizeof Ia);
-  memcpy(pa, s->bias_a, sizeof pa);
+/* Leaves to root for body s with dof freedoms (a constant where it is called, so that the
+ * loops unroll): U = I S, D = S^T I S factored, DU = D^-1 [U^T, S^T p] kept for the way
+ * down, and what is left, I - U D^-1 U^T and p - U D^-1 S^T p + I' kappa, passed to the
+ * parent. 0, or -1 when the articulated inertia is not positive definite along them. */
+static inline int eliminate(jySpatialWork *w, SpatialBody *s, const int dof) {
+  const double *I = s->inertia_a, *S = s->S, *p = s->bias_a;
+  double Ia[36], pa[6];
   if (dof > 0) {
     double scale = 0;
-    for (int i = 0; i < 6; i++) scale = fmax(scale, s->inertia_a[i + 6 * i]);
+    for (int i = 0; i < 6; i++) scale = I[i + 6 * i] > scale ? I[i + 6 * i] : scale;
     for (int k = 0; k < dof; k++)
       for (int i = 0; i < 6; i++) {
         double u = 0;
-        for (int j = 0; j < 6; j++) u += s->inertia_a[i + 6 * j] * s->S[j + 6 * k];
+        for (int j = 0; j < 6; j++) u += I[i + 6 * j] * S[j + 6 * k];
         s->U[i + 6 * k] = u;
       }
     for (int k = 0; k < dof; k++)
       for (int l = 0; l < dof; l++) {
         double x = 0;
-        for (int i = 0; i < 6; i++) x += s->S[i + 6 * k] * s->U[i + 6 * l];
+        for (int i = 0; i < 6; i++) x += S[i + 6 * k] * s->U[i + 6 * l];
         s->D[k + dof * l] = x;
       }
     if (jy_tree_factor_block(s->D, dof, scale) != 0) return -1;
-    if (s->parent < 0) return 0; /* nothing to pass: the world or none */
-    /* Ia = I - U D^-1 U^T, pa = p - U D^-1 S^T p (before kappa) */
-    double DU[36]; /* D^-1 U^T: dof x 6 */
-    for (int i = 0; i < 6; i++)
-      for (int k = 0; k < dof; k++) DU[k + dof * i] = s->U[i + 6 * k];
-    jy_tree_solve_block(s->D, dof, DU, 6);
     for (int k = 0; k < dof; k++) {
-      Stp[k] = 0;
-      for (int i = 0; i < 6; i++) Stp[k] += s->S[i + 6 * k] * s->bias_a[i];
-    }
-    jy_tree_solve_block(s->D, dof, Stp, 1);
-    for (int i = 0; i < 6; i++) {
-      for (int j = 0; j < 6; j++) {
-        double x = 0;
-        for (int k = 0; k < dof; k++) x += s->U[i + 6 * k] * DU[k + dof * j];
-        Ia[i + 6 * j] -= x;
+      double x = 0;
+      for (int i = 0; i < 6; i++) {
+        s->DU[k + dof * i] = s->U[i + 6 * k];
+        x += S[i + 6 * k] * p[i];
       }
-      for (int k = 0; k < dof; k++) pa[i] -= s->U[i + 6 * k] * Stp[k];
+      s->DU[k + dof * 6] = x;
     }
-  } else if (s->parent < 0) {
-    return 0;
+    jy_tree_solve_block(s->D, dof, s->DU, 7);
+  }
+  if (s->parent < 0) return 0; /* nothing to pass: the world or none */
+  for (int i = 0; i < 6; i++) {
+    pa[i] = p[i];
+    for (int k = 0; k < dof; k++) pa[i] -= s->U[i + 6 * k] * s->DU[k + dof * 6];
+    for (int j = 0; j < 6; j++) {
+      double x = I[i + 6 * j];
+      for (int k = 0; k < dof; k++) x -= s->U[i + 6 * k] * s->DU[k + dof * j];
+      Ia[i + 6 * j] = x;
+    }
   }
   for (int i = 0; i < 6; i++)
     for (int j = 0; j < 6; j++) pa[i] += Ia[i + 6 * j] * s->kappa[j];
@@ -588,7 +586,21 @@ static int pass_up(jySpatialWork *w, SpatialBody *s) {
   return 0;
 }
 
-/* Root to leaves for body s: its acceleration from its parent's. */
+static int pass_up(jySpatialWork *w, SpatialBody *s) {
+  switch (s->dof) {
+  case 0:
+    return eliminate(w, s, 0);
+  case 1:
+    return eliminate(w, s, 1);
+  case 3:
+    return eliminate(w, s, 3);
+  default:
+    return eliminate(w, s, 6);
+  }
+}
+
+/* Root to leaves for body s: its acceleration from its parent's, and its joint's
+ * u' = -D^-1 (U^T A + S^T p) from what the way up kept. */
 static void pass_down(jySpatialWork *w, SpatialBody *s) {
   double *A = s->acc;
   memcpy(A, s->kappa, sizeof s->acc);
@@ -599,13 +611,11 @@ static void pass_down(jySpatialWork *w, SpatialBody *s) {
     for (int i = 0; i < 3; i++) A[i] += Ap[i], A[3 + i] += Ap[3 + i] - c[i];
   }
   int dof = s->dof;
-  if (dof == 0) return;
   double u[6];
   for (int k = 0; k < dof; k++) {
-    u[k] = 0;
-    for (int i = 0; i < 6; i++) u[k] -= s->U[i + 6 * k] * A[i] + s->S[i + 6 * k] * s->bias_a[i];
+    u[k] = -s->DU[k + dof * 6];
+    for (int i = 0; i < 6; i++) u[k] -= s->DU[k + dof * i] * A[i];
   }
-  jy_tree_solve_block(s->D, dof, u, 1);
   for (int i = 0; i < 6; i++)
     for (int k = 0; k < dof; k++) A[i] += s->S[i + 6 * k] * u[k];
 }
