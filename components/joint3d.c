@@ -244,7 +244,9 @@ static int shape_kind(Kind kind, const double *p, jyPartShape *s, char *error, s
     s->output_names[s->noutputs++] = "speed";
   }
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE; /* massless */
-  s->spatial = kind == HINGE ? JY_SPATIAL_HINGE : JY_SPATIAL_NONE;
+  s->spatial = kind == HINGE ? JY_SPATIAL_HINGE
+    : kind == PRISMATIC      ? JY_SPATIAL_SLIDER
+                             : JY_SPATIAL_WELD;
   s->spatial_param = P_RA;
   s->instance_size = sizeof(Joint);
   s->nvisuals = 3;

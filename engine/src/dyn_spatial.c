@@ -1,12 +1,13 @@
 /* The spatial recursion (internal.h, jySpatialWork): where the model is body3d parts joined
- * by ball and hinge joints into a tree (part.h, jySpatialRole), the acceleration of
+ * by ball, hinge, slider and weld joints into a tree (part.h, jySpatialRole), the acceleration of
  * M q'' = Q + C + A^T lambda, A q'' = b is that of the tree's own freedoms, solved by the
  * articulated-body algorithm in O(1) a body: no row is assembled and no KKT system factored.
  *
  * Each body's spatial velocity is (w, v), world axes, at its centre of mass; a joint to its
  * parent gives A_c = X A_p + S u' + kappa: X shifts the parent's acceleration to the child's
  * centre, S spans the joint's freedoms (a ball's relative angular acceleration, a hinge's
- * angle, all six for a free root) and kappa is the velocity product of the
+ * angle, a slider's
+ * travel, none for a weld, all six for a free root) and kappa is the velocity product of the
  * joint point held in both bodies. Leaves to root, each body passes its articulated inertia
  * and bias force, with its joint's freedoms eliminated, to its parent; root to leaves, each
  * joint's u' and each body's acceleration follow; the quaternion's acceleration is then the
@@ -23,7 +24,7 @@
 
 #include "internal.h"
 
-enum { JOINT_BALL, JOINT_HINGE, JOINT_FREE };
+enum { JOINT_BALL, JOINT_HINGE, JOINT_SLIDER, JOINT_WELD, JOINT_FREE };
 enum { WORLD = -1, NO_PARENT = -2 };
 /* A frame: x, y, z, q0..q3 (components/spatial.h, JY_FRAME_DIM; part.h, jySpatialRole). */
 enum { FRAME = 7 };
@@ -34,7 +35,7 @@ enum { FRAME = 7 };
  * offsets of the markers between, and by the joint part's own r on `side` (0: a, 1: b). */
 typedef struct Anchor {
   int base, offsets[MAX_OFFSETS], noffsets;
-  int joint, side; /* the hinge part, or -1 (a ball: a glue of two points) */
+  int joint, side; /* the joint part, or -1 (a ball: a glue of two points) */
 } Anchor;
 
 typedef struct Edge {
@@ -49,15 +50,17 @@ typedef struct SpatialBody {
   Anchor at_parent, at_child;
   /* From the parameters (made again after one changes): the joint point in the parent's
    * axes from its centre (world: from the origin, world axes) and in the child's, the hinge
-   * axis in the parent's axes (world axes for the world) and in the child's, unit; the body's
-   * mass and inertia (body axes, row-major). */
-  double r_parent[3], r_child[3], axis[3], axis_child[3], mass, inertia[9];
+   * axis in the parent's axes (world axes for the world) and in the child's, unit (a
+   * slider's on its frame a's side only); a slider's or weld's held relative orientation
+   * q_ref (unit) and a fixed parent frame's orientation; the body's mass and inertia (body
+   * axes, row-major). */
+  double r_parent[3], r_child[3], axis[3], axis_child[3], qref[4], q_fixed[4], mass, inertia[9];
   /* At the state: rotation (body to world, row-major), centre, angular velocity (world),
    * articulated inertia (6 x 6, column-major, angular first) and bias force, the joint's S
    * (6 x dof), kappa, I S, the factor of S^T I S and its solve against [U^T, S^T p], the
    * shift from the parent's centre, and the acceleration. */
   int dof;
-  double R[9], p[3], vel[3], w[3];
+  double R[9], q[4], p[3], vel[3], w[3]; /* q: the unit quaternion */
   double inertia_a[36], bias_a[6], S[36], kappa[6], U[36], D[36], DU[42], d[3], acc[6];
 } SpatialBody;
 
@@ -98,7 +101,7 @@ static int resolve(const jyModel *md, int i, int k, int want_point, Anchor *out)
   return -1;
 }
 
-/* The hinge part i as an edge: both its frames follow frames fixed on bodies. */
+/* The joint part i (a hinge, slider or weld) as an edge: both its frames follow frames fixed on bodies. */
 static int joint_edge(const jyModel *md, int i, Edge *edge) {
   const jyModelPart *p = &md->parts[i];
   if (p->nlinks != 2) return -1;
@@ -109,7 +112,9 @@ static int joint_edge(const jyModel *md, int i, Edge *edge) {
       return -1;
     edge->end[side].joint = i, edge->end[side].side = side;
   }
-  edge->kind = JOINT_HINGE;
+  edge->kind = role(p) == JY_SPATIAL_HINGE ? JOINT_HINGE
+    : role(p) == JY_SPATIAL_SLIDER         ? JOINT_SLIDER
+                                           : JOINT_WELD;
   return 0;
 }
 
@@ -138,6 +143,8 @@ static int collect(const jyModel *md, int *body_of, Edge *edges) {
       rows += 1;
       break;
     case JY_SPATIAL_HINGE:
+    case JY_SPATIAL_SLIDER:
+    case JY_SPATIAL_WELD:
       if (p->shape->hybrid || joint_edge(md, i, &edges[nedges]) != 0) return -1;
       for (int j = 0; j < p->inst.ncoords; j++)
         if (p->coord_map[j] >= 0) return -1;
@@ -298,6 +305,14 @@ static void mat3t_vec(const double A[9], const double x[3], double y[3]) {
   for (int i = 0; i < 3; i++) y[i] = A[i] * x[0] + A[3 + i] * x[1] + A[6 + i] * x[2];
 }
 
+/* o = a b (Hamilton's product, scalar first); o may not alias a or b. */
+static void qmul(const double a[4], const double b[4], double o[4]) {
+  o[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+  o[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+  o[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+  o[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+}
+
 /* The rotation of quaternion q (any length: q / |q|), row-major. */
 static void rotation(const double q[4], double R[9]) {
   double n = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3], s = 1.0 / n;
@@ -330,6 +345,11 @@ static void normalize(double x[3]) {
   for (int i = 0; i < 3; i++) x[i] /= n;
 }
 
+static void unit_quaternion(const double *q, double out[4]) {
+  double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  for (int i = 0; i < 4; i++) out[i] = q[i] / n;
+}
+
 /* The anchor's point in its base's axes from the base's origin, and (a hinge) the axis on
  * the anchor's side in those axes; a fixed base's pose in world terms after them. */
 static void anchor_geometry(const jyEval *e, const Anchor *an, double r[3], double axis[3]) {
@@ -343,7 +363,7 @@ static void anchor_geometry(const jyEval *e, const Anchor *an, double r[3], doub
     const jyModelPart *j = part_of(e, an->joint);
     const double *jp = jy_eval_inst(e, j)->params + j->shape->spatial_param;
     for (int i = 0; i < 3; i++) r[i] += jp[3 * an->side + i];
-    if (role(j) == JY_SPATIAL_HINGE && axis) {
+    if (axis && (role(j) == JY_SPATIAL_HINGE || (role(j) == JY_SPATIAL_SLIDER && an->side == 0))) {
       for (int i = 0; i < 3; i++) axis[i] = jp[6 + 3 * an->side + i];
       normalize(axis);
     }
@@ -355,7 +375,7 @@ static void anchor_geometry(const jyEval *e, const Anchor *an, double r[3], doub
   rotation(g + 3, R);
   mat3_vec(R, r, t);
   for (int i = 0; i < 3; i++) r[i] = g[i] + t[i];
-  if (axis && an->joint >= 0 && role(part_of(e, an->joint)) == JY_SPATIAL_HINGE) {
+  if (axis && an->joint >= 0 && role(part_of(e, an->joint)) != JY_SPATIAL_WELD) {
     mat3_vec(R, axis, t);
     memcpy(axis, t, sizeof t);
   }
@@ -374,11 +394,55 @@ static void geometry(const jyEval *e, jySpatialWork *w) {
     if (s->kind == JOINT_FREE) continue;
     anchor_geometry(e, &s->at_parent, s->r_parent, s->axis);
     anchor_geometry(e, &s->at_child, s->r_child, s->axis_child);
+    s->qref[0] = 1, s->qref[1] = s->qref[2] = s->qref[3] = 0;
+    if (s->kind == JOINT_SLIDER || s->kind == JOINT_WELD) {
+      const jyModelPart *j = part_of(e, s->at_child.joint);
+      const double *jp = jy_eval_inst(e, j)->params + j->shape->spatial_param;
+      unit_quaternion(jp + (s->kind == JOINT_SLIDER ? 9 : 6), s->qref);
+    }
+    const jyModelPart *base = part_of(e, s->at_parent.base);
+    s->q_fixed[0] = 1, s->q_fixed[1] = s->q_fixed[2] = s->q_fixed[3] = 0;
+    if (role(base) == JY_SPATIAL_FIXED)
+      unit_quaternion(jy_eval_inst(e, base)->params + base->shape->spatial_param + 3, s->q_fixed);
   }
   w->stale = 0;
 }
 
 /* ---- the recursion ---- */
+
+/* A slider's axis in world axes, from the side that is its frame a. */
+static void slider_axis(const SpatialBody *s, const SpatialBody *par, double n[3]) {
+  if (s->at_child.side == 0)
+    mat3_vec(s->R, s->axis_child, n);
+  else if (par)
+    mat3_vec(par->R, s->axis, n);
+  else
+    memcpy(n, s->axis, sizeof(double) * 3);
+}
+
+/* Baumgarte on a slider's or weld's held orientation: the child's small rotation off
+ * q_b = q_a q_ref, in world axes (2 vec(q_ref* q_a* q_b) in a q_ref's axes, the sign taken
+ * for the nearer of q and -q), against the relative angular velocity. */
+static void turn_back(SpatialBody *s, const SpatialBody *par, const double rc[3], double rate) {
+  const double *qp = par ? par->q : s->q_fixed;
+  int child_is_b = s->at_child.side == 1;
+  const double *qa = child_is_b ? qp : s->q, *qb = child_is_b ? s->q : qp;
+  double qa_ref[4], conj[4], err[4], R[9], theta[3], world[3], fix[3], c[3];
+  qmul(qa, s->qref, qa_ref);
+  for (int i = 0; i < 4; i++) conj[i] = i ? -qa_ref[i] : qa_ref[i];
+  qmul(conj, qb, err);
+  double sign = err[0] < 0 ? -2.0 : 2.0;
+  for (int i = 0; i < 3; i++) theta[i] = sign * err[1 + i];
+  rotation(qa_ref, R);
+  mat3_vec(R, theta, world); /* b's rotation off a q_ref */
+  for (int i = 0; i < 3; i++) {
+    double off = child_is_b ? world[i] : -world[i];
+    double rel = s->w[i] - (par ? par->w[i] : 0.0);
+    fix[i] = -2 * rate * rel - rate * rate * off;
+  }
+  cross(rc, fix, c);
+  for (int i = 0; i < 3; i++) s->kappa[i] += fix[i], s->kappa[3 + i] += c[i];
+}
 
 /* Baumgarte's phi'' + 2 w phi' + w^2 phi = 0 (the row path's, eval_solve.c) on the joint's
  * rows, into kappa: the joint points' gap and its rate (any invertible combination of them is
@@ -399,7 +463,19 @@ static void baumgarte(SpatialBody *s, const SpatialBody *par, const double rc[3]
     double pp = par ? par->p[i] + rp[i] : rp[i], vp = par ? par->vel[i] + a[i] : 0.0;
     gap[i] = s->p[i] + rc[i] - pp;
     speed[i] = s->vel[i] + b[i] - vp;
-    s->kappa[3 + i] -= 2 * rate * speed[i] + rate * rate * gap[i];
+  }
+  if (s->kind == JOINT_SLIDER) { /* only across the axis, in the parent's turning frame */
+    double n[3], c[3];
+    slider_axis(s, par, n);
+    if (par) cross(par->w, gap, c);
+    for (int i = 0; i < 3; i++) speed[i] -= par ? c[i] : 0.0;
+    double g = dot(n, gap), r = dot(n, speed);
+    for (int i = 0; i < 3; i++) gap[i] -= g * n[i], speed[i] -= r * n[i];
+  }
+  for (int i = 0; i < 3; i++) s->kappa[3 + i] -= 2 * rate * speed[i] + rate * rate * gap[i];
+  if (s->kind == JOINT_SLIDER || s->kind == JOINT_WELD) {
+    turn_back(s, par, rc, rate);
+    return;
   }
   if (s->kind != JOINT_HINGE) return;
   double np[3], nc[3], mis[3], rel[3], fix[3], c[3];
@@ -427,6 +503,7 @@ static void body_state(jySpatialWork *w, SpatialBody *s, const double *q, const 
   for (int i = 0; i < 3; i++) fx[i] = force[s->coord + i] + nonideal[s->coord + i];
   double n2 = e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3], wb[3], tb[3], t[3];
   rotation(e, s->R);
+  for (int i = 0; i < 4; i++) s->q[i] = e[i] / sqrt(n2);
   memcpy(s->p, q + s->coord, sizeof s->p);
   memcpy(s->vel, v + s->coord, sizeof s->vel);
   g_times(e, ed, wb);
@@ -486,9 +563,9 @@ static void body_state(jySpatialWork *w, SpatialBody *s, const double *q, const 
     else
       memcpy(n, s->axis, sizeof n);
     double rel[3] = {s->w[0] - wp[0], s->w[1] - wp[1], s->w[2] - wp[2]}, wn[3], c[3];
-    double rate = dot(n, rel);
+    double spin = dot(n, rel);
     cross(wp, n, wn); /* the axis turns with the parent */
-    for (int i = 0; i < 3; i++) wn[i] *= rate;
+    for (int i = 0; i < 3; i++) wn[i] *= spin;
     cross(rc, wn, c);
     cross(rc, n, a);
     s->dof = 1;
@@ -499,7 +576,23 @@ static void body_state(jySpatialWork *w, SpatialBody *s, const double *q, const 
     }
     break;
   }
-  default:
+  case JOINT_SLIDER: {
+    /* the child turns with the parent; its point slides along n, which turns with both:
+     * kappa gains the Coriolis term 2 (w_p x n) s' */
+    slider_axis(s, par, n);
+    double c[3], wn[3];
+    cross(wp, s->d, c);
+    double travel = 0;
+    for (int i = 0; i < 3; i++) travel += n[i] * (s->vel[i] - (par ? par->vel[i] : 0.0) - c[i]);
+    cross(wp, n, wn);
+    s->dof = 1;
+    for (int i = 0; i < 3; i++) {
+      s->S[3 + i] = n[i];
+      s->kappa[3 + i] += 2 * travel * wn[i];
+    }
+    break;
+  }
+  default: /* a weld: the point held and no turning */
     s->dof = 0;
   }
   if (rate > 0) baumgarte(s, par, rc, rate);

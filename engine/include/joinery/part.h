@@ -164,13 +164,20 @@ typedef struct jyVisual {
  *   HINGE   massless, coordinates copies of frames a (0..6) and b (7..13), rows that hold
  *           the points r_a (in a's axes) and r_b (in b's) together and axis n_a along n_b;
  *           rax, ray, raz, rbx, rby, rbz, nax, nay, naz, nbx, nby, nbz.
+ *   SLIDER  as HINGE, rows that hold b's orientation at q_ref relative to a's and the point
+ *           r_b on the line through r_a along n_a (a's axes); rax .. rbz, nax, nay, naz,
+ *           q0..q3 (q_ref, normalized).
+ *   WELD    as HINGE, rows that hold the points together and b's orientation at q_ref
+ *           relative to a's; rax .. rbz, q0..q3.
  * A ball joint is a glue of two points (pos terminals) and needs no role. */
 typedef enum jySpatialRole {
   JY_SPATIAL_NONE = 0,
   JY_SPATIAL_BODY,
   JY_SPATIAL_OFFSET,
   JY_SPATIAL_FIXED,
-  JY_SPATIAL_HINGE
+  JY_SPATIAL_HINGE,
+  JY_SPATIAL_SLIDER,
+  JY_SPATIAL_WELD
 } jySpatialRole;
 
 typedef int (*jyPartVisualFn)(const struct jyPartInstance *self, const struct jyPartState *state,
