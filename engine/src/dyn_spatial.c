@@ -720,8 +720,12 @@ jyStatus jy_spatial_acceleration(jyEval *e, const double *q, const double *v, do
   if (st != JY_OK) return st;
   if (w->stale) geometry(e, w);
   double rate = e->baumgarte_rate;
-  for (int b = 0; b < w->nbodies; b++)
+  for (int b = 0; b < w->nbodies; b++) {
+    const double *qe = q + w->bodies[b].coord + 3;
+    double n2 = dot(qe, qe) + qe[3] * qe[3];
+    if (!(n2 > 0 && n2 < INFINITY)) return JY_ERR_NOT_UNIQUE; /* the row path names the part */
     body_state(w, &w->bodies[b], q, v, e->force, e->nonideal, rate);
+  }
   for (int b = w->nbodies - 1; b >= 0; b--)
     if (pass_up(w, &w->bodies[b]) != 0) return JY_ERR_NOT_UNIQUE; /* the row path says why */
   for (int b = 0; b < w->nbodies; b++) {
