@@ -26,6 +26,7 @@ static int shape(const jyPartType *type, const double *p, jyPartShape *s, char *
   s->nterminals = 1;
   s->terminals[0] = (jyTerminalSpec){.name = "pos", .dim = jy_part_dim(p)};
   s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE;
+  if (jy_part_dim(p) == 3) s->spatial = JY_SPATIAL_POINT, s->spatial_param = 1; /* x, y, z */
   s->nvisuals = 1;
   s->visual = visual;
   return 0;

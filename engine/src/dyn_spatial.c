@@ -86,6 +86,10 @@ static int resolve(const jyModel *md, int i, int k, int want_point, Anchor *out)
       if (k != (want_point ? 1 : 0)) return -1;
       out->base = i;
       return 0;
+    case JY_SPATIAL_POINT: /* a fixed point: its one terminal, a point */
+      if (!want_point || k != 0) return -1;
+      out->base = i;
+      return 0;
     case JY_SPATIAL_OFFSET: {
       if (k != (want_point ? 1 : 2) || p->nlinks != 1 || out->noffsets == MAX_OFFSETS) return -1;
       const jyModelLink *l = &md->links[p->first_link];
@@ -153,6 +157,7 @@ static int collect(const jyModel *md, int *body_of, Edge *edges) {
       break;
     case JY_SPATIAL_OFFSET:
     case JY_SPATIAL_FIXED:
+    case JY_SPATIAL_POINT:
       if (!force_element(p)) return -1;
       break;
     default:
@@ -369,6 +374,11 @@ static void anchor_geometry(const jyEval *e, const Anchor *an, double r[3], doub
     }
   }
   const jyModelPart *base = part_of(e, an->base);
+  if (role(base) == JY_SPATIAL_POINT) { /* a point: no offsets or axes reach it */
+    const double *x = jy_eval_inst(e, base)->params + base->shape->spatial_param;
+    for (int i = 0; i < 3; i++) r[i] += x[i];
+    return;
+  }
   if (role(base) != JY_SPATIAL_FIXED) return;
   const double *g = jy_eval_inst(e, base)->params + base->shape->spatial_param;
   double R[9], t[3];

@@ -116,9 +116,10 @@ static const char *spatial_role_mismatch(const jyPartType *type, const jyPartSha
     [JY_SPATIAL_BODY] = {7, 7, 1, 7, 3, 0, 0},     [JY_SPATIAL_OFFSET] = {3, 7, 0, 7, 3, 7, 0},
     [JY_SPATIAL_FIXED] = {7, 0, 0, 7, 3, 0, 0},    [JY_SPATIAL_HINGE] = {12, 14, 5, 7, 7, 0, 0},
     [JY_SPATIAL_SLIDER] = {13, 14, 5, 7, 7, 0, 0}, [JY_SPATIAL_WELD] = {10, 14, 6, 7, 7, 0, 0},
+    [JY_SPATIAL_POINT] = {3, 0, 0, 3, 0, 0, 0},
   };
   if (s->spatial == JY_SPATIAL_NONE) return NULL;
-  if ((unsigned)s->spatial > JY_SPATIAL_WELD) return "an unknown spatial role";
+  if ((unsigned)s->spatial > JY_SPATIAL_POINT) return "an unknown spatial role";
   const int *l = layout[s->spatial];
   if (s->spatial_param < 0 || s->spatial_param + l[0] > type->nparams)
     return "too few parameters after spatial_param for its spatial role";

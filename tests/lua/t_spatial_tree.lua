@@ -9,7 +9,7 @@
 --   2. the acceleration at the consistent initial state: both paths to rounding, on a ball
 --      chain whose glues name their points in both orders, the 14-body tree, a free body
 --      carrying hinged children (one of them hinged by its frame a) and force elements,
---      and a crane of sliders and a weld in both orders;
+--      a crane of sliders and a weld in both orders, and the heavy top on a 3-D ground point;
 --   3. whole runs across the tolerance ladder and every method against the row path at rtol
 --      1e-12: within the row path's own error at that rung, or a few rtol;
 --   4. a parameter changed by an event (the geometry and inertia are read again), and a
@@ -18,7 +18,7 @@ local dir = (arg and arg[0] and arg[0]:match("^(.*[/\\])") or "")
 local tap = dofile(dir .. "tap.lua")
 local L = dofile(dir .. "ladder.lua")
 local joinery = require "joinery"
-tap.plan(16)
+tap.plan(18)
 
 -- R(q) v and q a q b, scalar first (as body3d).
 local function rotate(q, v)
@@ -121,7 +121,9 @@ end
 -- 1-2. The path each takes and the acceleration at the consistent initial state.
 local cases = { { "ball chain (5 rods)", function() return ball_chain(5) end },
                 { "14-body tree", tree }, { "free body with hinged plates", free_body },
-                { "crane (sliders, a weld)", crane } }
+                { "crane (sliders, a weld)", crane },
+                { "heavy top (a ball on a 3-D ground point)",
+                  function() return (dofile("examples/heavy_top.lua")) end } }
 local free_model
 for _, c in ipairs(cases) do
   local name, build = c[1], c[2]

@@ -161,6 +161,7 @@ typedef struct jyVisual {
  *           ry, rz.
  *   FIXED   no coordinates, terminals frame (0) and pos (1) at a fixed pose; x, y, z,
  *           q0..q3 (normalized).
+ *   POINT   no coordinates, terminal pos (0) at a fixed point; x, y, z.
  *   HINGE   massless, coordinates copies of frames a (0..6) and b (7..13), rows that hold
  *           the points r_a (in a's axes) and r_b (in b's) together and axis n_a along n_b;
  *           rax, ray, raz, rbx, rby, rbz, nax, nay, naz, nbx, nby, nbz.
@@ -177,7 +178,8 @@ typedef enum jySpatialRole {
   JY_SPATIAL_FIXED,
   JY_SPATIAL_HINGE,
   JY_SPATIAL_SLIDER,
-  JY_SPATIAL_WELD
+  JY_SPATIAL_WELD,
+  JY_SPATIAL_POINT
 } jySpatialRole;
 
 typedef int (*jyPartVisualFn)(const struct jyPartInstance *self, const struct jyPartState *state,
