@@ -1,17 +1,17 @@
 /* The spatial recursion (internal.h, jySpatialWork): where the model is body3d parts joined
- * by ball, hinge, slider and weld joints into a tree (part.h, jySpatialRole), the acceleration of
- * M q'' = Q + C + A^T lambda, A q'' = b is that of the tree's own freedoms, solved by the
- * articulated-body algorithm in O(1) a body: no row is assembled and no KKT system factored.
+ * by ball, hinge, slider and weld joints into a tree (part.h, jySpatialRole), the
+ * acceleration of M q'' = Q + C + A^T lambda, A q'' = b is that of the tree's own freedoms,
+ * solved by the articulated-body algorithm in O(1) a body: no row is assembled and no KKT
+ * system factored.
  *
  * Each body's spatial velocity is (w, v), world axes, at its centre of mass; a joint to its
  * parent gives A_c = X A_p + S u' + kappa: X shifts the parent's acceleration to the child's
  * centre, S spans the joint's freedoms (a ball's relative angular acceleration, a hinge's
- * angle, a slider's
- * travel, none for a weld, all six for a free root) and kappa is the velocity product of the
- * joint point held in both bodies. Leaves to root, each body passes its articulated inertia
- * and bias force, with its joint's freedoms eliminated, to its parent; root to leaves, each
- * joint's u' and each body's acceleration follow; the quaternion's acceleration is then the
- * one body3d's norm row and w = 2 G(q) q' give it.
+ * angle, a slider's travel, none for a weld, all six for a free root) and kappa is the
+ * velocity product of the joint point held in both bodies. Leaves to root, each body passes
+ * its articulated inertia and bias force, with its joint's freedoms eliminated, to its
+ * parent; root to leaves, each joint's u' and each body's acceleration follow; the
+ * quaternion's acceleration is then the one body3d's norm row and w = 2 G(q) q' give it.
  *
  * The state stays the model's absolute coordinates, so outputs, projections and the row
  * forces (solved on demand by the row path) do not change; at a state that meets the rows
@@ -31,7 +31,7 @@ enum { FRAME = 7 };
 /* Markers on markers a joint point may sit behind (a deeper chain keeps the row path). */
 #define MAX_OFFSETS 8
 
-/* Where a joint's point sits: fixed on `base` (a body or a fixed frame part), moved by the
+/* Where a joint's point sits: fixed on `base` (a body, a fixed frame or point), moved by the
  * offsets of the markers between, and by the joint part's own r on `side` (0: a, 1: b). */
 typedef struct Anchor {
   int base, offsets[MAX_OFFSETS], noffsets;
