@@ -19,6 +19,8 @@
  * A body whose articulated inertia is not positive definite along its joint's freedoms (no
  * mass where the joint moves it) leaves the answer to the row path, which says why.
  * docs/numerics.md, "The spatial tree". */
+#include <lapacke.h>
+#undef I /* complex.h's, which lapacke.h includes: I is an inertia here */
 #include <math.h>
 #include <string.h>
 
@@ -39,9 +41,21 @@ typedef struct Anchor {
 } Anchor;
 
 typedef struct Edge {
-  int kind;
+  int kind, row0, nrows; /* its rows: the joint part's, or the ball glue's */
   Anchor end[2];
 } Edge;
+
+/* More rows than the tree carries cost a recursion each per right-hand side, and their
+ * K x n block and K x K solve grow with K: beyond this the row path's sparse factor wins. */
+#define MAX_EXTRA_ROWS 32
+/* The branch guard's estimate is skipped where the rows beside the tree are this well
+ * conditioned against each other through the tree's inertia (LAPACK dpocon's reciprocal
+ * condition of the kept rows' A_x Phi A_x^T): a branch to jump to needs them near rank loss. */
+#define SPATIAL_GUARD_RCOND 1e-4
+/* A row left out as dependent that misses by this much of its terms after the choice is made
+ * again is in conflict with the others, not off by the drift (a few 1e-4 measured on
+ * Bricard's ERK stages at rtol 1e-6): the row path answers or says why. */
+#define CONFLICT_MISS 0.1
 
 /* A body in tree order (parents first), its joint to its parent and what the recursion
  * keeps of it at one state. */
@@ -62,12 +76,31 @@ typedef struct SpatialBody {
   int dof;
   double R[9], q[4], p[3], vel[3], w[3]; /* q: the unit quaternion */
   double inertia_a[36], bias_a[6], S[36], kappa[6], U[36], D[36], DU[42], d[3], acc[6];
+  /* A response to a unit row force (close_rows): its bias force and D^-1 S^T of it */
+  double unit_f[6], unit_x[6];
 } SpatialBody;
+
+/* The rows the tree does not carry (a loop's closing joint, a motor's drive, a rolling
+ * contact, a part's own rows): their A block (nextra x n, column-major), b and b - A_x a,
+ * the tree's own answer a, its responses Phi A_x^T to them (one n-vector a row), the Gram
+ * matrix A_x Phi A_x^T (full) and the kept rows' block of it (then its factor), which rows
+ * are left out as dependent (and the first state's choice, which the evaluator goes back to
+ * with its own: jy_eval_restore_dependent), and the kept block's reciprocal condition at the
+ * last solve. */
+typedef struct ExtraRows {
+  int count, *rows, *index_of; /* rows[k]: the model's row; index_of[i]: k, or -1 (m) */
+  double *ax, *b, *residual, *a, *response, *full, *gram, *lambda, *work;
+  int *kept, redundant, first_made; /* redundant: -1 until the first state decides */
+  unsigned char *dropped, *dropped_first;
+  lapack_int *pivots, *iwork;
+  double rcond;
+} ExtraRows;
 
 struct jySpatialWork {
   int nbodies, stale;
   long solves;
   SpatialBody *bodies;
+  ExtraRows extra;
 };
 
 static const jyModelPart *part_of(const jyEval *e, int i) { return &e->model->parts[i]; }
@@ -131,9 +164,23 @@ static int force_element(const jyModelPart *p) {
   return 1;
 }
 
-/* The model's edges (joints) and bodies when it is a spatial tree: the edge count, or -1. */
-static int collect(const jyModel *md, int *body_of, Edge *edges) {
-  int nedges = 0, rows = 0;
+/* Whether part i's rows may be left to the rows beside the tree: no mass, no coordinate of its
+ * own, no modes (a motor, a rolling contact, a joint the tree cannot take). */
+static int rows_beside(const jyModelPart *p) {
+  if (p->inst.type->mass || p->shape->hybrid) return 0;
+  for (int j = 0; j < p->inst.ncoords; j++)
+    if (p->coord_map[j] >= 0) return 0;
+  return 1;
+}
+
+static void mark_rows(unsigned char *extra, int row0, int nrows) {
+  for (int i = 0; i < nrows; i++) extra[row0 + i] = 1;
+}
+
+/* The model's edges (joints) and bodies when it is a spatial tree, with the rows it does not
+ * carry marked in extra (m): the edge count, or -1. */
+static int collect(const jyModel *md, int *body_of, Edge *edges, unsigned char *extra) {
+  int nedges = 0;
   for (int i = 0; i < md->nparts; i++) {
     const jyModelPart *p = &md->parts[i];
     body_of[i] = -1;
@@ -144,16 +191,17 @@ static int collect(const jyModel *md, int *body_of, Edge *edges) {
       for (int j = 0; j < FRAME; j++)
         if (p->coord_map[j] != p->coord_map[0] + j || p->coord_map[0] < 0) return -1;
       body_of[i] = 0;
-      rows += 1;
       break;
     case JY_SPATIAL_HINGE:
     case JY_SPATIAL_SLIDER:
     case JY_SPATIAL_WELD:
-      if (p->shape->hybrid || joint_edge(md, i, &edges[nedges]) != 0) return -1;
-      for (int j = 0; j < p->inst.ncoords; j++)
-        if (p->coord_map[j] >= 0) return -1;
+      if (!rows_beside(p)) return -1;
+      if (joint_edge(md, i, &edges[nedges]) != 0) { /* its frames are not on bodies: rows */
+        mark_rows(extra, p->row_offset, p->inst.nrows);
+        break;
+      }
+      edges[nedges].row0 = p->row_offset, edges[nedges].nrows = p->inst.nrows;
       nedges++;
-      rows += p->inst.nrows;
       break;
     case JY_SPATIAL_OFFSET:
     case JY_SPATIAL_FIXED:
@@ -161,7 +209,9 @@ static int collect(const jyModel *md, int *body_of, Edge *edges) {
       if (!force_element(p)) return -1;
       break;
     default:
-      if (!force_element(p)) return -1;
+      if (force_element(p)) break;
+      if (p->inst.nrows == 0 || !rows_beside(p)) return -1;
+      mark_rows(extra, p->row_offset, p->inst.nrows);
     }
   }
   for (int g = 0; g < md->nglues; g++) {
@@ -170,12 +220,14 @@ static int collect(const jyModel *md, int *body_of, Edge *edges) {
     Edge *edge = &edges[nedges];
     edge->kind = JOINT_BALL;
     if (gl->dim != 3 || resolve(md, gl->part_a, gl->terminal_a, 1, &edge->end[0]) ||
-        resolve(md, gl->part_b, gl->terminal_b, 1, &edge->end[1]))
-      return -1;
+        resolve(md, gl->part_b, gl->terminal_b, 1, &edge->end[1])) {
+      mark_rows(extra, gl->row_offset, gl->dim); /* not a ball between bodies: rows */
+      continue;
+    }
+    edge->row0 = gl->row_offset, edge->nrows = 3;
     nedges++;
-    rows += 3;
   }
-  return rows == md->m ? nedges : -1;
+  return nedges;
 }
 
 /* The node of an anchor: its body's index, or nbodies for a fixed frame (the world). */
@@ -183,11 +235,11 @@ static int node(const jyModel *md, const int *body_of, int nbodies, const Anchor
   return role(&md->parts[a->base]) == JY_SPATIAL_BODY ? body_of[a->base] : nbodies;
 }
 
-/* Orders the bodies from the world (then each free root) outwards; -1 when the joints close
- * a loop or join a body to itself. */
+/* Orders the bodies from the world (then each free root) outwards. A joint that closes a
+ * loop, joins a body to itself or two fixed frames leaves its rows to extra (m). 0, or -1. */
 static int order_tree(const jyModel *md, const int *body_of, const int *body_part, int nbodies,
                       const Edge *edges, int nedges, SpatialBody *out, int *scratch,
-                      unsigned char *used) {
+                      unsigned char *used, unsigned char *extra) {
   /* scratch: the queue (nbodies + 1), each body's tree index (-1 until placed), and each
    * node's joints (node_at: nbodies + 3 offsets into at_node, 2 nedges) */
   int *queue = scratch, *index = queue + nbodies + 1, *node_at = index + nbodies;
@@ -218,7 +270,10 @@ static int order_tree(const jyModel *md, const int *body_of, const int *body_par
         int n0 = node(md, body_of, nbodies, &edges[k].end[0]);
         int n1 = node(md, body_of, nbodies, &edges[k].end[1]);
         int from = n0 == at ? 0 : 1, other = from ? n0 : n1;
-        if (other == at || other == nbodies || index[other] >= 0) return -1; /* a loop */
+        if (other == at || other == nbodies || index[other] >= 0) { /* a loop: its rows */
+          mark_rows(extra, edges[k].row0, edges[k].nrows);
+          continue;
+        }
         index[other] = placed;
         out[placed++] = (SpatialBody){.part = body_part[other],
                                       .parent = at == nbodies ? WORLD : index[at],
@@ -234,11 +289,68 @@ static int order_tree(const jyModel *md, const int *body_of, const int *body_par
   return placed == nbodies ? 0 : -1;
 }
 
+/* The rows beside the tree, from their marks (m): their workspace for n coordinates. 0, or -1
+ * out of memory. */
+static int make_extra(const jyAllocator *a, ExtraRows *x, const unsigned char *marked, int m,
+                      int n) {
+  int count = 0;
+  for (int i = 0; i < m; i++) count += marked[i];
+  x->count = count;
+  x->index_of = jy_calloc(a, (size_t)m + 1, sizeof(int));
+  if (!x->index_of) return -1;
+  for (int i = 0; i < m; i++) x->index_of[i] = -1;
+  if (count == 0) return 0;
+  size_t k = (size_t)count;
+  x->rows = jy_calloc(a, k, sizeof(int));
+  x->ax = jy_calloc(a, k * (size_t)n, sizeof(double));
+  x->response = jy_calloc(a, k * (size_t)n, sizeof(double));
+  x->b = jy_calloc(a, k, sizeof(double));
+  x->lambda = jy_calloc(a, k, sizeof(double));
+  x->gram = jy_calloc(a, k * k, sizeof(double));
+  x->residual = jy_calloc(a, k, sizeof(double));
+  x->a = jy_calloc(a, (size_t)n + 1, sizeof(double));
+  x->full = jy_calloc(a, k * k, sizeof(double));
+  x->kept = jy_calloc(a, k, sizeof(int));
+  x->dropped = jy_calloc(a, k, 1);
+  x->dropped_first = jy_calloc(a, k, 1);
+  x->pivots = jy_calloc(a, k, sizeof(lapack_int));
+  x->iwork = jy_calloc(a, k, sizeof(lapack_int));
+  /* a Gram matrix to pivot, then dpstrf's 2 k or dpocon's 3 k */
+  x->work = jy_calloc(a, k * k + 3 * k, sizeof(double));
+  if (!x->rows || !x->ax || !x->response || !x->b || !x->lambda || !x->gram || !x->residual ||
+      !x->a || !x->full || !x->kept || !x->dropped || !x->dropped_first || !x->pivots ||
+      !x->iwork || !x->work)
+    return -1;
+  for (int i = 0, at = 0; i < m; i++)
+    if (marked[i]) x->index_of[i] = at, x->rows[at++] = i;
+  x->redundant = -1;
+  return 0;
+}
+
+static void free_extra(const jyAllocator *a, ExtraRows *x) {
+  jy_free(a, x->rows);
+  jy_free(a, x->index_of);
+  jy_free(a, x->residual);
+  jy_free(a, x->a);
+  jy_free(a, x->full);
+  jy_free(a, x->kept);
+  jy_free(a, x->dropped);
+  jy_free(a, x->dropped_first);
+  jy_free(a, x->pivots);
+  jy_free(a, x->iwork);
+  jy_free(a, x->ax);
+  jy_free(a, x->response);
+  jy_free(a, x->b);
+  jy_free(a, x->lambda);
+  jy_free(a, x->gram);
+  jy_free(a, x->work);
+}
+
 jyStatus jy_spatial_create(jyEval *e, jySpatialWork **out) {
   const jyModel *md = e->model;
   const jyAllocator *a = &md->alloc;
   *out = NULL;
-  if (md->tree || md->m == 0 || md->has_laws || md->ndependent > 0) /* parts' modes: collect */
+  if (md->tree || md->m == 0 || md->has_laws) /* parts' modes: collect */
     return JY_OK;
   size_t np = (size_t)md->nparts;
   int *body_of = jy_calloc(a, np + 1, sizeof(int));
@@ -247,11 +359,12 @@ jyStatus jy_spatial_create(jyEval *e, jySpatialWork **out) {
   int *queue = jy_calloc(a, 3 * np + 4 + 2 * most_edges, sizeof(int)); /* order_tree's scratch */
   Edge *edges = jy_calloc(a, most_edges + 1, sizeof(Edge));
   unsigned char *used = jy_calloc(a, most_edges + 1, 1);
+  unsigned char *extra = jy_calloc(a, (size_t)md->m + 1, 1);
   jySpatialWork *w = jy_calloc(a, 1, sizeof *w);
   jyStatus st = JY_ERR_NOMEM;
-  if (!body_of || !body_part || !queue || !edges || !used || !w) goto done;
+  if (!body_of || !body_part || !queue || !edges || !used || !extra || !w) goto done;
   st = JY_OK;
-  int nedges = collect(md, body_of, edges), nbodies = 0;
+  int nedges = collect(md, body_of, edges, extra), nbodies = 0;
   if (nedges < 0) goto done;
   for (int i = 0; i < md->nparts; i++)
     if (body_of[i] == 0) body_of[i] = nbodies, body_part[nbodies++] = i;
@@ -261,8 +374,16 @@ jyStatus jy_spatial_create(jyEval *e, jySpatialWork **out) {
     st = JY_ERR_NOMEM;
     goto done;
   }
-  if (order_tree(md, body_of, body_part, nbodies, edges, nedges, w->bodies, queue, used) != 0)
+  if (order_tree(md, body_of, body_part, nbodies, edges, nedges, w->bodies, queue, used, extra) !=
+      0)
     goto done;
+  int nextra = 0;
+  for (int i = 0; i < md->m; i++) nextra += extra[i];
+  if (nextra > MAX_EXTRA_ROWS || nextra == md->m) goto done;
+  if (make_extra(a, &w->extra, extra, md->m, md->n) != 0) {
+    st = JY_ERR_NOMEM;
+    goto done;
+  }
   for (int b = 0; b < nbodies; b++) w->bodies[b].coord = md->parts[w->bodies[b].part].coord_map[0];
   w->nbodies = nbodies;
   w->stale = 1;
@@ -275,11 +396,13 @@ done:
   jy_free(a, queue);
   jy_free(a, edges);
   jy_free(a, used);
+  jy_free(a, extra);
   return st;
 }
 
 void jy_spatial_destroy(const jyAllocator *a, jySpatialWork *w) {
   if (!w) return;
+  free_extra(a, &w->extra);
   jy_free(a, w->bodies);
   jy_free(a, w);
 }
@@ -723,13 +846,234 @@ static void pass_down(jySpatialWork *w, SpatialBody *s) {
     for (int k = 0; k < dof; k++) A[i] += s->S[i + 6 * k] * u[k];
 }
 
+/* The tree's response to the generalized force f (n, on the bodies' coordinates) alone: no
+ * velocity product, no Baumgarte, the articulated inertias and their factors of the last
+ * recursion (the same state). The coordinates' accelerations into y (n; 0 elsewhere). */
+static void unit_response(jySpatialWork *w, const double *q, const double *f, double *y) {
+  for (int b = 0; b < w->nbodies; b++) {
+    SpatialBody *s = &w->bodies[b];
+    const double *e = q + s->coord + 3, *fq = f + s->coord + 3;
+    double n2 = dot(e, e) + e[3] * e[3], tb[3], t[3];
+    g_times(e, fq, tb);
+    for (int i = 0; i < 3; i++) tb[i] *= 0.5 / n2;
+    mat3_vec(s->R, tb, t);
+    for (int i = 0; i < 3; i++) s->unit_f[i] = -t[i], s->unit_f[3 + i] = -f[s->coord + i];
+  }
+  for (int b = w->nbodies - 1; b >= 0; b--) {
+    SpatialBody *s = &w->bodies[b];
+    int dof = s->dof;
+    for (int k = 0; k < dof; k++) {
+      double x = 0;
+      for (int i = 0; i < 6; i++) x += s->S[i + 6 * k] * s->unit_f[i];
+      s->unit_x[k] = x;
+    }
+    if (dof > 0) jy_tree_solve_block(s->D, dof, s->unit_x, 1);
+    if (s->parent < 0) continue;
+    double pa[6] = {0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < 6; i++) {
+      double x = s->unit_f[i];
+      for (int k = 0; k < dof; k++) x -= s->U[i + 6 * k] * s->unit_x[k];
+      pa[i] = x;
+    }
+    shift_force(s->d, pa, w->bodies[s->parent].unit_f);
+  }
+  for (int b = 0; b < w->nbodies; b++) {
+    SpatialBody *s = &w->bodies[b];
+    double *A = s->acc; /* the recursion's accelerations are in acc already: reused */
+    memset(A, 0, sizeof s->acc);
+    if (s->parent >= 0) {
+      const double *Ap = w->bodies[s->parent].acc;
+      double c[3];
+      cross(s->d, Ap, c);
+      for (int i = 0; i < 3; i++) A[i] = Ap[i], A[3 + i] = Ap[3 + i] - c[i];
+    }
+    int dof = s->dof;
+    double u[6];
+    for (int k = 0; k < dof; k++) {
+      u[k] = -s->unit_x[k];
+      for (int i = 0; i < 6; i++) u[k] -= s->DU[k + dof * i] * A[i];
+    }
+    for (int i = 0; i < 6; i++)
+      for (int k = 0; k < dof; k++) A[i] += s->S[i + 6 * k] * u[k];
+    const double *e = q + s->coord + 3;
+    double ab[3], gq[4];
+    mat3t_vec(s->R, A, ab);
+    gt_times(e, ab, gq);
+    for (int i = 0; i < 3; i++) y[s->coord + i] = A[3 + i];
+    for (int i = 0; i < 4; i++) y[s->coord + 3 + i] = 0.5 * gq[i];
+  }
+}
+
+/* Which rows beside the tree depend on the others through it, by LAPACK's pivoted Cholesky
+ * (dpstrf) of the Gram matrix in x->work. At the first state (redundant < 0): those whose
+ * pivot is under rank_rcond of the largest (the Gram matrix is in squared units of the rows'
+ * singular values: rounding leaves a dependent row's pivot near 1e-16 of the largest, and off
+ * the manifold by d it looks independent by about d^2), their count kept for the evaluator's
+ * life, as the compiled dependent rows are. Later: that many, the last pivots. */
+static void decide_dropped(ExtraRows *x, double rank_rcond) {
+  int nx = x->count;
+  double largest = 0;
+  for (int k = 0; k < nx; k++) largest = fmax(largest, x->work[k + nx * k]);
+  double cut = x->redundant < 0 ? rank_rcond * largest : -1.0; /* -1: dpstrf's own floor */
+  lapack_int rank = 0;
+  if (LAPACKE_dpstrf_work(LAPACK_COL_MAJOR, 'L', nx, x->work, nx, x->pivots, &rank, cut,
+                          x->work + (size_t)nx * nx) < 0)
+    rank = nx;
+  if (x->redundant < 0) x->redundant = nx - (int)rank;
+  memset(x->dropped, 0, (size_t)nx);
+  for (int r = nx - x->redundant; r < nx; r++) x->dropped[x->pivots[r] - 1] = 1;
+  if (!x->first_made) memcpy(x->dropped_first, x->dropped, (size_t)nx), x->first_made = 1;
+}
+
+/* The kept rows' solve: acc = a + Y_K lambda with G_K lambda = r_K, G_K factored in x->gram
+ * (its reciprocal condition into x->rcond). 0, or -1 when G_K is not positive definite. */
+static int solve_kept(ExtraRows *x, int n, const double *a, double *acc) {
+  int nx = x->count, nk = 0;
+  for (int k = 0; k < nx; k++)
+    if (!x->dropped[k]) x->kept[nk++] = k;
+  double largest = 0, norm1 = 0;
+  for (int c = 0; c < nk; c++) {
+    double col = 0;
+    for (int r = 0; r < nk; r++) {
+      double g = x->full[x->kept[r] + nx * x->kept[c]];
+      x->gram[r + nk * c] = g;
+      col += fabs(g);
+    }
+    norm1 = fmax(norm1, col);
+    largest = fmax(largest, x->gram[c + nk * c]);
+    x->lambda[c] = x->residual[x->kept[c]];
+  }
+  memcpy(acc, a, sizeof(double) * (size_t)n);
+  x->rcond = 0; /* until the kept rows are factored */
+  if (nk == 0) {
+    x->rcond = 1;
+    return 0;
+  }
+  if (jy_tree_factor_block(x->gram, nk, largest) != 0) return -1;
+  x->rcond = 1;
+  if (nk > 1 &&
+      LAPACKE_dpocon_work(LAPACK_COL_MAJOR, 'L', nk, x->gram, nk, norm1, &x->rcond, x->work,
+                          x->iwork) != 0)
+    x->rcond = 0;
+  jy_tree_solve_block(x->gram, nk, x->lambda, 1);
+  for (int c = 0; c < nk; c++) {
+    const double *y = x->response + (size_t)x->kept[c] * n;
+    for (int j = 0; j < n; j++) acc[j] += x->lambda[c] * y[j];
+  }
+  return 0;
+}
+
+/* The largest relative miss of the rows left out (0 when none is). */
+static double dropped_miss(const ExtraRows *x, int n, const double *acc) {
+  double worst = 0;
+  for (int k = 0; k < x->count; k++) {
+    if (!x->dropped[k]) continue;
+    double res = -x->b[k], size = fabs(x->b[k]);
+    for (int j = 0; j < n; j++) {
+      double term = x->ax[k + (size_t)x->count * j] * acc[j];
+      res += term, size += fabs(term);
+    }
+    double miss = fabs(res) / fmax(size, 1e-300);
+    worst = miss > worst || miss != miss ? miss : worst;
+  }
+  return worst;
+}
+
+/* A_x out of the A just assembled: the store's when it holds it (a model solved sparse),
+ * else the dense one. */
+static void read_rows(const jyEval *e, ExtraRows *x) {
+  const jyModel *md = e->model;
+  int n = md->n, nx = x->count;
+  memset(x->ax, 0, sizeof(double) * (size_t)nx * (size_t)n);
+  if ((e->store_valid & JY_ASM_CONSTRAINTS) || !e->jac) {
+    const jyCsc *A = &e->store_jac;
+    for (int j = 0; j < n; j++)
+      for (int k = A->p[j]; k < A->p[j + 1]; k++) {
+        int at = x->index_of[A->i[k]];
+        if (at >= 0) x->ax[at + (size_t)nx * j] = A->x[k];
+      }
+    return;
+  }
+  for (int j = 0; j < n; j++)
+    for (int k = 0; k < nx; k++) x->ax[k + (size_t)nx * j] = e->jac[x->rows[k] + (size_t)j * md->m];
+}
+
+/* The rows beside the tree, A_x q'' = b_x, by Udwadia and Kalaba on the tree's reduced
+ * system: q'' = a + Phi A_x^T lambda with (A_x Phi A_x^T) lambda = b_x - A_x a, where a is
+ * the tree's answer and Phi the tree's inverse inertia (one response a row). The tree keeps
+ * all its own rows, so a redundant row is one of these (Bricard's sixth hinge). As the row
+ * path's dependent rows, how many to leave out is decided at the first state, on the manifold
+ * (deciding at each state would let the drift make a dependent row look independent, and
+ * amplify it); which ones, again when one misses by more than dependent_tol. Where it then
+ * misses by a conflict's size, or the kept rows are not independent through the tree (a
+ * singular configuration), the row path answers, or says why it cannot. */
+static jyStatus close_rows(jyEval *e, jySpatialWork *w, const double *q, double *acc, double rate) {
+  const jyModel *md = e->model;
+  ExtraRows *x = &w->extra;
+  int n = md->n, nx = x->count;
+  read_rows(e, x);
+  memcpy(x->a, acc, sizeof(double) * (size_t)n);
+  for (int k = 0; k < nx; k++) {
+    int i = x->rows[k];
+    double b = e->rhs[i]; /* Baumgarte as the row path's (jy_eval_acceleration) */
+    if (rate > 0 && md->row_kinds[i] == JY_ROW_POSITION)
+      b -= 2 * rate * e->rate[i] + rate * rate * e->residual[i];
+    else if (rate > 0 && md->row_kinds[i] == JY_ROW_VELOCITY)
+      b -= rate * e->residual[i];
+    x->b[k] = b;
+    double *y = x->response + (size_t)k * n; /* A_x's row k, then the tree's response to it */
+    for (int j = 0; j < n; j++) y[j] = x->ax[k + (size_t)nx * j];
+    unit_response(w, q, y, y);
+    double r = b;
+    for (int j = 0; j < n; j++) r -= x->ax[k + (size_t)nx * j] * x->a[j];
+    x->residual[k] = r;
+  }
+  for (int r = 0; r < nx; r++) {
+    const double *row = x->ax + r, *yr = x->response + (size_t)r * n;
+    for (int c = 0; c <= r; c++) {
+      const double *rc = x->ax + c, *yc = x->response + (size_t)c * n;
+      double g1 = 0, g2 = 0; /* symmetric in exact arithmetic: both halves averaged */
+      for (int j = 0; j < n; j++)
+        g1 += row[(size_t)nx * j] * yc[j], g2 += rc[(size_t)nx * j] * yr[j];
+      x->full[r + nx * c] = x->full[c + nx * r] = 0.5 * (g1 + g2);
+    }
+  }
+  if (x->redundant < 0) {
+    memcpy(x->work, x->full, sizeof(double) * (size_t)nx * nx);
+    decide_dropped(x, md->solver.rank_rcond);
+  }
+  if (solve_kept(x, n, x->a, acc) != 0) return JY_ERR_NOT_UNIQUE;
+  if (x->redundant == 0 || dropped_miss(x, n, acc) <= md->solver.dependent_tol) return JY_OK;
+  memcpy(x->work, x->full, sizeof(double) * (size_t)nx * nx);
+  decide_dropped(x, md->solver.rank_rcond);
+  if (solve_kept(x, n, x->a, acc) != 0) return JY_ERR_NOT_UNIQUE;
+  if (!(dropped_miss(x, n, acc) <= CONFLICT_MISS)) {
+    x->rcond = 0; /* the row path answers: the guard estimates */
+    return JY_ERR_NOT_UNIQUE;
+  }
+  return JY_OK;
+}
+
+void jy_spatial_forget_rows(jySpatialWork *w) {
+  if (w && w->extra.first_made)
+    memcpy(w->extra.dropped, w->extra.dropped_first, (size_t)w->extra.count);
+}
+
+int jy_spatial_rows_clear(const jySpatialWork *w) {
+  return w->extra.count == 0 || w->extra.rcond >= SPATIAL_GUARD_RCOND;
+}
+
 jyStatus jy_spatial_acceleration(jyEval *e, const double *q, const double *v, double t,
                                  double *acc) {
   jySpatialWork *w = e->spatial;
-  jyStatus st = jy_assemble(e, q, v, t, JY_ASM_FORCE | JY_ASM_NONIDEAL);
+  double rate = e->baumgarte_rate;
+  unsigned what = JY_ASM_FORCE | JY_ASM_NONIDEAL;
+  if (w->extra.count > 0)
+    what |= JY_ASM_CONSTRAINTS | JY_ASM_SPARSE_ONLY | (rate > 0 ? JY_ASM_RESIDUALS : 0u);
+  jyStatus st = jy_assemble(e, q, v, t, what);
   if (st != JY_OK) return st;
   if (w->stale) geometry(e, w);
-  double rate = e->baumgarte_rate;
+  w->extra.rcond = 0; /* until close_rows has solved: a failure here leaves the guard on */
   for (int b = 0; b < w->nbodies; b++) {
     const double *qe = q + w->bodies[b].coord + 3;
     double n2 = dot(qe, qe) + qe[3] * qe[3];
@@ -753,6 +1097,10 @@ jyStatus jy_spatial_acceleration(jyEval *e, const double *q, const double *v, do
     double along = (-vv - 2 * rate * qv - 0.5 * rate * rate * (n2 - 1)) / n2;
     for (int i = 0; i < 3; i++) acc[s->coord + i] = s->acc[3 + i];
     for (int i = 0; i < 4; i++) acc[s->coord + 3 + i] = 0.5 * gq[i] + along * qe[i];
+  }
+  if (w->extra.count > 0) {
+    st = close_rows(e, w, q, acc, rate);
+    if (st != JY_OK) return st;
   }
   w->solves++;
   return JY_OK;

@@ -33,9 +33,17 @@ void jy_spatial_destroy(const jyAllocator *a, jySpatialWork *w);
 long jy_spatial_solves(const jySpatialWork *w);
 /* A parameter changed: the joints' geometry and the bodies' inertia are read again. */
 void jy_spatial_params_changed(jySpatialWork *w);
-/* The acceleration of a spatial tree at (q, v, t) (assembling Q and C only). JY_OK, a
- * part's failure, or JY_ERR_NOT_UNIQUE when a body's articulated inertia is not positive
- * definite along its joint's freedoms: the row path then solves, or says why it cannot.
+/* Whether the last acceleration found the model's rows far from a rank loss: a pure tree
+ * (its rows keep full rank at every configuration), or rows beside it well conditioned
+ * through it. Then no branch is near, and the branch guard need not estimate. */
+int jy_spatial_rows_clear(const jySpatialWork *w);
+/* The rows beside the tree left out as dependent are decided again at the next acceleration
+ * (the evaluator went back to an earlier state: jy_eval_restore_dependent). */
+void jy_spatial_forget_rows(jySpatialWork *w);
+/* The acceleration of a spatial tree at (q, v, t) (assembling Q and C, and the rows beside
+ * the tree when it has any). JY_OK, a part's failure, or JY_ERR_NOT_UNIQUE when a body's
+ * articulated inertia is not positive definite along its joint's freedoms or the rows beside
+ * the tree are not independent through it: the row path then solves, or says why it cannot.
  * Never allocates. */
 jyStatus jy_spatial_acceleration(jyEval *e, const double *q, const double *v, double t,
                                  double *acc);

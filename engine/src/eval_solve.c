@@ -102,6 +102,7 @@ void jy_eval_restore_dependent(jyEval *e) {
     count += e->dependent[i];
   }
   e->ndependent = count;
+  jy_spatial_forget_rows(e->spatial);
 }
 
 int jy_eval_decide_dependent(jyEval *e) {

@@ -154,9 +154,10 @@ int jy_sim_guard_clears(jySim *sim, double t, N_Vector y) {
   jyEval *e = sim->eval;
   int n = sim->model->n;
   /* A spatial tree's rows keep full rank at every configuration (each body's own rows fix
-   * its coordinates given its parent's): no branch to jump to, and its right-hand sides
-   * leave no matrices to estimate with (dyn_spatial.c). */
-  if (!sim->np && e->spatial) return 1;
+   * its coordinates given its parent's): no branch to jump to, unless the rows beside the
+   * tree near a rank loss; and its right-hand sides leave no matrices to estimate with
+   * (dyn_spatial.c). */
+  if (!sim->np && e->spatial && jy_spatial_rows_clear(e->spatial)) return 1;
   if (sim->np || !e->store_solved || !e->matrices_valid || e->matrices_t != t) return 0;
   const double *w = own_weights(sim, y), *yv = N_VGetArrayPointer(y);
   /* The matrices' state within a hundred tolerances of this one: they differ from its own
