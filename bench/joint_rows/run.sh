@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench/joint_rows/run.sh BUILD_DIR [LABEL] — instruction counts (valgrind's callgrind:
-# repeatable on a loaded machine, unlike times) of two fixed short spatial runs: the
-# 14-body tree (tree.lua, 0.5 s) and the Bricard linkage (examples/bricard.lua, 1 s). For
+# repeatable on a loaded machine, unlike times) of three fixed short spatial runs: the
+# 14-body tree (tree.lua, 0.5 s), the Bricard linkage (examples/bricard.lua, 1 s) and the
+# tree with its twelve limb hinges driven by motors (driven_tree.lua, 0.5 s). For
 # each: the whole run, the part inside the joints' `constraints` (inclusive), the
 # right-hand side (jy_sim_rhs, inclusive: the part's rows, the assembly and the KKT solve)
 # and that per evaluation, the steps and right-hand-side evaluations joinery reports, and
@@ -13,7 +14,8 @@ build=${1:?usage: run.sh BUILD_DIR [LABEL]}
 label=${2:-run}
 out=${TMPDIR:-/tmp}/joint_rows.$$
 mkdir -p "$out"
-for case in "tree bench/joint_rows/tree.lua 0.5" "bricard examples/bricard.lua 1"; do
+for case in "tree bench/joint_rows/tree.lua 0.5" "bricard examples/bricard.lua 1" \
+  "driven bench/joint_rows/driven_tree.lua 0.5"; do
   set -- $case
   valgrind --tool=callgrind --callgrind-out-file="$out/$1.cg" \
     "$build/lua/joinery" run "$2" --t-end "$3" --out "$out/$1.csv" >"$out/$1.log" 2>&1

@@ -611,17 +611,26 @@ static jyStatus assemble_pass(jyEval *e, const double *q, const double *v, doubl
   }
   e->view_epoch++; /* a new state: every view is computed again, once */
   int rows_only = !(what & (JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL));
+  const unsigned row_work = JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS;
+  const unsigned char *only = (what & row_work) ? e->row_filter : NULL;
   for (int i = 0; i < m->nparts; i++) {
-    if (rows_only && m->parts[i].inst.nrows == 0) continue; /* (a view is made on demand) */
-    jyStatus st = assemble_part(e, &m->parts[i], q, v, t, what);
+    unsigned part_what = only && !only[i] ? what & ~row_work : what;
+    if (rows_only && (m->parts[i].inst.nrows == 0 || !(part_what & row_work)))
+      continue; /* (a view is made on demand) */
+    jyStatus st = assemble_part(e, &m->parts[i], q, v, t, part_what);
     if (st != JY_OK) return st;
   }
-  if (what & (JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS))
+  if (what & row_work)
     for (int g = 0; g < m->nglues; g++) {
-      if (m->glues[g].link >= 0) continue; /* eliminated: no rows */
+      if (m->glues[g].link >= 0 || (only && !only[m->nparts + g])) continue; /* no rows */
       jyStatus st = assemble_glue(e, &m->glues[g], q, v, t, what);
       if (st != JY_OK) return st;
     }
+  if (only) { /* some rows left out: not an A to solve with */
+    e->store_valid &= ~(unsigned)JY_ASM_CONSTRAINTS;
+    e->dense_valid &= ~(unsigned)JY_ASM_CONSTRAINTS;
+    return JY_OK;
+  }
   if (store && matrices == (JY_ASM_MASS | JY_ASM_CONSTRAINTS)) {
     memcpy(e->matrices_state, q, sizeof(double) * n);
     memcpy(e->matrices_state + n, v, sizeof(double) * n);

@@ -89,11 +89,14 @@ typedef struct SpatialBody {
  * last solve. */
 typedef struct ExtraRows {
   int count, *rows, *index_of; /* rows[k]: the model's row; index_of[i]: k, or -1 (m) */
-  double *ax, *b, *residual, *a, *response, *full, *gram, *lambda, *work;
+  double *ax, *b, *residual, *a, *response, *full, *gram, *lambda, *scale, *work;
+  int *nz_count, *nz_col;           /* each row's nonzero columns, at the last assembly (nx x n) */
   int *kept, redundant, first_made; /* redundant: -1 until the first state decides */
   unsigned char *dropped, *dropped_first;
+  unsigned char *filter; /* the parts, then the glues, whose rows these are (jyEval.row_filter) */
   lapack_int *pivots, *iwork;
-  double rcond;
+  int nkept;
+  double norm1, rcond; /* rcond: -1 until estimated from the kept block's factor */
 } ExtraRows;
 
 struct jySpatialWork {
@@ -291,9 +294,9 @@ static int order_tree(const jyModel *md, const int *body_of, const int *body_par
 
 /* The rows beside the tree, from their marks (m): their workspace for n coordinates. 0, or -1
  * out of memory. */
-static int make_extra(const jyAllocator *a, ExtraRows *x, const unsigned char *marked, int m,
-                      int n) {
-  int count = 0;
+static int make_extra(const jyAllocator *a, ExtraRows *x, const jyModel *md,
+                      const unsigned char *marked) {
+  int m = md->m, n = md->n, count = 0;
   for (int i = 0; i < m; i++) count += marked[i];
   x->count = count;
   x->index_of = jy_calloc(a, (size_t)m + 1, sizeof(int));
@@ -308,6 +311,9 @@ static int make_extra(const jyAllocator *a, ExtraRows *x, const unsigned char *m
   x->lambda = jy_calloc(a, k, sizeof(double));
   x->gram = jy_calloc(a, k * k, sizeof(double));
   x->residual = jy_calloc(a, k, sizeof(double));
+  x->scale = jy_calloc(a, k, sizeof(double));
+  x->nz_count = jy_calloc(a, k, sizeof(int));
+  x->nz_col = jy_calloc(a, k * (size_t)n + 1, sizeof(int));
   x->a = jy_calloc(a, (size_t)n + 1, sizeof(double));
   x->full = jy_calloc(a, k * k, sizeof(double));
   x->kept = jy_calloc(a, k, sizeof(int));
@@ -318,12 +324,23 @@ static int make_extra(const jyAllocator *a, ExtraRows *x, const unsigned char *m
   /* a Gram matrix to pivot, then dpstrf's 2 k or dpocon's 3 k */
   x->work = jy_calloc(a, k * k + 3 * k, sizeof(double));
   if (!x->rows || !x->ax || !x->response || !x->b || !x->lambda || !x->gram || !x->residual ||
-      !x->a || !x->full || !x->kept || !x->dropped || !x->dropped_first || !x->pivots ||
-      !x->iwork || !x->work)
+      !x->scale || !x->nz_count || !x->nz_col || !x->a || !x->full || !x->kept || !x->dropped ||
+      !x->dropped_first || !x->pivots || !x->iwork || !x->work)
     return -1;
   for (int i = 0, at = 0; i < m; i++)
     if (marked[i]) x->index_of[i] = at, x->rows[at++] = i;
   x->redundant = -1;
+  x->filter = jy_calloc(a, (size_t)md->nparts + (size_t)md->nglues + 1, 1);
+  if (!x->filter) return -1;
+  for (int i = 0; i < md->nparts; i++) {
+    const jyModelPart *p = &md->parts[i];
+    for (int r = 0; r < p->inst.nrows; r++) x->filter[i] |= marked[p->row_offset + r];
+  }
+  for (int g = 0; g < md->nglues; g++) {
+    const jyModelGlue *gl = &md->glues[g];
+    for (int r = 0; gl->row_offset >= 0 && r < gl->dim; r++)
+      x->filter[md->nparts + g] |= marked[gl->row_offset + r];
+  }
   return 0;
 }
 
@@ -331,11 +348,15 @@ static void free_extra(const jyAllocator *a, ExtraRows *x) {
   jy_free(a, x->rows);
   jy_free(a, x->index_of);
   jy_free(a, x->residual);
+  jy_free(a, x->scale);
+  jy_free(a, x->nz_count);
+  jy_free(a, x->nz_col);
   jy_free(a, x->a);
   jy_free(a, x->full);
   jy_free(a, x->kept);
   jy_free(a, x->dropped);
   jy_free(a, x->dropped_first);
+  jy_free(a, x->filter);
   jy_free(a, x->pivots);
   jy_free(a, x->iwork);
   jy_free(a, x->ax);
@@ -380,7 +401,7 @@ jyStatus jy_spatial_create(jyEval *e, jySpatialWork **out) {
   int nextra = 0;
   for (int i = 0; i < md->m; i++) nextra += extra[i];
   if (nextra > MAX_EXTRA_ROWS || nextra == md->m) goto done;
-  if (make_extra(a, &w->extra, extra, md->m, md->n) != 0) {
+  if (make_extra(a, &w->extra, md, extra) != 0) {
     st = JY_ERR_NOMEM;
     goto done;
   }
@@ -931,61 +952,49 @@ static int solve_kept(ExtraRows *x, int n, const double *a, double *acc) {
   int nx = x->count, nk = 0;
   for (int k = 0; k < nx; k++)
     if (!x->dropped[k]) x->kept[nk++] = k;
-  double largest = 0, norm1 = 0;
-  for (int c = 0; c < nk; c++) {
-    double col = 0;
-    for (int r = 0; r < nk; r++) {
-      double g = x->full[x->kept[r] + nx * x->kept[c]];
-      x->gram[r + nk * c] = g;
-      col += fabs(g);
-    }
-    norm1 = fmax(norm1, col);
-    largest = fmax(largest, x->gram[c + nk * c]);
-    x->lambda[c] = x->residual[x->kept[c]];
-  }
   memcpy(acc, a, sizeof(double) * (size_t)n);
   x->rcond = 0; /* until the kept rows are factored */
   if (nk == 0) {
     x->rcond = 1;
     return 0;
   }
-  if (jy_tree_factor_block(x->gram, nk, largest) != 0) return -1;
-  x->rcond = 1;
-  if (nk > 1 &&
-      LAPACKE_dpocon_work(LAPACK_COL_MAJOR, 'L', nk, x->gram, nk, norm1, &x->rcond, x->work,
-                          x->iwork) != 0)
-    x->rcond = 0;
+  /* scaled to a unit diagonal, so that the condition says how near the rows are to
+   * depending on each other, whatever their units */
+  for (int c = 0; c < nk; c++) {
+    double d = x->full[x->kept[c] * (nx + 1)];
+    if (!(d > 0 && d < INFINITY)) return -1;
+    x->scale[c] = 1.0 / sqrt(d);
+  }
+  double norm1 = 0;
+  for (int c = 0; c < nk; c++) {
+    double col = 0;
+    for (int r = 0; r < nk; r++) {
+      double g = x->full[x->kept[r] + nx * x->kept[c]] * x->scale[r] * x->scale[c];
+      x->gram[r + nk * c] = g;
+      col += fabs(g);
+    }
+    norm1 = fmax(norm1, col);
+    x->lambda[c] = x->residual[x->kept[c]] * x->scale[c];
+  }
+  if (jy_tree_factor_block(x->gram, nk, 1.0) != 0) return -1;
+  x->nkept = nk, x->norm1 = norm1;
+  x->rcond = -1; /* the factor stands: jy_spatial_rows_clear estimates when it is asked */
   jy_tree_solve_block(x->gram, nk, x->lambda, 1);
   for (int c = 0; c < nk; c++) {
     const double *y = x->response + (size_t)x->kept[c] * n;
-    for (int j = 0; j < n; j++) acc[j] += x->lambda[c] * y[j];
+    double l = x->lambda[c] * x->scale[c];
+    for (int j = 0; j < n; j++) acc[j] += l * y[j];
   }
   return 0;
 }
 
-/* The largest relative miss of the rows left out (0 when none is). */
-static double dropped_miss(const ExtraRows *x, int n, const double *acc) {
-  double worst = 0;
-  for (int k = 0; k < x->count; k++) {
-    if (!x->dropped[k]) continue;
-    double res = -x->b[k], size = fabs(x->b[k]);
-    for (int j = 0; j < n; j++) {
-      double term = x->ax[k + (size_t)x->count * j] * acc[j];
-      res += term, size += fabs(term);
-    }
-    double miss = fabs(res) / fmax(size, 1e-300);
-    worst = miss > worst || miss != miss ? miss : worst;
-  }
-  return worst;
-}
-
-/* A_x out of the A just assembled: the store's when it holds it (a model solved sparse),
- * else the dense one. */
+/* A_x out of the rows just assembled: into the store on a model solved there, else into the
+ * dense A (dyn_assemble.c, sink_of with JY_ASM_SPARSE_ONLY). */
 static void read_rows(const jyEval *e, ExtraRows *x) {
   const jyModel *md = e->model;
   int n = md->n, nx = x->count;
   memset(x->ax, 0, sizeof(double) * (size_t)nx * (size_t)n);
-  if ((e->store_valid & JY_ASM_CONSTRAINTS) || !e->jac) {
+  if (e->store_solves) {
     const jyCsc *A = &e->store_jac;
     for (int j = 0; j < n; j++)
       for (int k = A->p[j]; k < A->p[j + 1]; k++) {
@@ -996,6 +1005,43 @@ static void read_rows(const jyEval *e, ExtraRows *x) {
   }
   for (int j = 0; j < n; j++)
     for (int k = 0; k < nx; k++) x->ax[k + (size_t)nx * j] = e->jac[x->rows[k] + (size_t)j * md->m];
+}
+
+/* Each row's nonzero columns (a joint's row touches two bodies' fourteen coordinates): the
+ * products below run over these. */
+static void list_nonzeros(ExtraRows *x, int n) {
+  int nx = x->count;
+  for (int k = 0; k < nx; k++) {
+    int *col = x->nz_col + (size_t)k * n, count = 0;
+    for (int j = 0; j < n; j++)
+      if (x->ax[k + (size_t)nx * j] != 0) col[count++] = j;
+    x->nz_count[k] = count;
+  }
+}
+
+/* A_x's row k times the n-vector y. */
+static double row_times(const ExtraRows *x, int n, int k, const double *y) {
+  const int *col = x->nz_col + (size_t)k * n;
+  double sum = 0;
+  for (int i = 0; i < x->nz_count[k]; i++) sum += x->ax[k + (size_t)x->count * col[i]] * y[col[i]];
+  return sum;
+}
+
+/* The largest relative miss of the rows left out (0 when none is). */
+static double dropped_miss(const ExtraRows *x, int n, const double *acc) {
+  double worst = 0;
+  for (int k = 0; k < x->count; k++) {
+    if (!x->dropped[k]) continue;
+    const int *col = x->nz_col + (size_t)k * n;
+    double res = -x->b[k], size = fabs(x->b[k]);
+    for (int i = 0; i < x->nz_count[k]; i++) {
+      double term = x->ax[k + (size_t)x->count * col[i]] * acc[col[i]];
+      res += term, size += fabs(term);
+    }
+    double miss = fabs(res) / fmax(size, 1e-300);
+    worst = miss > worst || miss != miss ? miss : worst;
+  }
+  return worst;
 }
 
 /* The rows beside the tree, A_x q'' = b_x, by Udwadia and Kalaba on the tree's reduced
@@ -1012,6 +1058,7 @@ static jyStatus close_rows(jyEval *e, jySpatialWork *w, const double *q, double 
   ExtraRows *x = &w->extra;
   int n = md->n, nx = x->count;
   read_rows(e, x);
+  list_nonzeros(x, n);
   memcpy(x->a, acc, sizeof(double) * (size_t)n);
   for (int k = 0; k < nx; k++) {
     int i = x->rows[k];
@@ -1024,20 +1071,15 @@ static jyStatus close_rows(jyEval *e, jySpatialWork *w, const double *q, double 
     double *y = x->response + (size_t)k * n; /* A_x's row k, then the tree's response to it */
     for (int j = 0; j < n; j++) y[j] = x->ax[k + (size_t)nx * j];
     unit_response(w, q, y, y);
-    double r = b;
-    for (int j = 0; j < n; j++) r -= x->ax[k + (size_t)nx * j] * x->a[j];
-    x->residual[k] = r;
+    x->residual[k] = b - row_times(x, n, k, x->a);
   }
-  for (int r = 0; r < nx; r++) {
-    const double *row = x->ax + r, *yr = x->response + (size_t)r * n;
-    for (int c = 0; c <= r; c++) {
-      const double *rc = x->ax + c, *yc = x->response + (size_t)c * n;
-      double g1 = 0, g2 = 0; /* symmetric in exact arithmetic: both halves averaged */
-      for (int j = 0; j < n; j++)
-        g1 += row[(size_t)nx * j] * yc[j], g2 += rc[(size_t)nx * j] * yr[j];
-      x->full[r + nx * c] = x->full[c + nx * r] = 0.5 * (g1 + g2);
+  for (int r = 0; r < nx; r++)
+    for (int c = 0; c <= r; c++) { /* symmetric in exact arithmetic: both halves averaged */
+      double g = 0.5 *
+        (row_times(x, n, r, x->response + (size_t)c * n) +
+         row_times(x, n, c, x->response + (size_t)r * n));
+      x->full[r + nx * c] = x->full[c + nx * r] = g;
     }
-  }
   if (x->redundant < 0) {
     memcpy(x->work, x->full, sizeof(double) * (size_t)nx * nx);
     decide_dropped(x, md->solver.rank_rcond);
@@ -1059,8 +1101,17 @@ void jy_spatial_forget_rows(jySpatialWork *w) {
     memcpy(w->extra.dropped, w->extra.dropped_first, (size_t)w->extra.count);
 }
 
-int jy_spatial_rows_clear(const jySpatialWork *w) {
-  return w->extra.count == 0 || w->extra.rcond >= SPATIAL_GUARD_RCOND;
+int jy_spatial_rows_clear(jySpatialWork *w) {
+  ExtraRows *x = &w->extra;
+  if (x->count == 0) return 1;
+  if (x->rcond < 0) { /* LAPACK's estimate from the last solve's factor: at step ends only */
+    x->rcond = 1;
+    if (x->nkept > 1 &&
+        LAPACKE_dpocon_work(LAPACK_COL_MAJOR, 'L', x->nkept, x->gram, x->nkept, x->norm1, &x->rcond,
+                            x->work, x->iwork) != 0)
+      x->rcond = 0;
+  }
+  return x->rcond >= SPATIAL_GUARD_RCOND;
 }
 
 jyStatus jy_spatial_acceleration(jyEval *e, const double *q, const double *v, double t,
@@ -1070,7 +1121,9 @@ jyStatus jy_spatial_acceleration(jyEval *e, const double *q, const double *v, do
   unsigned what = JY_ASM_FORCE | JY_ASM_NONIDEAL;
   if (w->extra.count > 0)
     what |= JY_ASM_CONSTRAINTS | JY_ASM_SPARSE_ONLY | (rate > 0 ? JY_ASM_RESIDUALS : 0u);
+  e->row_filter = w->extra.count > 0 ? w->extra.filter : NULL;
   jyStatus st = jy_assemble(e, q, v, t, what);
+  e->row_filter = NULL;
   if (st != JY_OK) return st;
   if (w->stale) geometry(e, w);
   w->extra.rcond = 0; /* until close_rows has solved: a failure here leaves the guard on */

@@ -36,7 +36,7 @@ void jy_spatial_params_changed(jySpatialWork *w);
 /* Whether the last acceleration found the model's rows far from a rank loss: a pure tree
  * (its rows keep full rank at every configuration), or rows beside it well conditioned
  * through it. Then no branch is near, and the branch guard need not estimate. */
-int jy_spatial_rows_clear(const jySpatialWork *w);
+int jy_spatial_rows_clear(jySpatialWork *w);
 /* The rows beside the tree left out as dependent are decided again at the next acceleration
  * (the evaluator went back to an earlier state: jy_eval_restore_dependent). */
 void jy_spatial_forget_rows(jySpatialWork *w);

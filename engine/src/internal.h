@@ -469,6 +469,10 @@ struct jyEval {
   /* A spatial tree's recursion (dyn_spatial.c): the acceleration without the rows; NULL
    * when the model is none (or tree_recursion is off) */
   jySpatialWork *spatial;
+  /* NULL: an assembly of rows makes every part's and glue's; else only those flagged (the
+   * parts, then the glues), and the A it leaves is not marked whole (the spatial recursion's
+   * rows beside its tree: dyn_spatial.c sets it around its own assembly) */
+  const unsigned char *row_filter;
   char part_error[512];
   char error[JY_ERROR_LEN];
 };

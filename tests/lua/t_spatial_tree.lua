@@ -9,8 +9,9 @@
 --      chain whose glues name their points in both orders, the 14-body tree, a free body
 --      carrying hinged children (one of them hinged by its frame a) and force elements,
 --      a crane of sliders and a weld in both orders, the heavy top on a 3-D ground point, a
---      ball chain closed into a loop, the crane with a motor's velocity row, and Bricard's
---      linkage (a loop whose sixth hinge has a redundant row);
+--      ball chain closed into a loop, the crane with a motor's velocity row, Bricard's
+--      linkage (a loop whose sixth hinge has a redundant row) and the tree with twelve
+--      motors (rows of different units beside it);
 --   3. whole runs across the tolerance ladder and every method against the row path at rtol
 --      1e-12: within the row path's own error at that rung, or a few rtol;
 --   4. a parameter changed by an event (the geometry and inertia are read again), and a
@@ -19,7 +20,7 @@ local dir = (arg and arg[0] and arg[0]:match("^(.*[/\\])") or "")
 local tap = dofile(dir .. "tap.lua")
 local L = dofile(dir .. "ladder.lua")
 local joinery = require "joinery"
-tap.plan(25)
+tap.plan(27)
 
 -- R(q) v and q a q b, scalar first (as body3d).
 local function rotate(q, v)
@@ -124,7 +125,7 @@ end
 local function tree() return (dofile("bench/joint_rows/tree.lua")) end
 
 -- The crane with a motor turning its turntable at a set speed: the drive's velocity row
--- beside the tree (the turntable's hinge then a free root under the motor's own rows).
+-- beside the tree (its frames glued to the hinge's, which stays in the tree).
 local function motor_crane()
   local sys = crane()
   sys:motor { name = "drive", joint = sys:part("turn"), velocity = 0.5 }
@@ -153,7 +154,9 @@ local cases = { { "ball chain (5 rods)", function() return ball_chain(5) end },
                   function() return (dofile("examples/heavy_top.lua")) end },
                 { "ball chain closed into a loop", loop_chain },
                 { "crane with a motor's drive row", motor_crane },
-                { "Bricard (a loop, a redundant row)", bricard } }
+                { "Bricard (a loop, a redundant row)", bricard },
+                { "the tree with twelve hinges driven by motors",
+                  function() return (dofile("bench/joint_rows/driven_tree.lua")) end } }
 local free_model
 for _, c in ipairs(cases) do
   local name, build = c[1], c[2]
