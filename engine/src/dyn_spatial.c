@@ -759,25 +759,38 @@ static void shift_force(const double d[3], const double *f, double *out) {
   for (int i = 0; i < 3; i++) out[i] += f[i] + c[i], out[3 + i] += f[3 + i];
 }
 
-/* P += X^T M X for the shift d (M 6 x 6 column-major, symmetric). */
+/* P += X^T M X for the shift d (M 6 x 6 column-major, symmetric). In 3 x 3 blocks, with
+ * M = [A B; B^T C] and D = [d x] (D^T = -D), X = [1 0; -D 1]: the angular block gains
+ * A - B D - (B D)^T - D C D, the coupling B + D C, the linear block C. */
 static void shift_inertia(const double d[3], const double *M, double *P) {
-  double MX[36], Dx[9] = {0, -d[2], d[1], d[2], 0, -d[0], -d[1], d[0], 0}; /* [d x], row-major */
-  /* M X: the angular columns lose M[:, lin] [d x] */
-  for (int r = 0; r < 6; r++) {
-    for (int c = 0; c < 3; c++) {
-      double s = M[r + 6 * c];
-      for (int k = 0; k < 3; k++) s -= M[r + 6 * (3 + k)] * Dx[3 * k + c];
-      MX[r + 6 * c] = s;
-      MX[r + 6 * (3 + c)] = M[r + 6 * (3 + c)];
-    }
+  double BD[9], DC[9]; /* row-major */
+  for (int i = 0; i < 3; i++) {
+    const double b[3] = {M[i + 18], M[i + 24], M[i + 30]};             /* B's row i */
+    const double c[3] = {M[3 + i + 18], M[3 + i + 24], M[3 + i + 30]}; /* C's column i */
+    /* (B D)_ij = b . (d x e_j) = (b x d)_j; (D C)_:i = d x C_:i */
+    BD[3 * i] = b[1] * d[2] - b[2] * d[1];
+    BD[3 * i + 1] = b[2] * d[0] - b[0] * d[2];
+    BD[3 * i + 2] = b[0] * d[1] - b[1] * d[0];
+    DC[i] = d[1] * c[2] - d[2] * c[1];
+    DC[3 + i] = d[2] * c[0] - d[0] * c[2];
+    DC[6 + i] = d[0] * c[1] - d[1] * c[0];
   }
-  /* X^T (M X): the angular rows gain [d x] times the linear rows */
-  for (int c = 0; c < 6; c++) {
-    for (int r = 0; r < 3; r++) {
-      double s = MX[r + 6 * c];
-      for (int k = 0; k < 3; k++) s += Dx[3 * r + k] * MX[3 + k + 6 * c];
-      P[r + 6 * c] += s;
-      P[3 + r + 6 * c] += MX[3 + r + 6 * c];
+  for (int j = 0; j < 3; j++) {
+    /* (D C D)_:j = (D C) (d x e_j): row i is (DC_i x d)_j */
+    for (int i = 0; i <= j; i++) {
+      const double *r = DC + 3 * i;
+      double dcd = j == 0 ? r[1] * d[2] - r[2] * d[1]
+        : j == 1          ? r[2] * d[0] - r[0] * d[2]
+                          : r[0] * d[1] - r[1] * d[0];
+      double x = M[i + 6 * j] - BD[3 * i + j] - BD[3 * j + i] - dcd;
+      P[i + 6 * j] += x;
+      if (i != j) P[j + 6 * i] += x;
+    }
+    for (int i = 0; i < 3; i++) {
+      double x = M[i + 6 * (3 + j)] + DC[3 * i + j]; /* B + D C, and its transpose */
+      P[i + 6 * (3 + j)] += x;
+      P[3 + j + 6 * i] += x;
+      P[3 + i + 6 * (3 + j)] += M[3 + i + 6 * (3 + j)];
     }
   }
 }
@@ -819,10 +832,10 @@ static inline int eliminate(jySpatialWork *w, SpatialBody *s, const int dof) {
   for (int i = 0; i < 6; i++) {
     pa[i] = p[i];
     for (int k = 0; k < dof; k++) pa[i] -= s->U[i + 6 * k] * s->DU[k + dof * 6];
-    for (int j = 0; j < 6; j++) {
+    for (int j = 0; j <= i; j++) { /* symmetric: the lower half, mirrored */
       double x = I[i + 6 * j];
       for (int k = 0; k < dof; k++) x -= s->U[i + 6 * k] * s->DU[k + dof * j];
-      Ia[i + 6 * j] = x;
+      Ia[i + 6 * j] = Ia[j + 6 * i] = x;
     }
   }
   for (int i = 0; i < 6; i++)
