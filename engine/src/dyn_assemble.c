@@ -446,6 +446,14 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
                               double t, unsigned what) {
   int nc = p->inst.ncoords, nr = p->inst.nrows, off = p->coord_offset;
   const jyPartType *type = p->inst.type;
+  /* A part with nothing to give here (a marker in a force assembly) is not localized: its
+   * view would call its terminals for nothing (a view is made on demand when asked). */
+  int gives = (nc > 0 &&
+               (((what & JY_ASM_MASS) && type->mass) ||
+                ((what & JY_ASM_FORCE) && (type->force || type->mass)) ||
+                ((what & JY_ASM_NONIDEAL) && type->nonideal))) ||
+    ((what & (JY_ASM_CONSTRAINTS | JY_ASM_RESIDUALS)) && nr > 0);
+  if (!gives) return JY_OK;
   const double *ql, *vl;
   int mapped;
   jyStatus st = localize(e, p, q, v, t, &ql, &vl, &mapped);
