@@ -168,8 +168,43 @@ static int nout_of(Kind kind) { return kind == PRISMATIC ? 6 : nrows_of(kind); }
 /* rows_ad's values in closed form, with their Jacobian (nout x NC, leading dimension nout),
  * rate phi_q v and curvature v^T phi_qq v, as jy_spatial_eval gives them. v may be NULL
  * (at rest); any output but value may be NULL. */
+/* rows' values and rates alone (no Jacobian, no curvature): the same rows, term for term. */
+static void rows_light(const Joint *j, const double *q, const double *v, double *value,
+                       double *rate) {
+  int nout = nout_of(j->kind);
+  double pa[3], ra[3], pb[3], rb[3], d[3], dd[3], n[3], nd[3], nb[3], nbd[3];
+  jy_vr_point(pa, ra, q, v, 0, j->ra);
+  jy_vr_point(pb, rb, q, v, 1, j->rb);
+  for (int i = 0; i < 3; i++) d[i] = pb[i] - pa[i], dd[i] = rb[i] - ra[i];
+  if (j->kind != PRISMATIC)
+    for (int i = 0; i < 3; i++) value[i] = d[i], rate[i] = dd[i];
+  if (j->kind != HINGE) {
+    int row = j->kind == WELD ? 3 : 0;
+    jy_vr_relative(n, nd, q, v, j->qref_conj);
+    for (int i = 0; i < 3; i++) value[row + i] = n[i], rate[row + i] = nd[i];
+  }
+  if (j->kind == WELD) return;
+  const double *across = d, *across_rate = dd;
+  if (j->kind == HINGE) jy_vr_rotated(nb, nbd, q, v, 1, j->ub), across = nb, across_rate = nbd;
+  const double *normal[3] = {j->s1, j->s2, j->u};
+  for (int k = 0; k < nout - 3; k++) {
+    jy_vr_rotated(n, nd, q, v, 0, normal[k]);
+    double x = 0.0, r = 0.0;
+    for (int i = 0; i < 3; i++)
+      x += n[i] * across[i], r += nd[i] * across[i] + n[i] * across_rate[i];
+    value[3 + k] = x;
+    rate[3 + k] = r;
+  }
+}
+
+/* The rows' values, Jacobian, rates and curvatures; with jac and curv NULL, the values and
+ * rates alone (rows_light). */
 static void rows(const Joint *j, const double *q, const double *v, double *value, double *jac,
                  double *rate, double *curv) {
+  if (!jac && !curv) {
+    rows_light(j, q, v, value, rate);
+    return;
+  }
   int nout = nout_of(j->kind);
   jyPairVec pa, pb, d, n, nb;
   jy_pair_point(&pa, q, v, 0, j->ra);
@@ -243,7 +278,8 @@ static int shape_kind(Kind kind, const double *p, jyPartShape *s, char *error, s
     s->output_names[s->noutputs++] = "displacement";
     s->output_names[s->noutputs++] = "speed";
   }
-  s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE; /* massless */
+  s->flags = JY_PART_CONSTANT_MASS | JY_PART_CONSERVATIVE | /* massless */
+    JY_PART_RESIDUALS_ALONE;
   s->spatial = kind == HINGE ? JY_SPATIAL_HINGE
     : kind == PRISMATIC      ? JY_SPATIAL_SLIDER
                              : JY_SPATIAL_WELD;
@@ -275,6 +311,14 @@ static int constraints(const jyPartInstance *self, const jyPartState *state, dou
   int nr = nrows_of(j->kind), nout = nout_of(j->kind); /* the displacement is dropped */
   double value[JY_SPATIAL_MAX_OUT], jac[JY_SPATIAL_MAX_OUT * NC], r[JY_SPATIAL_MAX_OUT];
   double curv[JY_SPATIAL_MAX_OUT];
+  if (!A && !rhs) { /* the residuals alone (JY_PART_RESIDUALS_ALONE) */
+    rows(j, state->q, state->v, value, NULL, r, NULL);
+    for (int i = 0; i < nr; i++) {
+      if (residual) residual[i] = value[i];
+      if (rate) rate[i] = r[i];
+    }
+    return 0;
+  }
   rows(j, state->q, state->v, value, jac, r, curv);
   for (int c = 0; c < NC; c++)
     for (int i = 0; i < nr; i++) A[i + c * nr] = jac[i + c * nout];

@@ -168,6 +168,51 @@ void jy_pair_relative(jyPairVec *o, const double *q, const double *v, const doub
   for (int i = 0; i < 3; i++) o->curv[i] = 2.0 * t[1 + i];
 }
 
+/* ---- value and rate alone (a step end's residual check: no Jacobian, no curvature) ---- */
+
+void jy_vr_rotated(double val[3], double rate[3], const double *q, const double *v, int f,
+                   const double x[3]) {
+  int c0 = f * JY_FRAME_DIM + JY_FRAME_Q;
+  const double *qf = q + c0, *vf = (v ? v : zero_v) + c0, w = qf[0], *e = qf + 1;
+  const double wd = vf[0], *ed = vf + 1;
+  jy_q_rotate(val, qf, x);
+  /* 2 B(q, q') x, B as in jy_pair_rotated */
+  double ee = e[0] * ed[0] + e[1] * ed[1] + e[2] * ed[2];
+  double ex = e[0] * x[0] + e[1] * x[1] + e[2] * x[2];
+  double edx = ed[0] * x[0] + ed[1] * x[1] + ed[2] * x[2];
+  const double exx[3] = {e[1] * x[2] - e[2] * x[1], e[2] * x[0] - e[0] * x[2],
+                         e[0] * x[1] - e[1] * x[0]};
+  const double edxx[3] = {ed[1] * x[2] - ed[2] * x[1], ed[2] * x[0] - ed[0] * x[2],
+                          ed[0] * x[1] - ed[1] * x[0]};
+  for (int i = 0; i < 3; i++)
+    rate[i] = 2.0 * ((w * wd - ee) * x[i] + ex * ed[i] + edx * e[i] + w * edxx[i] + wd * exx[i]);
+}
+
+void jy_vr_point(double val[3], double rate[3], const double *q, const double *v, int f,
+                 const double r[3]) {
+  int c0 = f * JY_FRAME_DIM;
+  jy_vr_rotated(val, rate, q, v, f, r);
+  for (int i = 0; i < 3; i++) {
+    val[i] += q[c0 + i];
+    if (v) rate[i] += v[c0 + i];
+  }
+}
+
+void jy_vr_relative(double val[3], double rate[3], const double *q, const double *v,
+                    const double c[4]) {
+  enum { A = JY_FRAME_Q, B = JY_FRAME_DIM + JY_FRAME_Q };
+  const double *qa = q + A, *qb = q + B;
+  const double *va = (v ? v : zero_v) + A, *vb = (v ? v : zero_v) + B;
+  double conj_a[4] = {qa[0], -qa[1], -qa[2], -qa[3]}, conj_va[4] = {va[0], -va[1], -va[2], -va[3]};
+  double p[4], t[4], u[4], w[4];
+  jy_q_mul(p, c, conj_a);
+  jy_q_mul(t, p, qb);
+  jy_q_mul(u, p, vb); /* bilinear: c q_a* q_b' + c q_a'* q_b */
+  jy_q_mul(w, c, conj_va);
+  jy_q_mul(p, w, qb);
+  for (int i = 0; i < 3; i++) val[i] = t[1 + i], rate[i] = u[1 + i] + p[1 + i];
+}
+
 void jy_pair_dot(const jyPairVec *a, const jyPairVec *b, double *val, double *jac, int stride,
                  double *rate, double *curv) {
   double s = 0.0, r = 0.0, k = 0.0;

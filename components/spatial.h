@@ -71,6 +71,14 @@ void jy_pair_point(jyPairVec *out, const double *q, const double *v, int f, cons
 void jy_pair_sub(jyPairVec *out, const jyPairVec *a, const jyPairVec *b);
 /* The vector part of c q_a* q_b for a constant quaternion c: bilinear in (q_a, q_b). */
 void jy_pair_relative(jyPairVec *out, const double *q, const double *v, const double c[4]);
+/* The same three without the Jacobian and curvature: value and rate along v (v NULL: at
+ * rest) alone, for a step end's residual check (part.h, JY_PART_RESIDUALS_ALONE). */
+void jy_vr_rotated(double val[3], double rate[3], const double *q, const double *v, int f,
+                   const double x[3]);
+void jy_vr_point(double val[3], double rate[3], const double *q, const double *v, int f,
+                 const double r[3]);
+void jy_vr_relative(double val[3], double rate[3], const double *q, const double *v,
+                    const double c[4]);
 /* The scalar a . b: value, its Jacobian row (14 entries, jac[k * stride]), rate and
  * curvature (product rule: a'' . b + 2 a' . b' + a . b''). */
 void jy_pair_dot(const jyPairVec *a, const jyPairVec *b, double *val, double *jac, int stride,

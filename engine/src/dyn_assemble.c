@@ -491,8 +491,10 @@ static jyStatus assemble_part(jyEval *e, const jyModelPart *p, const double *q, 
     memset(e->local_rhs, 0, sizeof(double) * (size_t)nr);
     memset(e->local_res, 0, sizeof(double) * (size_t)nr);
     memset(e->local_rate, 0, sizeof(double) * (size_t)nr);
-    if (type->constraints(jy_eval_inst(e, p), &s, e->local_jac, e->local_rhs, e->local_res,
-                          e->local_rate) != 0)
+    /* the residuals alone: the part may skip its Jacobian (JY_PART_RESIDUALS_ALONE) */
+    int alone = !(what & JY_ASM_CONSTRAINTS) && (p->shape->flags & JY_PART_RESIDUALS_ALONE);
+    if (type->constraints(jy_eval_inst(e, p), &s, alone ? NULL : e->local_jac,
+                          alone ? NULL : e->local_rhs, e->local_res, e->local_rate) != 0)
       return jy_part_failed(e, p, "constraints", t);
     if (!part_output_finite(e, e->local_jac, nr * nc) || !part_output_finite(e, e->local_rhs, nr) ||
         !part_output_finite(e, e->local_res, nr) || !part_output_finite(e, e->local_rate, nr))

@@ -5,7 +5,8 @@
  * curvatures v^T phi_qq v (b = -curvature) in closed form; hinge_motor3d and
  * prismatic_motor3d their driven coordinate likewise. The hyper-dual versions they
  * replaced stay in the library as the reference (jy_joint3d_rows, jy_motor3d_coord with
- * ad = 1). Both are exact polynomials (or an atan2 of two), so they must agree to rounding:
+ * ad = 1). The joints' values and rates alone (jac and curv NULL: the residual check a type
+ * with JY_PART_RESIDUALS_ALONE answers at each Adams step end) are checked the same way. Both are exact polynomials (or an atan2 of two), so they must agree to rounding:
  * at random parameters (offsets, axes along random and along each of +-x, +-y, +-z, held
  * relative orientations) and random states, with quaternions neither normalized nor of one
  * sign (q and -q, |q| from 0.3 to 1.7), and random velocities.
@@ -112,13 +113,13 @@ static double angle_conditioning(const Inst *p, const double *q, double S) {
  * the closed form against the reference, value, Jacobian, rate and curvature. */
 static void check(const jyPartType *type, unsigned long long seed, int motor) {
   unsigned long long rng = seed;
-  double ratio[4] = {0}; /* worst error / tolerance of each */
+  double ratio[5] = {0}; /* worst error / tolerance of each; [4]: values and rates alone */
   int bad = 0;
   for (int n = 0; n < SAMPLES && !bad; n++) {
     Inst p;
     bad = make(&p, type, &rng, n % 12);
     if (bad) diag("%s: %s", type->name, p.error);
-    double q[NC], v[NC], val[2][MAXOUT], jac[2][MAXOUT * NC], rate[2][MAXOUT], curv[2][MAXOUT];
+    double q[NC], v[NC], val[3][MAXOUT], jac[2][MAXOUT * NC], rate[3][MAXOUT], curv[2][MAXOUT];
     int nout = 1;
     state(q, v, &rng);
     const double *vel = n % 50 == 49 ? NULL : v; /* at rest, now and then */
@@ -128,6 +129,8 @@ static void check(const jyPartType *type, unsigned long long seed, int motor) {
       else
         nout = jy_joint3d_rows(&p.inst, q, vel, ad, val[ad], jac[ad], rate[ad], curv[ad]);
     }
+    if (!motor) /* the values and rates alone (a step end's residual check) */
+      jy_joint3d_rows(&p.inst, q, vel, 0, val[2], NULL, rate[2], NULL);
     double qm = maxabs(q, NC), vm = maxabs(v, NC), rm = offsets_max(&p);
     double S = pow(1.0 + qm, 4) * pow(1.0 + vm, 2) * (1.0 + rm), tol = 16.0 * DBL_EPSILON * S;
     double k = strcmp(type->name, "hinge_motor3d") == 0 ? angle_conditioning(&p, q, S) : 1.0;
@@ -136,6 +139,9 @@ static void check(const jyPartType *type, unsigned long long seed, int motor) {
       ratio[1] = fmax(ratio[1], worst(jac[0], jac[1], nout * NC, tol * k));
       ratio[2] = fmax(ratio[2], worst(rate[0], rate[1], nout, tol * k));
       ratio[3] = fmax(ratio[3], worst(curv[0], curv[1], nout, tol * k * k));
+      if (!motor)
+        ratio[4] = fmax(ratio[4],
+                        fmax(worst(val[2], val[1], nout, tol), worst(rate[2], rate[1], nout, tol)));
     }
     free(p.data);
   }
@@ -145,10 +151,15 @@ static void check(const jyPartType *type, unsigned long long seed, int motor) {
        "%s: closed-form %s match the hyper-dual reference (worst %.3g of the tolerance, %d "
        "samples)",
        type->name, what[k], ratio[k], SAMPLES);
+  if (!motor)
+    ok(!bad && ratio[4] <= 1.0,
+       "%s: values and rates alone (no Jacobian: a step end's residual check) match the "
+       "hyper-dual reference (worst %.3g of the tolerance)",
+       type->name, ratio[4]);
 }
 
 int main(void) {
-  plan(20);
+  plan(23);
   check(jy_part_hinge3d(), 0x9e3779b97f4a7c15ull, 0);
   check(jy_part_prismatic3d(), 0xd1b54a32d192ed03ull, 0);
   check(jy_part_weld3d(), 0x8cb92ba72f3d8dd7ull, 0);

@@ -241,6 +241,11 @@ typedef struct jyPartShape {
  * by the thousand (a cloth's springs), so that the default output grows with the parts' own
  * coordinates, not with their connections. An older type reads it as unset. */
 #define JY_PART_OUTPUTS_ON_REQUEST 16u
+/* The part's `constraints` takes jac and rhs NULL when the engine wants the residual and rate
+ * alone (the check at each Adams step end), and then skips the Jacobian and curvature: a
+ * cheaper call with the same residual and rate. An older type reads it as unset and is always
+ * given both. */
+#define JY_PART_RESIDUALS_ALONE 32u
 
 struct jyPartType;
 struct jyPartHybrid;
@@ -332,7 +337,8 @@ typedef struct jyPartType {
 
   /* Internal constraint rows at acceleration level, A q'' = b: A (nrows x ncoords), b
    * (nrows), residual (phi for position rows, psi for velocity rows) and rate (phi' for
-   * position rows; left 0 for velocity rows). residual and rate may be NULL: skip them.
+   * position rows; left 0 for velocity rows). residual and rate may be NULL: skip them. jac
+   * and rhs are NULL only for a type that sets JY_PART_RESIDUALS_ALONE.
    * Position row phi(q, t) = 0: A = phi_q, b = -(v^T phi_qq v + 2 phi_qt v + phi_tt),
    * rate = phi_q v + phi_t. Velocity row psi(q, v, t) = 0: A = psi_v, b = -(psi_q v + psi_t).
    * A is nrows x ncoords with leading dimension nrows. */
