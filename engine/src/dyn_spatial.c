@@ -90,8 +90,8 @@ typedef struct SpatialBody {
 typedef struct ExtraRows {
   int count, *rows, *index_of; /* rows[k]: the model's row; index_of[i]: k, or -1 (m) */
   double *ax, *b, *residual, *a, *response, *full, *gram, *lambda, *scale, *work;
-  int *nz_count, *nz_col;           /* each row's nonzero columns, at the last assembly (nx x n) */
-  int *kept, redundant, first_made; /* redundant: -1 until the first state decides */
+  int *nz_count, *nz_col; /* each row's nonzero columns, at the last assembly (nx x n) */
+  int *kept, redundant;   /* redundant: -1 until the first state decides */
   unsigned char *dropped, *dropped_first;
   unsigned char *filter; /* the parts, then the glues, whose rows these are (jyEval.row_filter) */
   lapack_int *pivots, *iwork;
@@ -400,7 +400,7 @@ jyStatus jy_spatial_create(jyEval *e, jySpatialWork **out) {
     goto done;
   int nextra = 0;
   for (int i = 0; i < md->m; i++) nextra += extra[i];
-  if (nextra > MAX_EXTRA_ROWS || nextra == md->m) goto done;
+  if (nextra > MAX_EXTRA_ROWS) goto done;
   if (make_extra(a, &w->extra, md, extra) != 0) {
     st = JY_ERR_NOMEM;
     goto done;
@@ -939,28 +939,30 @@ static void unit_response(jySpatialWork *w, const double *q, const double *f, do
 }
 
 /* Which rows beside the tree depend on the others through it, by LAPACK's pivoted Cholesky
- * (dpstrf) of the Gram matrix in x->work. At the first state (redundant < 0): those whose
+ * (dpstrf) of a copy of the Gram matrix. At the first state (redundant < 0): those whose
  * pivot is under rank_rcond of the largest (the Gram matrix is in squared units of the rows'
  * singular values: rounding leaves a dependent row's pivot near 1e-16 of the largest, and off
  * the manifold by d it looks independent by about d^2), their count kept for the evaluator's
  * life, as the compiled dependent rows are. Later: that many, the last pivots. */
 static void decide_dropped(ExtraRows *x, double rank_rcond) {
-  int nx = x->count;
+  int nx = x->count, first = x->redundant < 0;
   double largest = 0;
+  memcpy(x->work, x->full, sizeof(double) * (size_t)nx * nx);
   for (int k = 0; k < nx; k++) largest = fmax(largest, x->work[k + nx * k]);
-  double cut = x->redundant < 0 ? rank_rcond * largest : -1.0; /* -1: dpstrf's own floor */
+  double cut = first ? rank_rcond * largest : -1.0; /* -1: dpstrf's own floor */
   lapack_int rank = 0;
   if (LAPACKE_dpstrf_work(LAPACK_COL_MAJOR, 'L', nx, x->work, nx, x->pivots, &rank, cut,
                           x->work + (size_t)nx * nx) < 0)
     rank = nx;
-  if (x->redundant < 0) x->redundant = nx - (int)rank;
+  if (first) x->redundant = nx - (int)rank;
   memset(x->dropped, 0, (size_t)nx);
   for (int r = nx - x->redundant; r < nx; r++) x->dropped[x->pivots[r] - 1] = 1;
-  if (!x->first_made) memcpy(x->dropped_first, x->dropped, (size_t)nx), x->first_made = 1;
+  if (first) memcpy(x->dropped_first, x->dropped, (size_t)nx);
 }
 
-/* The kept rows' solve: acc = a + Y_K lambda with G_K lambda = r_K, G_K factored in x->gram
- * (its reciprocal condition into x->rcond). 0, or -1 when G_K is not positive definite. */
+/* The kept rows' solve: acc = a + Y_K lambda with G_K lambda = r_K, G_K scaled to a unit
+ * diagonal and factored in x->gram (its condition estimated later, when the branch guard
+ * asks: jy_spatial_rows_clear). 0, or -1 when G_K is not positive definite. */
 static int solve_kept(ExtraRows *x, int n, const double *a, double *acc) {
   int nx = x->count, nk = 0;
   for (int k = 0; k < nx; k++)
@@ -1093,13 +1095,9 @@ static jyStatus close_rows(jyEval *e, jySpatialWork *w, const double *q, double 
          row_times(x, n, c, x->response + (size_t)r * n));
       x->full[r + nx * c] = x->full[c + nx * r] = g;
     }
-  if (x->redundant < 0) {
-    memcpy(x->work, x->full, sizeof(double) * (size_t)nx * nx);
-    decide_dropped(x, md->solver.rank_rcond);
-  }
+  if (x->redundant < 0) decide_dropped(x, md->solver.rank_rcond);
   if (solve_kept(x, n, x->a, acc) != 0) return JY_ERR_NOT_UNIQUE;
   if (x->redundant == 0 || dropped_miss(x, n, acc) <= md->solver.dependent_tol) return JY_OK;
-  memcpy(x->work, x->full, sizeof(double) * (size_t)nx * nx);
   decide_dropped(x, md->solver.rank_rcond);
   if (solve_kept(x, n, x->a, acc) != 0) return JY_ERR_NOT_UNIQUE;
   if (!(dropped_miss(x, n, acc) <= CONFLICT_MISS)) {
@@ -1110,7 +1108,7 @@ static jyStatus close_rows(jyEval *e, jySpatialWork *w, const double *q, double 
 }
 
 void jy_spatial_forget_rows(jySpatialWork *w) {
-  if (w && w->extra.first_made)
+  if (w && w->extra.redundant >= 0)
     memcpy(w->extra.dropped, w->extra.dropped_first, (size_t)w->extra.count);
 }
 
