@@ -37,8 +37,8 @@ void jy_spatial_params_changed(jySpatialWork *w);
  * (its rows keep full rank at every configuration), or rows beside it well conditioned
  * through it. Then no branch is near, and the branch guard need not estimate. */
 int jy_spatial_rows_clear(jySpatialWork *w);
-/* The rows beside the tree left out as dependent are decided again at the next acceleration
- * (the evaluator went back to an earlier state: jy_eval_restore_dependent). */
+/* The rows beside the tree left out as dependent go back to the first state's choice (the
+ * evaluator went back to an earlier state: jy_eval_restore_dependent). */
 void jy_spatial_forget_rows(jySpatialWork *w);
 /* The acceleration of a spatial tree at (q, v, t) (assembling Q and C, and the rows beside
  * the tree when it has any). JY_OK, a part's failure, or JY_ERR_NOT_UNIQUE when a body's
