@@ -71,7 +71,27 @@ local function measure(model, opts)
     res.cpu, res.seconds = math.min(res.cpu, took), math.min(res.seconds, again.seconds)
     runs, total = runs + 1, total + took
   end
+  res.again = function() return model:simulate(opts) end
   return res
+end
+
+-- The processor times of two measured runs taken again side by side, alternating, each the
+-- best of as many runs (at least 3, until both add up to 0.8 s, at most 20 or 10 s in all):
+-- the machine's speed drifts over the minutes a section takes (a shared host: the same run
+-- 1.5 times slower a minute later), so two bests taken minutes apart do not make a ratio.
+local function side_by_side(a, b)
+  local ta, tb, runs, total = math.huge, math.huge, 0, 0
+  repeat
+    local start = os.clock()
+    a.again()
+    local mid = os.clock()
+    b.again()
+    local stop = os.clock()
+    ta, tb = math.min(ta, mid - start), math.min(tb, stop - mid)
+    runs, total = runs + 1, total + stop - start
+    collectgarbage()
+  until runs >= 20 or total >= 10 or (runs >= 3 and total >= 0.8)
+  a.cpu, b.cpu = ta, tb
 end
 
 -- Largest |E(t) - E0| over the rows, relative to the larger of |E0| and the largest kinetic
@@ -109,6 +129,7 @@ local NO_COST = string.format("%8s %9s %8s", "-", "-", "-")
 -- One summary line: the defaults' run, the cheapest fixed run reaching its accuracy, and
 -- the ratio of their seconds against the target.
 local function add_summary(name, case, defaults, best, target)
+  if defaults.res and best and not defaults.res.paired then side_by_side(defaults.res, best.res) end
   local line = { section = name, case = case, target = target }
   if not defaults.res then
     line.defaults, line.cheapest, line.ratio = "stops: " .. defaults.why, "-", "-"
@@ -267,6 +288,10 @@ local function run_examples()
     COST_HEAD, "error", "cheapest as accurate", "s", "error", "ratio"))
   for _, row in ipairs(defaults_rows) do
     local d, best = row.defaults, row.best
+    if d.res and best and row.has_ref then
+      side_by_side(d.res, best.res)
+      d.res.paired = true
+    end
     if not d.res then
       print(string.format("%-24s %-6s %-7g stops: %s", row.name, d.method, d.rtol, d.why))
     else

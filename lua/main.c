@@ -462,8 +462,13 @@ static void print_methods(lua_State *L, int stats) {
       lua_getfield(L, -1, "time");
       double time = lua_tonumber(L, -1);
       lua_pop(L, 1);
-      printf("%s%s %.4g s (%ld steps)", ran ? ", " : "method auto: ", names[k], time,
+      lua_getfield(L, -1, "rtol");
+      double rtol = lua_tonumber(L, -1);
+      lua_pop(L, 1);
+      printf("%s%s %.4g s (%ld steps", ran ? ", " : "method auto: ", names[k], time,
              (long)int_field(L, lua_gettop(L), "steps"));
+      if (rtol > 0) printf(" at rtol %.3g", rtol); /* ERK's (auto's on a prescribed motion: 1e-6) */
+      printf(")");
       ran = 1;
       erk_ran |= k == 1;
     }

@@ -249,6 +249,10 @@ static void push_stats(lua_State *L, const jySim *sim) {
     lua_setfield(L, -2, "time");
     lua_pushinteger(L, (lua_Integer)st.method_steps[k]);
     lua_setfield(L, -2, "steps");
+    if (k == JY_METHOD_ERK) {
+      lua_pushnumber(L, st.erk_rtol);
+      lua_setfield(L, -2, "rtol");
+    }
     lua_setfield(L, -2, method_names[k]);
   }
   lua_setfield(L, -2, "methods");

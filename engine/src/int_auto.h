@@ -5,7 +5,8 @@
  * (which reports nothing and is thrown away), each counted from the integrators' own
  * counters (right-hand sides, projection factorizations and steps, never the clock: the
  * choice is the same on every machine and for every output interval). ERK takes the smooth
- * stretches from then on where it is twice as cheap; a lost race is run again later. It changes to BDF with projection for a stretch when the smooth method's step
+ * stretches from then on where it is 1.4 times as cheap; a lost race is run again later. It
+ * changes to BDF with projection for a stretch when the smooth method's step
  * end meets a singular configuration (the branch guard would fire, or the projection does
  * not settle: the run goes back to a step end the guard cleared, so no step straddles the
  * change), or when its steps are held by stability (convergence or error test failures,
@@ -39,6 +40,8 @@ typedef struct jyAutoCounters {
 
 /* Stages of ARKODE's Verner 8(5,6) step, which auto's ERK stretches and method = erk use. */
 #define JY_ERK_STAGES 8
+/* A step end's factorization on a spatial tree, in right-hand sides (int_cvode.c). */
+#define JY_SPATIAL_FACTOR_WORK 6.5
 
 typedef struct jyAutoChoice {
   int bdf;      /* BDF runs now */

@@ -725,6 +725,7 @@ jySimStats jy_sim_stats(const jySim *sim) {
   if (sim->def.method != JY_METHOD_AUTO) { /* auto's stepper keeps its own books */
     s.method_time[sim->def.method] = sim->t - sim->def.t_start;
     s.method_steps[sim->def.method] = s.steps;
+    if (sim->def.method == JY_METHOD_ERK) s.erk_rtol = sim->def.rtol;
   }
   s.projections_skipped = sim->projections_skipped;
   s.events = sim->events;

@@ -54,6 +54,7 @@ typedef struct jySimStats {
   double method_time[4];
   long method_steps[4];
   long to_stiff, to_singular, to_collapse, to_adams;
+  double erk_rtol;
   long spatial_evals;
 } jySimStats;
 typedef struct jyEventSummary {
@@ -466,6 +467,7 @@ class Sim:
             "spatial_evals")}
         out["method_time"] = list(st.method_time)
         out["method_steps"] = list(st.method_steps)
+        out["erk_rtol"] = st.erk_rtol
         return out
 
     def events(self):

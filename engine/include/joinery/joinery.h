@@ -998,6 +998,10 @@ typedef struct jySimStats {
   double method_time[JY_METHOD_COUNT];
   long method_steps[JY_METHOD_COUNT];
   long to_stiff, to_singular, to_collapse, to_adams;
+  /* The relative tolerance ERK's steps ran at (0 where ERK did not run): the run's, or
+   * under auto 1e-6 on a motion the constraints prescribe, whose projections keep the run's
+   * (docs/numerics.md, "The automatic method"). */
+  double erk_rtol;
   /* Accelerations the spatial recursion solved (a spatial tree: docs/numerics.md, "The
    * spatial tree"), right-hand sides and BDF's Jacobian columns alike; 0 on the row path. */
   long spatial_evals;
