@@ -3,6 +3,8 @@
  * then probes the right-hand side near the failing state for the causes users meet:
  *  - a coordinate coming to rest against Coulomb friction: the acceleration jumps as its
  *    velocity changes sign near zero, and a part with a non-ideal law sees that velocity;
+ *  - redundant rows asking for different motions: rows found dependent at the start that the
+ *    solve with every row finds inconsistent, at the rank the rows had at the start;
  *  - a singular configuration: the constraint Jacobian has lost rank against the initial
  *    state, or the constraint forces dwarf the applied ones;
  *  - a rheonomic row whose time derivative grows without bound;
@@ -222,6 +224,84 @@ static int say_singular(Probe *p, char *out, size_t len) {
   return 1;
 }
 
+/* Redundant rows that no longer agree: every solve leaves out the rows found dependent at
+ * the start (docs/numerics.md, "Redundant constraints"), so the run follows the others
+ * while the left-out ones stop holding, the dependent rows are decided again, the solves'
+ * choice turns from one row to the other, and the steps fail. Two drives on one joint
+ * whose accelerations part after a common start: refused at the start where they part
+ * there, said here where they part later. Found at the failing state by the left-out rows'
+ * own residuals (a row missing by more than CONFLICT_TOLERANCES tolerances of the state's
+ * size, ten times the worst of the rows kept), or by the dense solve with every row finding
+ * them inconsistent at the rank the rows had at the start (a rank lost is a singular
+ * configuration, said apart). */
+#define CONFLICT_TOLERANCES 10.0
+
+/* How many tolerances row i misses by in the last JY_ASM_RESIDUALS assembly: its residual,
+ * and a position row's rate, against rtol times the state's size plus atol. */
+static double row_miss(const Probe *p, int i, double pos_tol, double vel_tol) {
+  const jyModel *m = p->m;
+  const jyEval *e = p->e;
+  if (m->row_kinds[i] == JY_ROW_POSITION)
+    return fmax(fabs(e->residual[i]) / pos_tol, fabs(e->rate[i]) / vel_tol);
+  return fabs(e->residual[i]) / vel_tol;
+}
+
+static int say_conflict(Probe *p, char *out, size_t len) {
+  const jyModel *m = p->m;
+  jyEval *e = p->e;
+  if (m->ndependent == 0) return 0;
+  reset(p);
+  if (jy_assemble(e, p->q, p->v, p->f->t, JY_ASM_RESIDUALS) != JY_OK) return 0;
+  double pos_tol = p->f->rtol * jy_max_abs(p->q, m->n) + p->f->atol;
+  double vel_tol = p->f->rtol * jy_max_abs(p->v, m->n) + p->f->atol;
+  double kept = 0, left_out = 0;
+  for (int i = 0; i < m->m; i++) {
+    double miss = row_miss(p, i, pos_tol, vel_tol);
+    if (m->dependent_rows[i])
+      left_out = fmax(left_out, miss);
+    else
+      kept = fmax(kept, miss);
+  }
+  if (left_out > CONFLICT_TOLERANCES && left_out > CONFLICT_TOLERANCES * kept) {
+    say(out, len, "\n  likely cause: redundant constraint rows asking for different motions (");
+    int listed = 0;
+    for (int i = 0; i < m->m; i++) {
+      double miss = row_miss(p, i, pos_tol, vel_tol);
+      if (m->dependent_rows[i] && miss > CONFLICT_TOLERANCES)
+        say(out, len, "%s%s misses by %.3g tolerances", listed++ ? ", " : "", m->row_names[i],
+            miss);
+    }
+    say(out, len,
+        " here, left out of the solve as redundant, while the rows kept miss by %.3g at most): "
+        "a row left out as redundant must agree with the rows it depends on; make them ask "
+        "for the same motion, or drop one",
+        kept);
+    return 1;
+  }
+  unsigned what = JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS;
+  if (e->large || jy_eval_dense_ready(e) != 0 || jy_assemble(e, p->q, p->v, p->f->t, what) != JY_OK)
+    return 0;
+  jyUkProblem prob = {m->n, m->m, e->mass, e->force, e->nonideal, e->jac, e->rhs, NULL};
+  jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, m->solver.consistency_tol};
+  jyUkResult res;
+  if (jy_uk_solve(e->uk, &prob, &opt, p->a0, &res) != JY_UK_INCONSISTENT ||
+      res.rank < m->m - m->ndependent)
+    return 0;
+  say(out, len,
+      "\n  likely cause: redundant constraint rows asking for different motions (with every "
+      "row the solve misses by %.3g, relative; the rows it misses: ",
+      res.residual);
+  int listed = 0;
+  for (int i = 0; i < m->m; i++)
+    if (fabs(res.row_residual[i]) > m->solver.consistency_tol)
+      say(out, len, "%s%s%s", listed++ ? ", " : "", m->row_names[i],
+          m->dependent_rows[i] ? ", left out as redundant" : "");
+  say(out, len,
+      "): a row left out as redundant must agree with the rows it depends on; make them ask "
+      "for the same motion, or drop one");
+  return 1;
+}
+
 static int say_friction_rest(Probe *p, const int *idx, int count, char *out, size_t len) {
   int nq = p->f->nq;
   for (int r = 0; r < count; r++) {
@@ -377,7 +457,8 @@ void jy_diagnose_failure(jyEval *eval, const jyFailure *f, char *out, size_t len
   if (scratch) {
     double *w = scratch + 2 * m->n;
     Probe p = {eval, m, f, scratch, scratch + m->n, w, w + a, w + 2 * a, w + 3 * a};
-    int found = say_singular(&p, out, len);
+    int found = say_singular(&p, out, len); /* a rank lost can leave a row behind too */
+    if (!found) found = say_conflict(&p, out, len);
     /* Without error estimates (a failure before any estimate, or a failing nonlinear
      * solve), the friction probe looks at the velocities nearest rest instead. */
     int near_rest[TOP_ERRORS], nr = count;
@@ -393,8 +474,8 @@ void jy_diagnose_failure(jyEval *eval, const jyFailure *f, char *out, size_t len
     }
     if (!found)
       say(out, len,
-          "\n  no likely cause stands out in the state at t (probed: rank of the "
-          "constraints, friction at rest, rheonomic rows, stiffness)");
+          "\n  no likely cause stands out in the state at t (probed: redundant rows, rank of "
+          "the constraints, friction at rest, rheonomic rows, stiffness)");
     jy_free(&m->alloc, scratch);
   }
   if (f->rhs_trouble && *f->rhs_trouble)
