@@ -89,6 +89,7 @@ struct jySim {
   /* Factorizations the steps' projections and branch guard made (not the reports'): auto
    * counts them as work, so that a method whose step ends need projecting pays for it. */
   long step_factorizations;
+  double slow_mark_t;           /* jy_sim_steps_spent: where its last window of steps began */
   double *law_velocity;         /* friction watch: local velocities of law parts, NULL if none */
   unsigned char *law_reversals; /* per part: reversals at the last 8 steps, one bit each */
   int ready;           /* created without error: the only state in which it may integrate */
@@ -214,9 +215,10 @@ jyStatus jy_sim_setup_friction_watch(jySim *sim);
 /* Whether the steps toward the next output are spent (flag: the integrator's name for it,
  * "CV_TOO_MUCH_WORK"): `steps` already taken since t_from, now at t_now, toward t_out. 1
  * (with the flag and the reason in sim->solver_flag and sim->solver_message) when they
- * reach max_steps, or when, past a twentieth of max_steps, their average is so short that
- * what is left to t_out is more than a thousand times max_steps of them: such a run ends on
- * max_steps anyway, only minutes later. 0 otherwise. */
+ * reach max_steps, or when, past a twentieth of max_steps, their average (or that of the
+ * last twentieth alone) is so short that what is left to t_out is more than a thousand
+ * times max_steps of them: such a run ends on max_steps anyway, only minutes later. 0
+ * otherwise. */
 int jy_sim_steps_spent(jySim *sim, const char *flag, long steps, double t_from, double t_now,
                        double t_out);
 

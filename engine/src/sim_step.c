@@ -226,6 +226,31 @@ int jy_sim_steps_spent(jySim *sim, const char *flag, long steps, double t_from, 
   long budget = sim->def.max_steps, checked = budget / SLOW_STEPS_SHARE;
   if (checked < SLOW_STEPS_MIN) checked = SLOW_STEPS_MIN;
   double way = t_out - t_now, step = steps > 0 ? (t_now - t_from) / (double)steps : 0;
+  /* Every `checked` steps the last `checked` alone are judged too (from the second window
+   * on; the first is the whole interval, judged below): a run that went well and then
+   * crawls (steps of 1e-18 s after thousands of ordinary ones) keeps an average over the
+   * whole interval that would not stop it before max_steps. */
+  if (steps == 0) sim->slow_mark_t = t_from;
+  if (steps > 0 && steps < budget && steps % checked == 0 && way > 0) {
+    double recent = (t_now - sim->slow_mark_t) / (double)checked, since = sim->slow_mark_t;
+    sim->slow_mark_t = t_now;
+    if (steps > checked && !(recent > 0)) { /* steps below the resolution of t there */
+      snprintf(sim->solver_message, sizeof sim->solver_message,
+               "the last %ld steps have not moved t from %.17g: the steps are below its "
+               "resolution there",
+               checked, t_now);
+      snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s", flag);
+      return 1;
+    }
+    if (steps > checked && way / recent > SLOW_MARGIN * (double)budget) {
+      snprintf(sim->solver_message, sizeof sim->solver_message,
+               "the last %ld steps, since t = %.9g, average %.3g s: the next output time %.9g "
+               "is %.3g such steps away, more than max_steps = %ld allows by far",
+               checked, since, recent, t_out, way / recent, budget);
+      snprintf(sim->solver_flag, sizeof sim->solver_flag, "%s", flag);
+      return 1;
+    }
+  }
   if (steps >= budget) {
     snprintf(sim->solver_message, sizeof sim->solver_message,
              "more than max_steps = %ld steps between two outputs", budget);
