@@ -62,9 +62,9 @@
  * it), and the window is taken again from there. */
 #define RACE_GROWTH 3.0
 /* Adams' steps the run must have left (at the window's pace) for a race to be run: a race
- * lost costs up to 1/RACE_MARGIN of a window, and a short run's few hundred steps do not repay it (the
- * rolling disk's 387 steps: 24 % more time with its one race; constant_speed's 566: ERK won
- * its window and lost the run). */
+ * lost costs up to 1/RACE_MARGIN of a window, and a short run's few hundred steps do not
+ * repay it (the rolling disk's 387 steps: 24 % more time with its one race;
+ * constant_speed's 566: ERK won its window and lost the run). */
 #define RACE_MIN_LEFT 1000.0
 
 /* Power iterations per estimate (from the last estimate's direction). */
