@@ -3,8 +3,9 @@
  * then probes the right-hand side near the failing state for the causes users meet:
  *  - a coordinate coming to rest against Coulomb friction: the acceleration jumps as its
  *    velocity changes sign near zero, and a part with a non-ideal law sees that velocity;
- *  - redundant rows asking for different motions: rows found dependent at the start that the
- *    solve with every row finds inconsistent, at the rank the rows had at the start;
+ *  - redundant rows asking for different motions: a row found dependent at the start that
+ *    misses by far more than the rows kept, or that the solve with every row finds
+ *    inconsistent at the rank the rows had at the start;
  *  - a singular configuration: the constraint Jacobian has lost rank against the initial
  *    state, or the constraint forces dwarf the applied ones;
  *  - a rheonomic row whose time derivative grows without bound;
@@ -175,19 +176,32 @@ static double fast_rate(Probe *p, int j, int *smooth) {
   return fmax(sqrt(rate[0][0]), rate[1][0]);
 }
 
+/* The dense rank-revealing solve with every row (the compile's dependent ones too) at
+ * (q, v), the acceleration into p->a0 and the problem into *prob: its outcome, or -1 where
+ * it is not probed (no dense M in a large model, or the assembly failed). */
+static int solve_every_row(Probe *p, const double *q, const double *v, jyUkProblem *prob,
+                           jyUkResult *res) {
+  jyEval *e = p->e;
+  const jyModel *m = p->m;
+  unsigned what = JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS;
+  if (e->large || jy_eval_dense_ready(e) != 0) return -1;
+  if (jy_assemble(e, q, v, p->f->t, what) != JY_OK) return -1;
+  *prob = (jyUkProblem){m->n, m->m, e->mass, e->force, e->nonideal, e->jac, e->rhs, NULL};
+  jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, m->solver.consistency_tol};
+  return (int)jy_uk_solve(e->uk, prob, &opt, p->a0, res);
+}
+
 /* Rank of the constraint Jacobian at (q, v) (dense rank-revealing solve) and the ratio of
  * the largest constraint force to the largest applied force (0 when there is none). */
 static int constraint_rank(Probe *p, const double *q, const double *v, double *force_ratio) {
   jyEval *e = p->e;
   const jyModel *m = p->m;
-  unsigned what = JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS;
-  if (e->large || jy_eval_dense_ready(e) != 0) return -1; /* no dense M there: not probed */
-  if (jy_assemble(e, q, v, p->f->t, what) != JY_OK) return -1;
-  jyUkProblem prob = {m->n, m->m, e->mass, e->force, e->nonideal, e->jac, e->rhs, NULL};
-  jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, m->solver.consistency_tol};
+  jyUkProblem prob;
   jyUkResult res;
   *force_ratio = 0;
-  if (jy_uk_solve(e->uk, &prob, &opt, p->a0, &res) != JY_UK_OK) return res.rank;
+  int outcome = solve_every_row(p, q, v, &prob, &res);
+  if (outcome < 0) return -1;
+  if (outcome != JY_UK_OK) return res.rank;
   if (jy_uk_multipliers(e->uk, &prob, p->a0, p->mu, NULL) != 0) return res.rank;
   double applied = 0, constraint = 0;
   for (int j = 0; j < m->n; j++) {
@@ -235,6 +249,10 @@ static int say_singular(Probe *p, char *out, size_t len) {
  * them inconsistent at the rank the rows had at the start (a rank lost is a singular
  * configuration, said apart). */
 #define CONFLICT_TOLERANCES 10.0
+#define CONFLICT_CAUSE "\n  likely cause: redundant constraint rows asking for different motions"
+#define CONFLICT_ADVICE                                                                      \
+  ": a row left out as redundant must agree with the rows it depends on; make them ask for " \
+  "the same motion, or drop one"
 
 /* How many tolerances row i misses by in the last JY_ASM_RESIDUALS assembly: its residual,
  * and a position row's rate, against rtol times the state's size plus atol. */
@@ -262,9 +280,9 @@ static int say_conflict(Probe *p, char *out, size_t len) {
     else
       kept = fmax(kept, miss);
   }
+  int listed = 0;
   if (left_out > CONFLICT_TOLERANCES && left_out > CONFLICT_TOLERANCES * kept) {
-    say(out, len, "\n  likely cause: redundant constraint rows asking for different motions (");
-    int listed = 0;
+    say(out, len, "%s (", CONFLICT_CAUSE);
     for (int i = 0; i < m->m; i++) {
       double miss = row_miss(p, i, pos_tol, vel_tol);
       if (m->dependent_rows[i] && miss > CONFLICT_TOLERANCES)
@@ -272,33 +290,23 @@ static int say_conflict(Probe *p, char *out, size_t len) {
             miss);
     }
     say(out, len,
-        " here, left out of the solve as redundant, while the rows kept miss by %.3g at most): "
-        "a row left out as redundant must agree with the rows it depends on; make them ask "
-        "for the same motion, or drop one",
-        kept);
+        " here, left out of the solve as redundant, while the rows kept miss by %.3g at most)%s",
+        kept, CONFLICT_ADVICE);
     return 1;
   }
-  unsigned what = JY_ASM_MASS | JY_ASM_FORCE | JY_ASM_NONIDEAL | JY_ASM_CONSTRAINTS;
-  if (e->large || jy_eval_dense_ready(e) != 0 || jy_assemble(e, p->q, p->v, p->f->t, what) != JY_OK)
-    return 0;
-  jyUkProblem prob = {m->n, m->m, e->mass, e->force, e->nonideal, e->jac, e->rhs, NULL};
-  jyUkOptions opt = {m->solver.rank_rcond, m->solver.augment_scale, m->solver.consistency_tol};
+  jyUkProblem prob;
   jyUkResult res;
-  if (jy_uk_solve(e->uk, &prob, &opt, p->a0, &res) != JY_UK_INCONSISTENT ||
+  if (solve_every_row(p, p->q, p->v, &prob, &res) != JY_UK_INCONSISTENT ||
       res.rank < m->m - m->ndependent)
     return 0;
   say(out, len,
-      "\n  likely cause: redundant constraint rows asking for different motions (with every "
-      "row the solve misses by %.3g, relative; the rows it misses: ",
+      "%s (with every row the solve misses by %.3g, relative; the rows it misses: ", CONFLICT_CAUSE,
       res.residual);
-  int listed = 0;
   for (int i = 0; i < m->m; i++)
     if (fabs(res.row_residual[i]) > m->solver.consistency_tol)
       say(out, len, "%s%s%s", listed++ ? ", " : "", m->row_names[i],
           m->dependent_rows[i] ? ", left out as redundant" : "");
-  say(out, len,
-      "): a row left out as redundant must agree with the rows it depends on; make them ask "
-      "for the same motion, or drop one");
+  say(out, len, ")%s", CONFLICT_ADVICE);
   return 1;
 }
 
