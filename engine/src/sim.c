@@ -11,6 +11,7 @@
 #include "settings.h"
 #include "sim.h"
 #include "sim_events.h"
+#include "vector_ops.h"
 
 #if SUNDIALS_VERSION_MAJOR >= 7
 #define JY_SUN_COMM SUN_COMM_NULL
@@ -113,6 +114,7 @@ static jyStatus setup_drift(jySim *sim) {
   sim->proj_v = jy_calloc(&model->alloc, (size_t)n + 1, sizeof(double));
   sim->proj_dv = jy_calloc(&model->alloc, (size_t)n + 1, sizeof(double));
   sim->proj_weights = N_VNew_Serial(n2 > 0 ? n2 : 1, sim->ctx);
+  if (sim->proj_weights) jy_vector_use_engine_ops(sim->proj_weights);
   return sim->proj_q && sim->proj_v && sim->proj_dv && sim->proj_weights ? JY_OK : JY_ERR_NOMEM;
 }
 
@@ -289,9 +291,10 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
   if (SUNContext_Create(JY_SUN_COMM, &sim->ctx) != 0) return sim;
   sim->y = N_VNew_Serial(n2 > 0 ? n2 : 1, sim->ctx);
   if (!sim->y) return sim;
-  /* The integrators' vectors are clones of y and inherit its operations: fused, a linear
-   * combination of a step's stages is one pass instead of a scale and a sum per stage. */
-  if (N_VEnableFusedOps_Serial(sim->y, SUNTRUE) != 0) return sim;
+  /* The integrators' vectors are clones of y and inherit its operations: the engine's
+   * kernels (vector_ops.c), fused, so a linear combination of a step's stages is one pass
+   * instead of a scale and a sum per stage. */
+  jy_vector_use_engine_ops(sim->y);
   pack_state(sim, N_VGetArrayPointer(sim->y));
   *status = setup_tolerances(sim);
   if (*status == JY_OK) *status = setup_drift(sim);

@@ -9,6 +9,7 @@
 
 #include "sim.h"
 #include "sim_events.h"
+#include "vector_ops.h"
 
 /* What the right-hand side tells the integrator about a status (message from `why`). */
 static int rhs_outcome(jySim *sim, jyStatus st, const char *why) {
@@ -62,7 +63,9 @@ int jy_sim_rhs(double t, N_Vector y, N_Vector ydot, void *ud) {
 }
 
 N_Vector jy_sim_new_vector(const jySim *sim) {
-  return N_VNew_Serial(N_VGetLength(sim->y), sim->ctx);
+  N_Vector v = N_VNew_Serial(N_VGetLength(sim->y), sim->ctx);
+  if (v) jy_vector_use_engine_ops(v);
+  return v;
 }
 
 /* Kinetic energy 1/2 x^T M x with the last assembled M (the sparse store or dense). */
