@@ -13,13 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sunlinsol/sunlinsol_dense.h>
 #include <sunlinsol/sunlinsol_spgmr.h>
 #include <sunmatrix/sunmatrix_dense.h>
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
 #include "eval.h"
 #include "int_auto.h"
+#include "int_dense.h"
 #include "sim.h"
 #include "sim_events.h"
 #include "vec.h"
@@ -182,7 +182,7 @@ static jyStatus attach_linear_solver(jySim *sim, CvodeStepper *cs) {
     kind = n2 > JY_NEWTON_DENSE_MAX_STATES ? JY_NEWTON_KRYLOV : JY_NEWTON_DENSE;
   if (kind == JY_NEWTON_KRYLOV) return attach_krylov(sim, cs);
   cs->jac = SUNDenseMatrix(n2 > 0 ? n2 : 1, n2 > 0 ? n2 : 1, sim->ctx);
-  cs->ls = cs->jac ? SUNLinSol_Dense(sim->y, cs->jac, sim->ctx) : NULL;
+  cs->ls = cs->jac ? jy_dense_lapack_solver(cs->jac, sim->ctx, &sim->model->alloc) : NULL;
   cs->jac_weights = jy_sim_new_vector(sim);
   cs->jac_column = jy_sim_new_vector(sim);
   if (!cs->ls || !cs->jac_weights || !cs->jac_column) return JY_ERR_NOMEM;
