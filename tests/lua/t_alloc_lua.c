@@ -38,7 +38,7 @@ static const char *const examples[] = {
   "tracking",          "bouncing_ball",
   "incline_stick",     "newtons_cradle",
   "rope_pendulum",     "stick_slip",
-  "stick_slip_lua",
+  "stick_slip_lua",    "flyball",
 };
 
 /* A fresh state with the example's system in global `sys`, or NULL (message printed). */
