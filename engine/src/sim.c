@@ -271,6 +271,8 @@ jySim *jy_sim_create(const jyModel *model, const jySimDef *def, jyStatus *status
   if (!sim->q || !sim->v || !sim->row || !sim->eval) return sim;
   jy_eval_continue_angles(sim->eval);
   *status = check_def(sim, &sim->def);
+  if (sim->def.atol == 0) /* the default (joinery.h): rtol / 100, at the default rtol its 1e-13 */
+    sim->def.atol = sim->def.rtol == jy_default_sim_def().rtol ? 1e-13 : sim->def.rtol / 100;
   if (*status == JY_OK) *status = jy_sim_select_columns(sim);
   sim->def.columns = NULL; /* read here only */
   if (*status != JY_OK) return sim;

@@ -2,9 +2,12 @@
 -- 100 s keep their position and velocity residuals within 10 x atol at every output, and
 -- the other drift controls behave as docs/numerics.md says.
 local tap = dofile("tests/lua/tap.lua")
-tap.plan(10)
+tap.plan(11)
 local joinery = require "joinery"
-local atol = joinery.system():settings().atol
+-- the default atol: 0, which is rtol / 100, 1e-13 at the default rtol 1e-11
+local defaults = joinery.system():settings()
+local atol = defaults.atol > 0 and defaults.atol or 1e-13
+tap.ok(defaults.atol == 0 and defaults.rtol == 1e-11, "the default atol is 0 (rtol / 100), rtol 1e-11")
 local function worst(res)
   local p, v = 0, 0
   for i = 1, #res.t do
