@@ -194,15 +194,16 @@ int jy_sim_project_own_weights(jySim *sim, double t, N_Vector y, double eps, uns
  * matrices are in hand. Leaves the evaluator's residuals at another state. */
 int jy_sim_guard_clears(jySim *sim, double t, N_Vector y);
 
-/* The smallest singular value of the constraint rows the solve keeps, each scaled to unit
- * length, at the positions of y = [q, v] (UK): how near a singular configuration q is
- * (0 at one). NAN without rows, with N–P, where the dense SVD would cost more than
+/* The smallest non-zero singular value of the constraint rows, each scaled to unit length,
+ * at the positions of y = [q, v] (UK): the k-th largest of all the rows', k the number the
+ * solve keeps (so the same whichever are left out as dependent); how near a singular
+ * configuration q is (0 at one). NAN without rows, with N–P, where the dense SVD would cost more than
  * JY_SIGMA_MAX_WORK (m^2 n: some milliseconds), or when it cannot be had (no memory, a
  * failed assembly). For auto's decisions at a collapse and after a singular stretch, not
  * every step. Leaves the evaluator assembled at y. */
 #define JY_SIGMA_MAX_WORK 1e8
 double jy_sim_constraint_sigma(jySim *sim, double t, N_Vector y);
-/* The same, with the count of the rows it kept (non-zero, not dependent) into *kept. */
+/* The same, with k (the rows non-zero and not left out as dependent) into *kept. */
 double jy_sim_constraint_sigma_rows(jySim *sim, double t, N_Vector y, int *kept);
 
 /* Called by every stepper after each accepted step with its end state: 0, or -1 when the

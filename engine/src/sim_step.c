@@ -353,17 +353,25 @@ double jy_sim_constraint_sigma_rows(jySim *sim, double t, N_Vector y, int *kept)
   const jyCsc *a = jy_eval_constraint_matrix(sim->eval);
   const unsigned char *dropped = jy_eval_problem(sim->eval).dropped;
   const jyAllocator *alloc = &md->alloc;
-  /* the rows the solve keeps, each scaled to unit length (an inactive row is zero) */
+  /* Every row, each scaled to unit length (an inactive row is zero), and the count of those
+   * the solve keeps: the matrix's rank away from a singular configuration. Its smallest
+   * singular value there is the kept-th largest of all the rows', whichever rows the solve
+   * leaves out as dependent: the kept rows' own would fall wherever the dependent ones turn
+   * (a planar loop's rows are in space axes: the flyball governor's kept set fell from 0.088
+   * to 1e-5 a quarter turn on, and auto took each such place for a singular one). */
   double *norm = jy_calloc(alloc, (size_t)md->m, sizeof(double));
   int *slot = jy_calloc(alloc, (size_t)md->m, sizeof(int));
   double sigma = NAN;
   if (!norm || !slot) goto done;
   for (int j = 0; j < n; j++)
     for (int k = a->p[j]; k < a->p[j + 1]; k++) norm[a->i[k]] += a->x[k] * a->x[k];
-  int rows = 0;
-  for (int i = 0; i < md->m; i++) slot[i] = norm[i] > 0 && !(dropped && dropped[i]) ? rows++ : -1;
-  if (kept) *kept = rows;
-  if (rows == 0 || rows > n || (double)rows * rows * n > JY_SIGMA_MAX_WORK) goto done;
+  int rows = 0, rank = 0;
+  for (int i = 0; i < md->m; i++) {
+    slot[i] = norm[i] > 0 ? rows++ : -1;
+    if (norm[i] > 0 && !(dropped && dropped[i])) rank++;
+  }
+  if (kept) *kept = rank;
+  if (rank == 0 || rank > n || (double)rows * rows * n > JY_SIGMA_MAX_WORK) goto done;
   double *dense = jy_calloc(alloc, (size_t)rows * (size_t)n + (size_t)rows, sizeof(double));
   if (!dense) goto done;
   for (int j = 0; j < n; j++)
@@ -378,7 +386,7 @@ double jy_sim_constraint_sigma_rows(jySim *sim, double t, N_Vector y, int *kept)
     if (work &&
         LAPACKE_dgesvd_work(LAPACK_COL_MAJOR, 'N', 'N', rows, n, dense, rows, sv, NULL, 1, NULL, 1,
                             work, lwork) == 0)
-      sigma = sv[rows - 1];
+      sigma = sv[rank - 1]; /* rank <= min(rows, n): the singular values are in order */
     jy_free(alloc, work);
   }
   jy_free(alloc, dense);
