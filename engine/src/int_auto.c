@@ -71,24 +71,40 @@
  * repay it (the rolling disk's 387 steps: 24 % more time with its one race;
  * constant_speed's 566: ERK won its window and lost the run). */
 #define RACE_MIN_LEFT 1000.0
+/* The first window opens no sooner than the run's step RACE_FIRST_STEPS: a motion's first
+ * stretch is the least like the rest of it (constant_speed: Adams' steps 130 to 230 were its
+ * hardest, ERK won them 4.5 to 1, and ERK's 156 steps after them cost twice Adams' 336) and
+ * a run short enough for that to matter has few steps past it (below RACE_MIN_LEFT); a long
+ * run loses a few hundred of its thousands of steps to the wait. */
+#define RACE_FIRST_STEPS 300
 
 /* Power iterations per estimate (from the last estimate's direction). */
 #define POWER_ITERATIONS 6
 
-jyStatus jy_auto_init(jySim *sim, jyAutoChoice *a, double t) {
+jyStatus jy_auto_init(jySim *sim, jyAutoChoice *a, double t, N_Vector start) {
   *a = (jyAutoChoice){0};
   a->stretch_t = a->window_t = t;
   a->check_every = CHECK_STEPS;
   a->sigma_clear = SIGMA_CLEAR;
   a->returned_t = -INFINITY;
-  a->sigma_ref = jy_sim_constraint_sigma(sim, t, sim->y);
+  a->sigma_ref = NAN;
+  a->sigma_ref_pending = 1;
+  a->start_t = t;
+  a->start_y = start;
   a->race_wait = RACE_FIRST_WAIT;
+  a->race_next = RACE_FIRST_STEPS;
   a->probe = jy_sim_new_vector(sim);
   a->probe_y = jy_sim_new_vector(sim);
   a->f0 = jy_sim_new_vector(sim);
   a->f1 = jy_sim_new_vector(sim);
   a->weights = jy_sim_new_vector(sim);
   return a->probe && a->probe_y && a->f0 && a->f1 && a->weights ? JY_OK : JY_ERR_NOMEM;
+}
+
+void jy_auto_measure_start(jySim *sim, jyAutoChoice *a) {
+  if (!a->sigma_ref_pending) return;
+  a->sigma_ref_pending = 0;
+  a->sigma_ref = jy_sim_constraint_sigma(sim, a->start_t, a->start_y);
 }
 
 void jy_auto_free(jyAutoChoice *a) {
@@ -218,6 +234,8 @@ static jyAutoMove race(jyAutoChoice *a, double t, double t_end, double h, const 
   return left >= RACE_MIN_LEFT ? JY_AUTO_RACE : JY_AUTO_STAY;
 }
 
+void jy_auto_window_broken(jyAutoChoice *a) { a->race_open = 0; }
+
 double jy_auto_race_budget(const jyAutoChoice *a) { return a->adams_work / RACE_MARGIN; }
 
 jyAutoMove jy_auto_race_result(jyAutoChoice *a, double erk_work) {
@@ -239,6 +257,7 @@ jyAutoMove jy_auto_after_step(jySim *sim, jyAutoChoice *a, double t, N_Vector y,
     if (settled > SETTLE_STEPS && fabs(h) < a->h_recent / COLLAPSE) {
       /* at a singular configuration only where the rows' smallest singular value has
        * fallen well below where Adams took over (a chain whipping round, an impact: no) */
+      jy_auto_measure_start(sim, a);
       double sigma = jy_sim_constraint_sigma(sim, t, y);
       if (sigma < a->sigma_ref / SIGMA_FALLEN) {
         jy_auto_singular(sim, a, t, y);
@@ -287,7 +306,7 @@ void jy_auto_changed(jyAutoChoice *a, jyAutoMove move, double t, const jyAutoCou
     a->returned_span = t - a->stretch_t;
   }
   int to_smooth = move == JY_AUTO_TO_SMOOTH || move == JY_AUTO_TO_ERK;
-  if (move == JY_AUTO_TO_SMOOTH) a->sigma_ref = a->sigma_last;
+  if (move == JY_AUTO_TO_SMOOTH) a->sigma_ref = a->sigma_last, a->sigma_ref_pending = 0;
   a->bdf = !to_smooth;
   a->erk = move == JY_AUTO_TO_ERK || (move == JY_AUTO_TO_SMOOTH && a->erk_chosen);
   a->singular = move == JY_AUTO_TO_BDF_SINGULAR || move == JY_AUTO_TO_BDF_COLLAPSE;

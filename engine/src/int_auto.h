@@ -70,9 +70,15 @@ typedef struct jyAutoChoice {
   double sigma_met, sigma_last; /* the rows' smallest singular value there, and lately */
   double sigma_clear;           /* how many times sigma_met it hands back at */
   double sigma_ref;             /* the smallest singular value where Adams took over */
-  double adams_h;               /* Adams' last step size: BDF hands back once its own is half */
-  double returned_t;            /* when the last singular stretch handed back to Adams */
-  double returned_span;         /* and how long it had lasted */
+  /* sigma_ref at the run's start is measured when first needed (a collapse, or a restart
+   * about to overwrite the start state start_y, borrowed from int_cvode.c): a short run
+   * never pays the dense SVD (incline_em: 29 k instructions of its 540 k) */
+  int sigma_ref_pending;
+  double start_t;
+  N_Vector start_y;
+  double adams_h;       /* Adams' last step size: BDF hands back once its own is half */
+  double returned_t;    /* when the last singular stretch handed back to Adams */
+  double returned_span; /* and how long it had lasted */
   N_Vector probe, probe_y, f0, f1, weights; /* the power iteration's direction, scratch */
   int probe_started;
   /* what the run summary says */
@@ -84,12 +90,19 @@ typedef struct jyAutoChoice {
 } jyAutoChoice;
 
 /* JY_OK or JY_ERR_NOMEM; the choice starts under Adams at t. */
-jyStatus jy_auto_init(jySim *sim, jyAutoChoice *a, double t);
+jyStatus jy_auto_init(jySim *sim, jyAutoChoice *a, double t, N_Vector start);
+/* sigma_ref measured at the start state, if it has not been yet. */
+void jy_auto_measure_start(jySim *sim, jyAutoChoice *a);
 void jy_auto_free(jyAutoChoice *a);
 
 /* After an accepted step that ends at (t, y) with step size h: what to do there. */
 jyAutoMove jy_auto_after_step(jySim *sim, jyAutoChoice *a, double t, N_Vector y, double h,
                               const jyAutoCounters *now);
+
+/* The run restarted after a change of state, held input or mode: ERK's shadow, which starts
+ * from the window's first state with the inputs and modes of its last, cannot run Adams'
+ * window over it; a new one opens. */
+void jy_auto_window_broken(jyAutoChoice *a);
 
 /* JY_AUTO_RACE: the most work ERK's shadow run may spend before it has lost, and the move
  * its work over the window (INFINITY: it stopped or ran out of budget) decides. */

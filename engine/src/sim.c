@@ -120,24 +120,6 @@ static jyStatus setup_drift(jySim *sim) {
 
 /* The guards of the parts with modes and of the user events, and the root finding's
  * scratch; nothing for a model without either (its run is the same as before events). */
-/* The segment between the inputs' breakpoints that holds t (seg_lo <= t < seg_hi): the
- * integrators stop at its end, and a signal reads the piece it integrates over. */
-static void find_segment(jySim *sim, double t) {
-  int lo = 0, hi = sim->nbreaks; /* the first break > t */
-  while (lo < hi) {
-    int mid = lo + (hi - lo) / 2;
-    if (sim->breaks[mid] <= t)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  sim->seg_lo = lo > 0 ? sim->breaks[lo - 1] : -INFINITY;
-  sim->seg_hi = lo < sim->nbreaks ? sim->breaks[lo] : INFINITY;
-  jyEval *evals[3];
-  int count = jy_sim_evals(sim, evals);
-  for (int i = 0; i < count; i++) jy_eval_input_segment(evals[i], sim->seg_lo, sim->seg_hi);
-}
-
 /* The next sample of controller k: t_start + sample[k] period, computed afresh each time
  * (no sum of periods drifts). */
 static double sample_time(const jySim *sim, int k) {
@@ -213,7 +195,7 @@ static jyStatus setup_inputs(jySim *sim) {
     jyStatus st = setup_breaks(sim);
     if (st != JY_OK) return st;
   }
-  find_segment(sim, sim->t);
+  jy_sim_find_segment(sim, sim->t);
   sim->next_sample = INFINITY;
   if (md->m > 0 && (md->ninputs > 0 || md->ncontrollers > 0)) {
     sim->settle_weights = jy_calloc(&md->alloc, (size_t)md->n + 1, sizeof(double));
@@ -363,7 +345,7 @@ jyStatus jy_sim_set_state(jySim *sim, double t, const double *q, const double *v
   sim->burst_count = 0;
   sim->stopped_by[0] = '\0';
   jy_eval_continue_angles(sim->eval); /* a new trajectory: angles continue from here */
-  find_segment(sim, t);
+  jy_sim_find_segment(sim, t);
   for (int k = 0; k < sim->model->ncontrollers; k++) { /* the first sample at or after t */
     if (sim->model->controllers[k].period == 0) continue;
     double ahead = floor((t - sim->def.t_start) / sim->model->controllers[k].period);
@@ -635,11 +617,13 @@ static jyStatus advance_through_events(jySim *sim, double t_out, jyRowSink sink,
     jyStatus st = advance_in_segment(sim, target, sink, ud);
     if (st != JY_OK || sim->stopped_by[0]) return st;
     if (sim->t >= sim->seg_hi) { /* a breakpoint: the next piece of the signals from here */
-      find_segment(sim, sim->t);
+      jy_sim_find_segment(sim, sim->t);
       sim->restart_h0 = sim->scan_h;
       if (sim->restart_h0 > sim->seg_hi - sim->t) sim->restart_h0 = 0; /* the piece is shorter */
+      sim->restart_at_breakpoint = 1;
       st = restart_here(sim, "an input's breakpoint");
       sim->restart_h0 = 0;
+      sim->restart_at_breakpoint = 0;
       if (st != JY_OK) return st;
     }
   }

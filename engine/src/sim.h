@@ -131,6 +131,9 @@ struct jySim {
    * over a whole pulse that vanishes at both of the step's ends), else 0: the integrator
    * estimates it, as after every other restart. */
   double scan_h, restart_h0;
+  /* The restart under way is at a breakpoint (the signals' next piece), not after a change
+   * of state, input or mode: auto's race window may run on over it (int_cvode.c). */
+  int restart_at_breakpoint;
   double *settle_weights; /* n: the projection at such a restart (NULL: no rows, no inputs) */
   long *sample;
   double next_sample;
@@ -153,6 +156,11 @@ static inline int jy_sim_evals(jySim *sim, jyEval **out) {
 static inline double jy_sim_stop_time(const jySim *sim) {
   return sim->seg_hi < sim->def.t_end ? sim->seg_hi : sim->def.t_end;
 }
+
+/* The segment between the inputs' breakpoints holding t, or (lo, hi) itself, made the run's
+ * and every evaluator's (a signal reads the piece the segment lies in). */
+void jy_sim_find_segment(jySim *sim, double t);
+void jy_sim_set_segment(jySim *sim, double lo, double hi);
 
 /* The right-hand side y' = f(t, y) for SUNDIALS (UK or N–P by sim->np): 0, 1 (recoverable:
  * the integrator retries smaller) or -1 (fatal, reason in sim->error, sticky). */

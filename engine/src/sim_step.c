@@ -395,3 +395,26 @@ done:
   jy_free(alloc, slot);
   return sigma;
 }
+
+/* The segment between the inputs' breakpoints that holds t (seg_lo <= t < seg_hi): the
+ * integrators stop at its end, and a signal reads the piece it integrates over. */
+void jy_sim_find_segment(jySim *sim, double t) {
+  int lo = 0, hi = sim->nbreaks; /* the first break > t */
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (sim->breaks[mid] <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  jy_sim_set_segment(sim, lo > 0 ? sim->breaks[lo - 1] : -INFINITY,
+                     lo < sim->nbreaks ? sim->breaks[lo] : INFINITY);
+}
+
+void jy_sim_set_segment(jySim *sim, double lo, double hi) {
+  sim->seg_lo = lo;
+  sim->seg_hi = hi;
+  jyEval *evals[3];
+  int count = jy_sim_evals(sim, evals);
+  for (int i = 0; i < count; i++) jy_eval_input_segment(evals[i], lo, hi);
+}
