@@ -697,8 +697,8 @@ static double shadow_erk(jySim *sim, CvodeStepper *cs, double t0, N_Vector y0, d
   long factored = sim->step_factorizations; /* its projections' are its work, not the run's */
   double from = t0;
   N_Vector start = y0;
+  jy_sim_find_segment(sim, from);
   for (;;) { /* one piece of the signals */
-    jy_sim_find_segment(sim, from);
     double stop = sim->seg_hi < t1 ? sim->seg_hi : t1;
     if (ERKStepReInit(erk, jy_sim_rhs, from, start) != ARK_SUCCESS ||
         ERKStepSetStopTime(erk, stop) != ARK_SUCCESS || ERKStepSetInitStep(erk, h0) != ARK_SUCCESS)
@@ -706,16 +706,16 @@ static double shadow_erk(jySim *sim, CvodeStepper *cs, double t0, N_Vector y0, d
     sunrealtype reached = from;
     long attempts = 0, steps = 0;
     double spent = spent_before;
-    int flag = ARK_SUCCESS;
-    while (reached < stop) {
-      flag = ERKStepEvolve(erk, stop, cs->race_end, &reached, ARK_ONE_STEP);
+    int lost = 0; /* it stopped, met the guard or spent its budget */
+    while (!lost && reached < stop) {
+      int flag = ERKStepEvolve(erk, stop, cs->race_end, &reached, ARK_ONE_STEP);
       ERKStepGetNumStepAttempts(erk, &attempts);
       ERKStepGetNumSteps(erk, &steps);
       spent = spent_before + jy_auto_erk_work(attempts, steps) +
         cs->factor_work * (double)(sim->step_factorizations - factored);
-      if (flag < 0 || cs->erk_met_guard || spent > budget) break;
+      lost = flag < 0 || cs->erk_met_guard || spent > budget;
     }
-    if (flag < 0 || cs->erk_met_guard || spent > budget) break;
+    if (lost) break;
     if (stop >= t1) {
       work = spent;
       break;

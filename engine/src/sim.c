@@ -118,8 +118,6 @@ static jyStatus setup_drift(jySim *sim) {
   return sim->proj_q && sim->proj_v && sim->proj_dv && sim->proj_weights ? JY_OK : JY_ERR_NOMEM;
 }
 
-/* The guards of the parts with modes and of the user events, and the root finding's
- * scratch; nothing for a model without either (its run is the same as before events). */
 /* The next sample of controller k: t_start + sample[k] period, computed afresh each time
  * (no sum of periods drifts). */
 static double sample_time(const jySim *sim, int k) {
@@ -208,6 +206,8 @@ static jyStatus setup_inputs(jySim *sim) {
   return JY_OK;
 }
 
+/* The guards of the parts with modes and of the user events, and the root finding's
+ * scratch; nothing for a model without either (its run is the same as before events). */
 static jyStatus setup_events(jySim *sim) {
   const jyAllocator *a = &sim->model->alloc;
   jyStatus st = jy_hybrid_setup(sim);
